@@ -1,0 +1,109 @@
+# sqlite-parallel: build, test, demo and benchmarks.
+#
+#   make                 build ./parallel.so (load it with .load ./parallel)
+#   make demo            build the sample database and run the demo queries
+#   make test            every test (plain and under ASan+UBSan), ends with
+#                        one line "N passed, N failed"
+#   make test-asan       the suite under AddressSanitizer + UBSan only
+#   make bench-kernels   kernel throughput against memcpy, 1 thread vs all
+#
+# Targets that need SQLite's headers, the sqlite3 shell or Debian's python3
+# install them with apt-get when run as root (see tools/deps.sh).
+
+CC       = gcc
+OPT     ?= -O2
+WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+CFLAGS   = -std=c11 $(OPT) -g -fopenmp -fPIC $(WARN) -D_GNU_SOURCE -Ikernels -Iext
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
+           -fno-sanitize-recover=undefined
+LDLIBS   = -lm
+
+KERNEL_SRC = $(wildcard kernels/*.c)
+EXT_SRC    = $(wildcard ext/*.c)
+HEADERS    = $(wildcard kernels/*.h ext/*.h)
+
+# Object sets: rel = the extension; core = ext compiled against the SQLite
+# library directly (C tests); tiny = kernels with 8-element blocks (tests);
+# asan = everything with sanitizers.
+REL_OBJ   = $(patsubst %.c,build/rel/%.o,$(KERNEL_SRC) $(EXT_SRC))
+CORE_OBJ  = $(patsubst %.c,build/core/%.o,$(KERNEL_SRC) $(EXT_SRC))
+TINY_OBJ  = $(patsubst %.c,build/tiny/%.o,$(KERNEL_SRC))
+ASAN_OBJ  = $(patsubst %.c,build/asan/%.o,$(KERNEL_SRC) $(EXT_SRC))
+ASANT_OBJ = $(patsubst %.c,build/asantiny/%.o,$(KERNEL_SRC))
+ASANC_OBJ = $(patsubst %.c,build/asancore/%.o,$(KERNEL_SRC) $(EXT_SRC))
+
+.PHONY: all deps demo test test-plain test-asan bench-kernels clean
+all: parallel.so
+
+deps:
+	@sh tools/deps.sh
+
+parallel.so: $(REL_OBJ)
+	$(CC) -shared -fopenmp -o $@ $(REL_OBJ) $(LDLIBS)
+
+build/rel/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+build/core/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DSQLITE_CORE -c $< -o $@
+build/tiny/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DPX_BLOCK=8 -DPX_PAR_MIN_BLOCKS=1 -c $< -o $@
+build/asan/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -c $< -o $@
+build/asantiny/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -DPX_BLOCK=8 -DPX_PAR_MIN_BLOCKS=1 -c $< -o $@
+build/asancore/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -DSQLITE_CORE -c $< -o $@
+
+# ---- tests ---------------------------------------------------------------
+# Kernel tests run twice: with the real block size and with tiny blocks.
+KTEST_SRC = tests/test_kernels.c tests/check.c
+BTEST_SRC = tests/test_batch.c tests/check.c
+
+build/test_kernels: $(KTEST_SRC) $(filter build/rel/kernels/%,$(REL_OBJ)) tests/check.h $(HEADERS)
+	$(CC) $(CFLAGS) -Ikernels -o $@ $(KTEST_SRC) $(filter build/rel/kernels/%,$(REL_OBJ)) $(LDLIBS)
+build/test_kernels_tiny: $(KTEST_SRC) $(TINY_OBJ) tests/check.h $(HEADERS)
+	$(CC) $(CFLAGS) -DPX_BLOCK=8 -DPX_PAR_MIN_BLOCKS=1 -Ikernels -o $@ $(KTEST_SRC) $(TINY_OBJ) $(LDLIBS)
+build/test_batch: $(BTEST_SRC) $(CORE_OBJ) tests/check.h $(HEADERS)
+	$(CC) $(CFLAGS) -DSQLITE_CORE -Iext -Ikernels -o $@ $(BTEST_SRC) $(CORE_OBJ) -lsqlite3 $(LDLIBS)
+
+build/asan/parallel.so: $(ASAN_OBJ)
+	$(CC) -shared -fopenmp $(SANFLAGS) -o $@ $(ASAN_OBJ) $(LDLIBS)
+build/asan/test_kernels: $(KTEST_SRC) $(filter build/asan/kernels/%,$(ASAN_OBJ)) tests/check.h $(HEADERS)
+	$(CC) $(CFLAGS) $(SANFLAGS) -Ikernels -o $@ $(KTEST_SRC) $(filter build/asan/kernels/%,$(ASAN_OBJ)) $(LDLIBS)
+build/asan/test_kernels_tiny: $(KTEST_SRC) $(ASANT_OBJ) tests/check.h $(HEADERS)
+	$(CC) $(CFLAGS) $(SANFLAGS) -DPX_BLOCK=8 -DPX_PAR_MIN_BLOCKS=1 -Ikernels -o $@ $(KTEST_SRC) $(ASANT_OBJ) $(LDLIBS)
+build/asan/test_batch: $(BTEST_SRC) $(ASANC_OBJ) tests/check.h $(HEADERS)
+	$(CC) $(CFLAGS) $(SANFLAGS) -DSQLITE_CORE -Iext -Ikernels -o $@ $(BTEST_SRC) $(ASANC_OBJ) -lsqlite3 $(LDLIBS)
+
+PLAIN_BINS = build/test_kernels build/test_kernels_tiny build/test_batch parallel.so
+ASAN_BINS  = build/asan/test_kernels build/asan/test_kernels_tiny build/asan/test_batch build/asan/parallel.so
+
+# make test: the plain suite, then the same suite under the sanitizers; the
+# runner prints one summary line for everything.
+test: deps $(PLAIN_BINS) $(ASAN_BINS)
+	@sh tests/run.sh plain asan
+
+test-plain: deps $(PLAIN_BINS)
+	@sh tests/run.sh plain
+
+test-asan: deps $(ASAN_BINS)
+	@sh tests/run.sh asan
+
+# ---- demo and benchmarks -------------------------------------------------
+demo: deps parallel.so
+	@sh sql/demo.sh
+
+build/bench_kernels: bench/bench_kernels.c $(filter build/rel/kernels/%,$(REL_OBJ)) $(HEADERS)
+	$(CC) $(CFLAGS) -Ikernels -o $@ bench/bench_kernels.c $(filter build/rel/kernels/%,$(REL_OBJ)) $(LDLIBS)
+
+bench-kernels: build/bench_kernels
+	./build/bench_kernels
+
+clean:
+	rm -rf build parallel.so

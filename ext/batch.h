@@ -1,0 +1,131 @@
+/*
+** batch.h: columnar batches extracted from SQLite, and their sort keys.
+**
+** A ParBatch holds the result of one read-only SELECT column by column.
+** Each column picks the narrowest storage that keeps every value exactly:
+**
+**   PAR_COL_NULL   every value is NULL (no arrays)
+**   PAR_COL_INT    INTEGER or NULL        aInt[nRow]
+**   PAR_COL_REAL   REAL or NULL           aReal[nRow]
+**   PAR_COL_TEXT   TEXT or NULL           aCode[nRow] into pDict
+**   PAR_COL_MIXED  any storage class      aType[nRow] (SQLITE_INTEGER ...
+**                                         SQLITE_NULL) and aVal[nRow]: the
+**                                         int64, the double's bits, or a
+**                                         dictionary code (TEXT and BLOB)
+**
+** aNull (one bit per row, set for NULL) is present in every storage that
+** has a NULL, and NULL otherwise.  The dictionary keeps each distinct
+** TEXT / BLOB value once, byte for byte, so a batch turned back into rows
+** (parColumnResult) gives exactly the values SQLite returned, types
+** included.
+**
+** Sort keys (parColumnKeys) map each row to one or two 64-bit words whose
+** unsigned lexicographic order is SQLite's order for the column: NULL <
+** INTEGER and REAL by value < TEXT by collation < BLOB by memcmp; equal
+** values (1 and 1.0, 'a' and 'A' under NOCASE) get equal keys.
+*/
+#ifndef PAR_BATCH_H
+#define PAR_BATCH_H
+
+#include "parext.h"
+
+#define PAR_COL_NULL  0
+#define PAR_COL_INT   1
+#define PAR_COL_REAL  2
+#define PAR_COL_TEXT  3
+#define PAR_COL_MIXED 4
+
+/* Built-in collations the batch layer can order text by. */
+#define PAR_COLL_BINARY 0
+#define PAR_COLL_NOCASE 1
+#define PAR_COLL_RTRIM  2
+#define PAR_N_COLL      3
+
+/* PAR_COLL_* for a collation name, or -1 when it is not one of the three. */
+int parCollFromName(const char *zName);
+
+/* Distinct TEXT and BLOB values of one column. */
+typedef struct ParDict ParDict;
+struct ParDict {
+  uint32_t nEntry, nAlloc;     /* entries used, allocated */
+  sqlite3_int64 *aOff;         /* aOff[i]: start of entry i in aByte */
+  uint32_t *aLen;              /* aLen[i]: its length in bytes */
+  uint8_t *aKind;              /* aKind[i]: SQLITE_TEXT or SQLITE_BLOB */
+  char *aByte;                 /* the bytes of all entries */
+  sqlite3_int64 nByte, nByteAlloc;
+  uint32_t *aHash;             /* open addressing: code+1, 0 = empty */
+  uint32_t nHash;              /* slots in aHash, a power of two */
+  uint32_t *aRank[PAR_N_COLL]; /* dense rank of each entry per collation,
+                               ** TEXT before BLOB; built on demand */
+};
+
+/* One column of a batch. */
+typedef struct ParColumn ParColumn;
+struct ParColumn {
+  char *zName;           /* column name as SQLite reports it */
+  char *zDeclType;       /* declared type, or NULL */
+  int eStore;            /* PAR_COL_* */
+  sqlite3_int64 nNull;   /* number of NULL rows */
+  uint8_t *aNull;        /* NULL bitmap, or NULL when nNull==0 */
+  sqlite3_int64 *aInt;   /* PAR_COL_INT */
+  double *aReal;         /* PAR_COL_REAL */
+  uint32_t *aCode;       /* PAR_COL_TEXT */
+  uint8_t *aType;        /* PAR_COL_MIXED: storage class per row */
+  uint64_t *aVal;        /* PAR_COL_MIXED: value bits or dictionary code */
+  ParDict *pDict;        /* PAR_COL_TEXT and PAR_COL_MIXED, else NULL */
+};
+
+typedef struct ParBatch ParBatch;
+struct ParBatch {
+  int nCol;
+  sqlite3_int64 nRow;
+  ParColumn *aCol;
+  sqlite3_int64 nRowAlloc;   /* rows allocated in each column's arrays */
+  sqlite3_int64 nMem;        /* bytes allocated by this batch */
+  sqlite3_int64 mxMem;       /* limit on nMem (0: none) */
+  int bOverLimit;            /* an allocation was refused by mxMem */
+};
+
+/* Run zSql, one read-only statement that returns rows, on db and collect
+** its result into a new batch *ppBatch.  mxMem limits the batch's memory
+** in bytes (0: no limit).  On error returns an SQLite code, sets *pzErr to
+** a message from sqlite3_malloc (the caller frees it) and *ppBatch to
+** NULL. */
+int parBatchFromSql(sqlite3 *db, const char *zSql, sqlite3_int64 mxMem,
+                    ParBatch **ppBatch, char **pzErr);
+
+/* The same from a prepared statement, which is stepped to the end (not
+** reset, not finalized). */
+int parBatchFromStmt(sqlite3_stmt *pStmt, sqlite3_int64 mxMem,
+                     ParBatch **ppBatch, char **pzErr);
+
+void parBatchFree(ParBatch *p);
+
+/* Storage class (SQLITE_INTEGER ... SQLITE_NULL) of row iRow. */
+int parColumnType(const ParColumn *pCol, sqlite3_int64 iRow);
+
+/* Set the result of ctx to the value of row iRow, exactly as extracted. */
+void parColumnResult(const ParColumn *pCol, sqlite3_int64 iRow,
+                     sqlite3_context *ctx);
+
+/* Flags for parColumnKeys. */
+#define PAR_KEY_DESC       0x01   /* descending order */
+#define PAR_KEY_NULLS_LAST 0x02   /* NULLs after every value (default:
+                                  ** before, as SQLite's ascending order) */
+
+/* Sort keys of pCol under collation eColl (PAR_COLL_*): on success
+** *paKey1 holds nRow words (sqlite3_malloc'd, caller frees) and *paKey2
+** is NULL when one word orders the column, or holds a second, less
+** significant word per row (integers beyond 2^53 that no double equals).
+** Rows compare like their values under SQLite's rules: equal values get
+** equal keys.  Keys of different columns are not comparable.  Returns
+** SQLITE_OK or SQLITE_NOMEM. */
+int parColumnKeys(ParColumn *pCol, sqlite3_int64 nRow, int eColl, int flags,
+                  int nThread, uint64_t **paKey1, uint64_t **paKey2);
+
+/* The dense rank of every dictionary entry under eColl (TEXT entries
+** first, then BLOBs by memcmp), built on first use and kept in the
+** dictionary.  NULL when out of memory. */
+const uint32_t *parDictRank(ParDict *pDict, int eColl);
+
+#endif /* PAR_BATCH_H */

@@ -1,0 +1,186 @@
+/*
+** config.c: the connection's settings and the functions that read them.
+**
+**   SELECT par_version();                 -- '0.1.0'
+**   SELECT par_config('threads');         -- value in force, e.g. 2
+**   SELECT par_config('threads', 1);      -- set; returns 1
+**   SELECT par_config('threads', 0);      -- back to all cores; returns 2
+**   SELECT par_config('memory_mb', 512);  -- working memory limit per query
+**   SELECT par_config('min_rows', 0);     -- run in parallel from the first row
+**
+** How it works: each connection has one ParContext (parext.h) holding the
+** settings, shared by every function and module of the extension on that
+** connection through the functions' user data and reference counted.
+** par_config validates the name and the value against the table
+** aSetting[] below, then writes the field; bad names and bad values are
+** errors that name the setting and the accepted range, and change nothing.
+*/
+#include "parext.h"
+#include "par.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Settings: name, accepted range, and meaning (used in error messages). */
+typedef enum ParSettingId { PAR_THREADS, PAR_MEMORY_MB, PAR_MIN_ROWS } ParSettingId;
+static const struct ParSetting {
+  const char *zName;
+  ParSettingId eId;
+  sqlite3_int64 iMin, iMax;
+} aSetting[] = {
+  /* threads: 0 means "all cores" and reads back as the core count. */
+  { "threads",   PAR_THREADS,   0, 1024 },
+  /* memory_mb: limit on the working memory of one query, in MiB. */
+  { "memory_mb", PAR_MEMORY_MB, 1, (sqlite3_int64)1 << 30 },
+  /* min_rows: inputs with fewer rows run on one thread. */
+  { "min_rows",  PAR_MIN_ROWS,  0, LLONG_MAX },
+};
+#define N_SETTING (int)(sizeof(aSetting)/sizeof(aSetting[0]))
+
+/* Half of physical memory in MiB, at least 64: the default memory_mb. */
+static sqlite3_int64 parDefaultMemMb(void){
+  long nPage = sysconf(_SC_PHYS_PAGES);
+  long szPage = sysconf(_SC_PAGESIZE);
+  sqlite3_int64 mb;
+  if( nPage<=0 || szPage<=0 ) return 1024;
+  mb = (sqlite3_int64)nPage * szPage / (2 * 1024 * 1024);
+  return mb<64 ? 64 : mb;
+}
+
+ParContext *parContextNew(void){
+  ParContext *p = sqlite3_malloc(sizeof(*p));
+  if( p==0 ) return 0;
+  memset(p, 0, sizeof(*p));
+  p->nRef = 1;
+  p->nThread = px_ncores();
+  p->mxMemMb = parDefaultMemMb();
+  p->nMinRow = 100000;
+  return p;
+}
+
+ParContext *parContextRef(ParContext *p){
+  p->nRef++;
+  return p;
+}
+
+void parContextUnref(void *pArg){
+  ParContext *p = (ParContext*)pArg;
+  if( p && --p->nRef==0 ) sqlite3_free(p);
+}
+
+int parThreadsFor(const ParContext *pCtx, sqlite3_int64 nRow){
+  return nRow < pCtx->nMinRow ? 1 : pCtx->nThread;
+}
+
+sqlite3_int64 parMemLimit(const ParContext *pCtx){
+  return pCtx->mxMemMb * 1024 * 1024;
+}
+
+int parRcFromPx(int pxrc){
+  switch( pxrc ){
+    case PX_OK:        return SQLITE_OK;
+    case PX_ENOMEM:    return SQLITE_NOMEM;
+    case PX_EINTR:     return SQLITE_INTERRUPT;
+    case PX_ETOOBIG:   return SQLITE_TOOBIG;
+    default:           return SQLITE_ERROR;
+  }
+}
+
+/* par_version(): the extension's version string. */
+static void parVersionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  sqlite3_result_text(ctx, PAR_VERSION, -1, SQLITE_STATIC);
+}
+
+static sqlite3_int64 parSettingGet(const ParContext *p, ParSettingId eId){
+  switch( eId ){
+    case PAR_THREADS:   return p->nThread;
+    case PAR_MEMORY_MB: return p->mxMemMb;
+    default:            return p->nMinRow;
+  }
+}
+
+static void parSettingSet(ParContext *p, ParSettingId eId, sqlite3_int64 v){
+  switch( eId ){
+    case PAR_THREADS:   p->nThread = v==0 ? px_ncores() : (int)v; break;
+    case PAR_MEMORY_MB: p->mxMemMb = v; break;
+    default:            p->nMinRow = v; break;
+  }
+}
+
+/* Read an integer argument: an INTEGER, a REAL with an integral value, or
+** text that reads as one.  Returns 0 and sets *pV on success. */
+static int parIntArg(sqlite3_value *pVal, sqlite3_int64 *pV){
+  switch( sqlite3_value_numeric_type(pVal) ){
+    case SQLITE_INTEGER:
+      *pV = sqlite3_value_int64(pVal);
+      return 0;
+    case SQLITE_FLOAT: {
+      double r = sqlite3_value_double(pVal);
+      if( r>=-9.2e18 && r<=9.2e18 && r==(double)(sqlite3_int64)r ){
+        *pV = (sqlite3_int64)r;
+        return 0;
+      }
+      return 1;
+    }
+    default:
+      return 1;
+  }
+}
+
+/* par_config(name [, value]): read or set a setting; returns the value in
+** force afterwards. */
+static void parConfigFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  ParContext *p = (ParContext*)sqlite3_user_data(ctx);
+  const char *zName = (const char*)sqlite3_value_text(argv[0]);
+  const struct ParSetting *pSet = 0;
+  int i;
+  if( sqlite3_value_type(argv[0])!=SQLITE_TEXT || zName==0 ){
+    sqlite3_result_error(ctx, "par_config: the first argument must be a "
+                         "setting name (threads, memory_mb, min_rows)", -1);
+    return;
+  }
+  for(i=0; i<N_SETTING; i++){
+    if( sqlite3_stricmp(zName, aSetting[i].zName)==0 ) pSet = &aSetting[i];
+  }
+  if( pSet==0 ){
+    char *zErr = sqlite3_mprintf("par_config: unknown setting '%s' (known: "
+                                 "threads, memory_mb, min_rows)", zName);
+    sqlite3_result_error(ctx, zErr ? zErr : "par_config: unknown setting", -1);
+    sqlite3_free(zErr);
+    return;
+  }
+  if( argc==2 ){
+    sqlite3_int64 v = 0;
+    if( parIntArg(argv[1], &v) || v<pSet->iMin || v>pSet->iMax ){
+      const char *zVal = (const char*)sqlite3_value_text(argv[1]);
+      char *zErr = sqlite3_mprintf(
+          "par_config: %s must be an integer from %lld to %lld, not %s%s%s",
+          pSet->zName, pSet->iMin, pSet->iMax,
+          zVal ? "'" : "", zVal ? zVal : "NULL", zVal ? "'" : "");
+      sqlite3_result_error(ctx, zErr ? zErr : "par_config: bad value", -1);
+      sqlite3_free(zErr);
+      return;
+    }
+    parSettingSet(p, pSet->eId, v);
+  }
+  sqlite3_result_int64(ctx, parSettingGet(p, pSet->eId));
+}
+
+int parConfigRegister(sqlite3 *db, ParContext *pCtx){
+  int rc;
+  rc = sqlite3_create_function_v2(db, "par_version", 0,
+         SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS,
+         parContextRef(pCtx), parVersionFunc, 0, 0, parContextUnref);
+  if( rc!=SQLITE_OK ) return rc;
+  /* par_config changes connection state: never from triggers or views. */
+  rc = sqlite3_create_function_v2(db, "par_config", 1,
+         SQLITE_UTF8|SQLITE_DIRECTONLY,
+         parContextRef(pCtx), parConfigFunc, 0, 0, parContextUnref);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = sqlite3_create_function_v2(db, "par_config", 2,
+         SQLITE_UTF8|SQLITE_DIRECTONLY,
+         parContextRef(pCtx), parConfigFunc, 0, 0, parContextUnref);
+  return rc;
+}

@@ -1,0 +1,35 @@
+/*
+** parallel.c: the entry point of the sqlite-parallel extension.
+**
+**   .load ./parallel
+**   SELECT par_version();
+**
+** SQLite derives the entry point's name, sqlite3_parallel_init, from the
+** file name parallel.so.  It makes the connection's ParContext (settings)
+** and registers each part of the extension on the connection; each part
+** lives in a file of its own and holds a reference to the context.
+*/
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT1
+
+#include "parext.h"
+
+#ifdef _WIN32
+__declspec(dllexport)
+#endif
+int sqlite3_parallel_init(sqlite3 *db, char **pzErrMsg,
+                          const sqlite3_api_routines *pApi){
+  int rc;
+  ParContext *pCtx;
+  SQLITE_EXTENSION_INIT2(pApi);
+  pCtx = parContextNew();
+  if( pCtx==0 ) return SQLITE_NOMEM;
+  rc = parConfigRegister(db, pCtx);
+  /* Registrations took their references; drop ours. */
+  parContextUnref(pCtx);
+  if( rc!=SQLITE_OK && pzErrMsg ){
+    *pzErrMsg = sqlite3_mprintf("parallel: cannot register functions: %s",
+                                sqlite3_errstr(rc));
+  }
+  return rc;
+}

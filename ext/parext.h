@@ -1,0 +1,54 @@
+/*
+** parext.h: what the parts of the extension under ext/ share: the
+** per-connection context with its settings, each part's register function,
+** and the mapping from kernel status codes to SQLite result codes.
+**
+** Every ext/ file except parallel.c starts with
+**
+**   #include "parext.h"      (which does SQLITE_EXTENSION_INIT3)
+**
+** and exposes one `int parXxxRegister(sqlite3 *db, ParContext *pCtx)`
+** that sqlite3_parallel_init() calls.
+*/
+#ifndef PAREXT_H
+#define PAREXT_H
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+
+#include <stdint.h>
+
+#define PAR_VERSION "0.1.0"
+
+/*
+** The settings of one connection (par_config).  One ParContext is made per
+** connection by sqlite3_parallel_init(); every function and module
+** registered on that connection holds a reference, and the last xDestroy
+** frees it (a user may replace one of our functions, which destroys that
+** registration's reference only).
+*/
+typedef struct ParContext ParContext;
+struct ParContext {
+  int nRef;                  /* registrations holding this context */
+  int nThread;               /* "threads": kernels use this many threads */
+  sqlite3_int64 mxMemMb;     /* "memory_mb": working memory limit per query */
+  sqlite3_int64 nMinRow;     /* "min_rows": below this, run serially */
+};
+
+ParContext *parContextNew(void);
+ParContext *parContextRef(ParContext *p);
+void parContextUnref(void *p);   /* usable as an xDestroy */
+
+/* Threads to use for an input of nRow rows under the settings of pCtx. */
+int parThreadsFor(const ParContext *pCtx, sqlite3_int64 nRow);
+
+/* Working-memory limit of pCtx in bytes. */
+sqlite3_int64 parMemLimit(const ParContext *pCtx);
+
+/* SQLite result code for a kernel status code (PX_*). */
+int parRcFromPx(int pxrc);
+
+/* The parts. */
+int parConfigRegister(sqlite3 *db, ParContext *pCtx);
+
+#endif /* PAREXT_H */

@@ -1,0 +1,42 @@
+/*
+** sort.h: stable radix sort of unsigned 64-bit keys carrying a 32-bit
+** permutation, and the order-preserving encodings of int64 and double into
+** such keys.
+**
+** Usage: encode each row's key with px_key_i64() or px_key_f64() (or build
+** a composite key), set aPerm[i] = i, sort, then aPerm[j] is the row that
+** comes j-th.  Keys wider than 64 bits are sorted word by word, least
+** significant word first, relying on stability.
+*/
+#ifndef PX_SORT_H
+#define PX_SORT_H
+
+#include "par.h"
+
+/* Order-preserving encodings: a < b as int64 iff px_key_i64(a) <
+** px_key_i64(b) as uint64, and px_unkey_i64() inverts it. */
+static inline uint64_t px_key_i64(int64_t v){
+  return (uint64_t)v ^ ((uint64_t)1 << 63);
+}
+static inline int64_t px_unkey_i64(uint64_t k){
+  return (int64_t)(k ^ ((uint64_t)1 << 63));
+}
+
+/* Order-preserving encoding of a double: for non-NaN a, b, a < b iff
+** px_key_f64(a) < px_key_f64(b), and a == b iff the keys are equal (so -0.0
+** and +0.0 get the same key, the key of +0.0).  Every NaN maps to one key
+** above that of +Inf.  px_unkey_f64() inverts it for non-NaN values other
+** than -0.0 (which comes back as +0.0). */
+uint64_t px_key_f64(double v);
+double px_unkey_f64(uint64_t k);
+
+/* Sort aKey[0..n-1] ascending, stably, in place; when aPerm is not NULL,
+** aPerm[0..n-1] is permuted along with the keys (aPerm[j] ends up holding
+** the value that was next to the j-th smallest key).  Bits that are the
+** same in every key cost no pass.  Scratch of 12*n bytes is allocated
+** internally.  Returns PX_OK, PX_ENOMEM, or PX_ETOOBIG when n > UINT32_MAX.
+** Work O(n * w / 8) where w is the number of bits that vary, span O(w/8 *
+** n / nthreads) plus O(2^11) per pass. */
+int px_sort_u64_perm(uint64_t *aKey, uint32_t *aPerm, size_t n, int nthreads);
+
+#endif /* PX_SORT_H */

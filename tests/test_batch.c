@@ -1,0 +1,471 @@
+/*
+** test_batch.c: columnar extraction and sort keys against SQLite itself.
+**
+** 1. Round trip: random tables whose columns mix all five storage classes
+**    (and pure ones, all-NULL ones, empty tables) are extracted with
+**    parBatchFromSql; every value must equal what SQLite returns for the
+**    same SELECT, storage class and bytes (doubles bit for bit), both read
+**    from the arrays and handed back through parColumnResult.
+** 2. Sort keys: for each column, collation and direction, the dense rank
+**    that our keys give every row must equal SQLite's own
+**    dense_rank() OVER (ORDER BY c COLLATE x [DESC] NULLS FIRST|LAST),
+**    and be the same at 1, 2 and 3 threads.
+** 3. Errors: statements that are not a single read-only query, SQL errors,
+**    the memory limit.
+*/
+#include "check.h"
+#include "batch.h"
+#include "sort.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static sqlite3 *db;
+
+static void exec(const char *zSql){
+  char *zErr = 0;
+  if( sqlite3_exec(db, zSql, 0, 0, &zErr) ){
+    fprintf(stderr, "SQL error: %s\n  in: %s\n", zErr, zSql);
+    exit(2);
+  }
+}
+
+/* ---- random data ---------------------------------------------------------- */
+
+static const sqlite3_int64 aIntEdge[] = {
+  0, 1, -1, 2, INT64_MAX, INT64_MIN, INT64_MAX-1, INT64_MIN+1,
+  9007199254740992LL, 9007199254740993LL, -9007199254740993LL,
+  9223372036854774784LL, 9223372036854774785LL, 4611686018427387905LL,
+};
+static const double aRealEdge[] = {
+  0.0, -0.0, 1.0, -1.0, 0.5, 1e308, -1e308, 5e-324, -5e-324, 2.2250738585072014e-308,
+  9007199254740992.0, 9223372036854775808.0, -9223372036854775808.0,
+  9223372036854774784.0, 1e19, HUGE_VAL, -HUGE_VAL, 3.14159,
+};
+static const char *azTextEdge[] = {
+  "", "a", "A", "a ", "a  ", "b", "B", " a", "ab", "aB", "Ab", "abc", "z",
+  "\xc3\xa9", "\xc3\x89", "E", "e", "10", "9", "1.0", "-", "~", "a\tb",
+};
+
+/* Bind a random value of one of the classes allowed by mClass (bit
+** 1<<SQLITE_INTEGER etc.; bit 1<<SQLITE_NULL for NULL). */
+static void bindRandom(sqlite3_stmt *pStmt, int iParam, check_rng *r, int mClass){
+  int e;
+  do{ e = 1 + (int)check_below(r, 5); }while( !(mClass & (1<<e)) );
+  switch( e ){
+    case SQLITE_INTEGER: {
+      sqlite3_int64 v;
+      switch( check_below(r, 4) ){
+        case 0: v = aIntEdge[check_below(r, sizeof(aIntEdge)/sizeof(aIntEdge[0]))]; break;
+        case 1: v = (sqlite3_int64)check_below(r, 7) - 3; break;
+        case 2: v = (sqlite3_int64)check_next(r); break;
+        default: v = (sqlite3_int64)check_below(r, 2000) - 1000; break;
+      }
+      sqlite3_bind_int64(pStmt, iParam, v);
+      break;
+    }
+    case SQLITE_FLOAT: {
+      double v;
+      switch( check_below(r, 4) ){
+        case 0: v = aRealEdge[check_below(r, sizeof(aRealEdge)/sizeof(aRealEdge[0]))]; break;
+        case 1: v = (double)((sqlite3_int64)check_below(r, 7) - 3); break;
+        case 2: {
+          uint64_t bits = check_next(r);
+          memcpy(&v, &bits, 8);
+          if( isnan(v) ) v = 0.25;
+          break;
+        }
+        default: v = ((double)check_below(r, 2000) - 1000) / 8; break;
+      }
+      sqlite3_bind_double(pStmt, iParam, v);
+      break;
+    }
+    case SQLITE_TEXT:
+    case SQLITE_BLOB: {
+      char buf[16];
+      int n, i;
+      if( check_below(r, 2)==0 ){
+        const char *z = azTextEdge[check_below(r, sizeof(azTextEdge)/sizeof(azTextEdge[0]))];
+        n = (int)strlen(z);
+        memcpy(buf, z, n);
+      }else{
+        n = (int)check_below(r, 6);
+        for(i=0; i<n; i++){
+          /* Mostly letters and spaces, sometimes any byte (NUL included,
+          ** which matters to NOCASE).  Keep text valid UTF-8: ASCII. */
+          int c = (int)check_below(r, 10);
+          buf[i] = c<4 ? "aAbB"[c] : c<6 ? ' ' : c<8 ? 'a'+(char)check_below(r, 26)
+                 : (char)check_below(r, e==SQLITE_TEXT ? 128 : 256);
+        }
+      }
+      if( e==SQLITE_TEXT ) sqlite3_bind_text(pStmt, iParam, buf, n, SQLITE_TRANSIENT);
+      else sqlite3_bind_blob(pStmt, iParam, buf, n, SQLITE_TRANSIENT);
+      break;
+    }
+    default:
+      sqlite3_bind_null(pStmt, iParam);
+      break;
+  }
+}
+
+#define M_NULL (1<<SQLITE_NULL)
+#define M_INT  (1<<SQLITE_INTEGER)
+#define M_REAL (1<<SQLITE_FLOAT)
+#define M_TEXT (1<<SQLITE_TEXT)
+#define M_BLOB (1<<SQLITE_BLOB)
+#define M_ALL  (M_NULL|M_INT|M_REAL|M_TEXT|M_BLOB)
+
+/* Column profiles of the random table t(c0..c9). */
+static const int aProfile[] = {
+  M_INT, M_INT|M_NULL, M_REAL, M_REAL|M_NULL, M_TEXT|M_NULL, M_ALL,
+  M_NULL, M_BLOB, M_INT|M_REAL, M_TEXT|M_BLOB|M_NULL,
+};
+static const int aProfileStore[] = {
+  PAR_COL_INT, PAR_COL_INT, PAR_COL_REAL, PAR_COL_REAL, PAR_COL_TEXT,
+  PAR_COL_MIXED, PAR_COL_NULL, PAR_COL_MIXED, PAR_COL_MIXED, PAR_COL_MIXED,
+};
+#define N_PROFILE (int)(sizeof(aProfile)/sizeof(aProfile[0]))
+
+/* (Re)create t with nRow random rows.  Columns have no declared type, so
+** no affinity changes the values bound. */
+static void makeTable(check_rng *r, int nRow){
+  sqlite3_stmt *pIns;
+  int i, j;
+  exec("DROP TABLE IF EXISTS t;"
+       "CREATE TABLE t(c0, c1, c2, c3 REAL, c4 TEXT, c5, c6, c7 BLOB, c8, c9)");
+  exec("BEGIN");
+  sqlite3_prepare_v2(db, "INSERT INTO t VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &pIns, 0);
+  for(i=0; i<nRow; i++){
+    for(j=0; j<N_PROFILE; j++) bindRandom(pIns, j+1, r, aProfile[j]);
+    sqlite3_step(pIns);
+    sqlite3_reset(pIns);
+  }
+  sqlite3_finalize(pIns);
+  exec("COMMIT");
+}
+
+/* ---- round trip ------------------------------------------------------------ */
+
+/* The batch that the SQL function bv(col, row) reads. */
+static ParBatch *pCurBatch;
+static void bvFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  int iCol = sqlite3_value_int(argv[0]);
+  sqlite3_int64 iRow = sqlite3_value_int64(argv[1]);
+  parColumnResult(&pCurBatch->aCol[iCol], iRow, ctx);
+}
+
+/* Does value (eType, pVal) from SQLite equal row iRow of pCol, read from
+** the arrays? */
+static int sameValue(const ParColumn *pCol, sqlite3_int64 iRow, sqlite3_value *pVal){
+  int eType = sqlite3_value_type(pVal);
+  uint64_t v = pCol->eStore==PAR_COL_MIXED ? pCol->aVal[iRow] : 0;
+  if( parColumnType(pCol, iRow)!=eType ) return 0;
+  switch( eType ){
+    case SQLITE_INTEGER:
+      return sqlite3_value_int64(pVal) ==
+             (pCol->eStore==PAR_COL_INT ? pCol->aInt[iRow] : (sqlite3_int64)v);
+    case SQLITE_FLOAT: {
+      double a = sqlite3_value_double(pVal), b;
+      if( pCol->eStore==PAR_COL_REAL ) b = pCol->aReal[iRow];
+      else memcpy(&b, &v, 8);
+      return memcmp(&a, &b, 8)==0;
+    }
+    case SQLITE_TEXT:
+    case SQLITE_BLOB: {
+      const ParDict *pD = pCol->pDict;
+      uint32_t c = pCol->eStore==PAR_COL_TEXT ? pCol->aCode[iRow] : (uint32_t)v;
+      const void *z = eType==SQLITE_TEXT ? (const void*)sqlite3_value_text(pVal)
+                                         : sqlite3_value_blob(pVal);
+      int n = sqlite3_value_bytes(pVal);
+      return pD && c<pD->nEntry && pD->aKind[c]==eType && (int)pD->aLen[c]==n
+          && (n==0 || memcmp(z, pD->aByte + pD->aOff[c], n)==0);
+    }
+    default:
+      return 1;
+  }
+}
+
+/* Two sqlite3_values identical: same class, same bytes. */
+static int sameSqlValue(sqlite3_value *a, sqlite3_value *b){
+  int e = sqlite3_value_type(a);
+  if( e!=sqlite3_value_type(b) ) return 0;
+  switch( e ){
+    case SQLITE_INTEGER: return sqlite3_value_int64(a)==sqlite3_value_int64(b);
+    case SQLITE_FLOAT: {
+      double x = sqlite3_value_double(a), y = sqlite3_value_double(b);
+      return memcmp(&x, &y, 8)==0;
+    }
+    case SQLITE_TEXT: case SQLITE_BLOB: {
+      int n = sqlite3_value_bytes(a);
+      const void *za = e==SQLITE_TEXT ? (const void*)sqlite3_value_text(a) : sqlite3_value_blob(a);
+      const void *zb = e==SQLITE_TEXT ? (const void*)sqlite3_value_text(b) : sqlite3_value_blob(b);
+      return n==sqlite3_value_bytes(b) && (n==0 || memcmp(za, zb, n)==0);
+    }
+    default: return 1;
+  }
+}
+
+static void checkRoundTrip(const char *zSql, const int *aStore){
+  ParBatch *pB = 0;
+  char *zErr = 0;
+  sqlite3_stmt *pNat = 0, *pBv = 0;
+  sqlite3_int64 iRow = 0;
+  int rc, i;
+
+  check_case("round trip: %s", zSql);
+  rc = parBatchFromSql(db, zSql, 0, &pB, &zErr);
+  CHECK(rc==SQLITE_OK, "extraction failed: %s", zErr ? zErr : "?");
+  sqlite3_free(zErr);
+  if( rc ) return;
+  sqlite3_prepare_v2(db, zSql, -1, &pNat, 0);
+  sqlite3_prepare_v2(db, "SELECT bv(?1, ?2)", -1, &pBv, 0);
+  pCurBatch = pB;
+  CHECK(pB->nCol==sqlite3_column_count(pNat), "nCol %d", pB->nCol);
+  for(i=0; i<pB->nCol; i++){
+    const char *zDecl = sqlite3_column_decltype(pNat, i);
+    CHECK(strcmp(pB->aCol[i].zName, sqlite3_column_name(pNat, i))==0,
+          "name of column %d: %s", i, pB->aCol[i].zName);
+    CHECK((zDecl==0 && pB->aCol[i].zDeclType==0)
+          || (zDecl && pB->aCol[i].zDeclType && strcmp(zDecl, pB->aCol[i].zDeclType)==0),
+          "decltype of column %d", i);
+    if( aStore && pB->nRow>40 ){
+      CHECK(pB->aCol[i].eStore==aStore[i], "column %d storage %d, want %d",
+            i, pB->aCol[i].eStore, aStore[i]);
+    }
+  }
+  while( sqlite3_step(pNat)==SQLITE_ROW ){
+    CHECK(iRow < pB->nRow, "batch has fewer rows than SQLite");
+    if( iRow >= pB->nRow ) break;
+    for(i=0; i<pB->nCol; i++){
+      sqlite3_value *pVal = sqlite3_column_value(pNat, i);
+      CHECK(sameValue(&pB->aCol[i], iRow, pVal), "row %lld col %d differs (type %d)",
+            (long long)iRow, i, sqlite3_value_type(pVal));
+      sqlite3_bind_int(pBv, 1, i);
+      sqlite3_bind_int64(pBv, 2, iRow);
+      if( sqlite3_step(pBv)==SQLITE_ROW ){
+        CHECK(sameSqlValue(sqlite3_column_value(pBv, 0), pVal),
+              "row %lld col %d differs after parColumnResult", (long long)iRow, i);
+      }else{
+        CHECK(0, "bv() failed: %s", sqlite3_errmsg(db));
+      }
+      sqlite3_reset(pBv);
+    }
+    iRow++;
+  }
+  CHECK(iRow==pB->nRow, "row count %lld, SQLite %lld", (long long)pB->nRow, (long long)iRow);
+  sqlite3_finalize(pNat);
+  sqlite3_finalize(pBv);
+  parBatchFree(pB);
+  pCurBatch = 0;
+}
+
+/* ---- sort keys --------------------------------------------------------------- */
+
+typedef struct KeyRow { uint64_t k1, k2; sqlite3_int64 i; } KeyRow;
+static int keyRowCmp(const void *pA, const void *pB){
+  const KeyRow *a = pA, *b = pB;
+  if( a->k1!=b->k1 ) return a->k1<b->k1 ? -1 : 1;
+  if( a->k2!=b->k2 ) return a->k2<b->k2 ? -1 : 1;
+  return a->i<b->i ? -1 : a->i>b->i;
+}
+
+static const char *azColl[] = { "BINARY", "NOCASE", "RTRIM" };
+
+/* Compare the dense ranks our keys give column zCol of t (read in rowid
+** order) with SQLite's dense_rank() for every collation and direction. */
+static void checkKeys(const char *zCol){
+  char *zSql = sqlite3_mprintf("SELECT %s FROM t ORDER BY rowid", zCol);
+  ParBatch *pB = 0;
+  char *zErr = 0;
+  int eColl, flags, t;
+  int rc = parBatchFromSql(db, zSql, 0, &pB, &zErr);
+  sqlite3_free(zSql);
+  if( rc ){
+    check_case("keys %s", zCol);
+    CHECK(0, "extraction failed: %s", zErr);
+    sqlite3_free(zErr);
+    return;
+  }
+  for(eColl=0; eColl<PAR_N_COLL; eColl++){
+    for(flags=0; flags<4; flags++){
+      sqlite3_int64 n = pB->nRow, i;
+      uint64_t *a1[3], *a2[3];
+      KeyRow *aRow;
+      sqlite3_int64 *aOurs, *aTheirs;
+      sqlite3_stmt *pStmt;
+      check_case("keys %s COLLATE %s%s%s (%lld rows, storage %d)", zCol, azColl[eColl],
+                 (flags & PAR_KEY_DESC) ? " DESC" : "",
+                 (flags & PAR_KEY_NULLS_LAST) ? " NULLS LAST" : " NULLS FIRST",
+                 (long long)n, pB->aCol[0].eStore);
+      for(t=0; t<3; t++){
+        rc = parColumnKeys(&pB->aCol[0], n, eColl, flags, t+1, &a1[t], &a2[t]);
+        CHECK(rc==SQLITE_OK, "parColumnKeys rc=%d", rc);
+      }
+      for(t=1; t<3; t++){
+        CHECK(memcmp(a1[0], a1[t], n*8)==0, "key1 differs at %d threads", t+1);
+        CHECK((a2[0]==0)==(a2[t]==0), "key2 presence differs at %d threads", t+1);
+        if( a2[0] && a2[t] ) CHECK(memcmp(a2[0], a2[t], n*8)==0, "key2 differs");
+      }
+      aRow = malloc((n+1)*sizeof(KeyRow));
+      aOurs = malloc((n+1)*sizeof(sqlite3_int64));
+      aTheirs = malloc((n+1)*sizeof(sqlite3_int64));
+      for(i=0; i<n; i++){
+        aRow[i].k1 = a1[0][i];
+        aRow[i].k2 = a2[0] ? a2[0][i] : 0;
+        aRow[i].i = i;
+      }
+      qsort(aRow, n, sizeof(KeyRow), keyRowCmp);
+      for(i=0; i<n; i++){
+        aOurs[aRow[i].i] = (i==0) ? 1 : aOurs[aRow[i-1].i]
+            + (aRow[i].k1!=aRow[i-1].k1 || aRow[i].k2!=aRow[i-1].k2);
+      }
+      zSql = sqlite3_mprintf(
+          "SELECT rowid, dense_rank() OVER (ORDER BY %s COLLATE %s %s %s) FROM t",
+          zCol, azColl[eColl], (flags & PAR_KEY_DESC) ? "DESC" : "ASC",
+          (flags & PAR_KEY_NULLS_LAST) ? "NULLS LAST" : "NULLS FIRST");
+      sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+      sqlite3_free(zSql);
+      /* rowids are 1..n in insertion order, rows of the batch 0..n-1. */
+      while( sqlite3_step(pStmt)==SQLITE_ROW ){
+        sqlite3_int64 r = sqlite3_column_int64(pStmt, 0) - 1;
+        if( r>=0 && r<n ) aTheirs[r] = sqlite3_column_int64(pStmt, 1);
+      }
+      sqlite3_finalize(pStmt);
+      for(i=0; i<n; i++){
+        CHECK(aOurs[i]==aTheirs[i], "row %lld: our rank %lld, SQLite's %lld",
+              (long long)i, (long long)aOurs[i], (long long)aTheirs[i]);
+      }
+      for(t=0; t<3; t++){
+        sqlite3_free(a1[t]);
+        sqlite3_free(a2[t]);
+      }
+      free(aRow);
+      free(aOurs);
+      free(aTheirs);
+    }
+  }
+  parBatchFree(pB);
+}
+
+/* ---- errors ------------------------------------------------------------------ */
+
+static void checkError(const char *zSql, const char *zWant){
+  ParBatch *pB = 0;
+  char *zErr = 0;
+  int rc;
+  check_case("error: %s", zSql);
+  rc = parBatchFromSql(db, zSql, 0, &pB, &zErr);
+  CHECK(rc!=SQLITE_OK, "no error");
+  CHECK(pB==0, "batch returned with an error");
+  CHECK(zErr && strstr(zErr, zWant), "message '%s', want '%s'", zErr ? zErr : "(none)", zWant);
+  sqlite3_free(zErr);
+  parBatchFree(pB);
+}
+
+static sqlite3_int64 countRows(void){
+  sqlite3_stmt *p;
+  sqlite3_int64 n = -1;
+  sqlite3_prepare_v2(db, "SELECT count(*) FROM t", -1, &p, 0);
+  if( sqlite3_step(p)==SQLITE_ROW ) n = sqlite3_column_int64(p, 0);
+  sqlite3_finalize(p);
+  return n;
+}
+
+static void checkErrors(void){
+  sqlite3_int64 n = countRows();
+  ParBatch *pB = 0;
+  char *zErr = 0;
+  int rc;
+  checkError("DELETE FROM t", "not a read-only query");
+  checkError("SELECT 1; DELETE FROM t", "only one SQL statement");
+  checkError("SELECT 1; SELECT 2", "only one SQL statement");
+  checkError("BEGIN", "not a read-only query");
+  checkError("SELECT nosuchcol FROM t", "no such column: nosuchcol");
+  checkError("SELECT * FROM nosuchtable", "no such table: nosuchtable");
+  checkError("SELEC 1", "syntax error");
+  checkError("", "no SQL statement");
+  checkError("  -- just a comment", "no SQL statement");
+  checkError("SELECT abs(-9223372036854775807-1)", "integer overflow");
+  check_case("errors change nothing");
+  CHECK(countRows()==n, "rows of t changed: %lld -> %lld", (long long)n, (long long)countRows());
+  check_case("trailing comment and semicolon are one statement");
+  rc = parBatchFromSql(db, "SELECT 1; -- done\n  ", 0, &pB, &zErr);
+  CHECK(rc==SQLITE_OK && pB && pB->nRow==1, "rc=%d %s", rc, zErr ? zErr : "");
+  parBatchFree(pB);
+  sqlite3_free(zErr);
+
+  check_case("memory limit");
+  rc = parBatchFromSql(db, "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 "
+                       "FROM s WHERE i<200000) SELECT i, i*2.5, 'x'||i FROM s",
+                       1<<20, &pB, &zErr);
+  CHECK(rc==SQLITE_FULL, "rc=%d", rc);
+  CHECK(zErr && strstr(zErr, "memory limit of 1 MB exceeded"), "message: %s", zErr ? zErr : "");
+  CHECK(pB==0, "batch returned");
+  sqlite3_free(zErr);
+}
+
+/* ---- hand-picked ordering cases ------------------------------------------- */
+
+static void checkTricky(void){
+  static const char *azVal[] = {
+    "NULL", "0", "0.0", "-0.0", "1", "1.0", "-1", "9007199254740992",
+    "9007199254740993", "9007199254740992.0", "9007199254740994.0",
+    "9223372036854775807", "9223372036854775806", "9223372036854775808.0",
+    "9223372036854774784", "9223372036854774784.0", "9223372036854774785",
+    "-9223372036854775808", "-9223372036854775807", "-9223372036854775808.0",
+    "-9223372036854774785", "-9223372036854774784.0", "1e308", "-1e308",
+    "9e999", "-9e999", "4.9e-324", "''", "'a'", "'A'", "'a '", "'A  '", "'b'",
+    "'a'||char(0)||'b'", "'a'||char(0)||'c'", "'A'||char(0)", "x''", "x'00'",
+    "x'61'", "x'41'", "x'6100'", "'9'", "'10'", "NULL", "1", "'a'",
+  };
+  sqlite3_stmt *pIns;
+  int i;
+  exec("DROP TABLE IF EXISTS t; CREATE TABLE t(c)");
+  for(i=0; i<(int)(sizeof(azVal)/sizeof(azVal[0])); i++){
+    char *z = sqlite3_mprintf("INSERT INTO t VALUES(%s)", azVal[i]);
+    sqlite3_prepare_v2(db, z, -1, &pIns, 0);
+    sqlite3_step(pIns);
+    sqlite3_finalize(pIns);
+    sqlite3_free(z);
+  }
+  checkRoundTrip("SELECT c, typeof(c) FROM t", 0);
+  checkKeys("c");
+  /* The same values as the only storage class of a column. */
+  checkKeys("CASE WHEN typeof(c)='integer' THEN c END");
+  checkKeys("CASE WHEN typeof(c)='real' THEN c END");
+  checkKeys("CASE WHEN typeof(c)='text' THEN c END");
+  checkKeys("CASE WHEN typeof(c)='blob' THEN c END");
+  checkKeys("CASE WHEN typeof(c) IN ('integer','null') THEN coalesce(c, 5) END");
+}
+
+int main(int argc, char **argv){
+  check_rng r = { check_seed() };
+  static const int aSize[] = { 0, 1, 2, 3, 17, 300, 2500 };
+  int iSize, rep, j;
+  int nRep = getenv("CHECK_REPS") ? atoi(getenv("CHECK_REPS")) : 3;
+
+  if( sqlite3_open(":memory:", &db) ) return 2;
+  sqlite3_create_function(db, "bv", 2, SQLITE_UTF8, 0, bvFunc, 0, 0);
+
+  checkTricky();
+  for(rep=0; rep<nRep; rep++){
+    for(iSize=0; iSize<(int)(sizeof(aSize)/sizeof(aSize[0])); iSize++){
+      makeTable(&r, aSize[iSize]);
+      checkRoundTrip("SELECT * FROM t", aProfileStore);
+      if( aSize[iSize]<=300 ){
+        checkRoundTrip("SELECT c5 AS x, c5 AS x, c0+1, c2*2, c4||'!', typeof(c5), "
+                       "upper(c4), c9 COLLATE NOCASE FROM t WHERE c1 IS NOT NULL", 0);
+        for(j=0; j<N_PROFILE; j++){
+          char zCol[8];
+          snprintf(zCol, sizeof(zCol), "c%d", j);
+          checkKeys(zCol);
+        }
+      }
+    }
+  }
+  checkErrors();
+  sqlite3_close(db);
+  return check_summary("batches");
+}

@@ -1,0 +1,163 @@
+#!/usr/bin/python3
+"""SQL-level tests of the extension, through Python's sqlite3 module and the
+sqlite3 shell, as users load it.
+
+    /usr/bin/python3 tests/test_sql.py ./parallel.so
+
+Each test_* function is one case; the last line is "sql: N passed, N failed".
+"""
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import traceback
+
+EXT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./parallel.so")
+
+
+def connect(path=":memory:"):
+    conn = sqlite3.connect(path)
+    conn.enable_load_extension(True)
+    conn.load_extension(EXT)
+    conn.enable_load_extension(False)
+    return conn
+
+
+def expect_error(conn, sql, fragment, params=()):
+    try:
+        conn.execute(sql, params).fetchall()
+    except sqlite3.Error as e:
+        assert fragment in str(e), "error %r lacks %r" % (str(e), fragment)
+        return str(e)
+    raise AssertionError("no error from %r" % sql)
+
+
+def ncores():
+    return len(os.sched_getaffinity(0))
+
+
+def test_version():
+    v = connect().execute("SELECT par_version()").fetchone()[0]
+    assert re.fullmatch(r"\d+\.\d+\.\d+", v), v
+
+
+def test_config_defaults():
+    c = connect()
+    assert c.execute("SELECT par_config('threads')").fetchone()[0] == ncores()
+    mem = c.execute("SELECT par_config('memory_mb')").fetchone()[0]
+    assert isinstance(mem, int) and mem >= 64, mem
+    assert c.execute("SELECT par_config('min_rows')").fetchone()[0] >= 0
+
+
+def test_config_set():
+    c = connect()
+    for name, value in [("threads", 3), ("threads", 1), ("memory_mb", 100),
+                        ("min_rows", 0), ("min_rows", 2**62)]:
+        got = c.execute("SELECT par_config(?, ?)", (name, value)).fetchone()[0]
+        assert got == value, (name, value, got)
+        assert c.execute("SELECT par_config(?)", (name,)).fetchone()[0] == value
+    # 0 threads means all cores, and reads back as the core count.
+    assert c.execute("SELECT par_config('threads', 0)").fetchone()[0] == ncores()
+    # Integral reals and integer text are accepted; names are case-blind.
+    assert c.execute("SELECT par_config('THREADS', 2.0)").fetchone()[0] == 2
+    assert c.execute("SELECT par_config('Min_Rows', '17')").fetchone()[0] == 17
+
+
+def test_config_bad_values():
+    c = connect()
+    c.execute("SELECT par_config('threads', 2)")
+    bad = [("threads", -1), ("threads", 1025), ("threads", "abc"), ("threads", None),
+           ("threads", 1.5), ("threads", b"\x01"), ("memory_mb", 0),
+           ("min_rows", -5), ("memory_mb", 1e300)]
+    for name, value in bad:
+        msg = expect_error(c, "SELECT par_config(?, ?)", "par_config: %s must be an integer"
+                           % name, (name, value))
+        assert "from" in msg and "to" in msg, msg
+    # Nothing changed.
+    assert c.execute("SELECT par_config('threads')").fetchone()[0] == 2
+
+
+def test_config_bad_names():
+    c = connect()
+    expect_error(c, "SELECT par_config('thread')", "unknown setting 'thread'")
+    expect_error(c, "SELECT par_config('nope', 3)", "unknown setting 'nope'")
+    expect_error(c, "SELECT par_config(NULL)", "first argument must be a setting name")
+    expect_error(c, "SELECT par_config(1)", "first argument must be a setting name")
+    expect_error(c, "SELECT par_config()", "wrong number of arguments")
+    expect_error(c, "SELECT par_config('threads', 1, 2)", "wrong number of arguments")
+
+
+def test_config_per_connection():
+    a, b = connect(), connect()
+    a.execute("SELECT par_config('threads', 1)")
+    assert b.execute("SELECT par_config('threads')").fetchone()[0] == ncores()
+    assert a.execute("SELECT par_config('threads')").fetchone()[0] == 1
+
+
+def test_config_not_in_views_or_triggers():
+    """par_config changes state: SQLITE_DIRECTONLY keeps it out of schema
+    objects that a stranger's database could carry."""
+    c = connect()
+    c.execute("CREATE VIEW v AS SELECT par_config('threads', 1) AS t")
+    expect_error(c, "SELECT * FROM v", "unsafe use of par_config()")
+    c.execute("CREATE TABLE t(x)")
+    c.execute("CREATE TRIGGER tr AFTER INSERT ON t BEGIN "
+              "SELECT par_config('threads', 1); END")
+    expect_error(c, "INSERT INTO t VALUES(1)", "unsafe use of par_config()")
+    assert c.execute("SELECT count(*) FROM t").fetchone()[0] == 0
+    assert c.execute("SELECT par_config('threads')").fetchone()[0] == ncores()
+    # par_version is innocuous: fine in a view.
+    c.execute("CREATE VIEW w AS SELECT par_version() AS v")
+    assert c.execute("SELECT v FROM w").fetchone()[0]
+
+
+def test_replace_function_then_close():
+    """Replacing one of our functions drops only its reference to the shared
+    settings; the others keep working and closing frees everything."""
+    c = connect()
+    c.create_function("par_config", 1, lambda x: 42)
+    assert c.execute("SELECT par_config('threads')").fetchone()[0] == 42
+    assert c.execute("SELECT par_config('threads', 1)").fetchone()[0] == 1
+    assert c.execute("SELECT par_version()").fetchone()[0]
+    c.close()
+
+
+def test_load_twice():
+    c = connect()
+    c.execute("SELECT par_config('threads', 1)")
+    c.enable_load_extension(True)
+    c.load_extension(EXT)
+    assert c.execute("SELECT par_config('threads')").fetchone()[0] == ncores()
+
+
+def test_shell_load():
+    """.load ./parallel in the sqlite3 shell, as the README shows."""
+    d = os.path.dirname(EXT)
+    name = os.path.splitext(os.path.basename(EXT))[0]
+    out = subprocess.run(["sqlite3", ":memory:"], input=".load ./%s\nSELECT par_version();\n"
+                         "SELECT par_config('threads', 1);\n" % name,
+                         capture_output=True, text=True, cwd=d, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split()
+    assert re.fullmatch(r"\d+\.\d+\.\d+", lines[0]), out.stdout
+    assert lines[1] == "1", out.stdout
+
+
+def main():
+    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
+    npass = nfail = 0
+    for name, fn in tests:
+        try:
+            fn()
+            npass += 1
+        except Exception:
+            nfail += 1
+            print("FAIL %s" % name)
+            traceback.print_exc(file=sys.stdout)
+    print("sql: %d passed, %d failed" % (npass, nfail))
+    return 1 if nfail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
