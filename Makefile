@@ -39,7 +39,7 @@ deps:
 	@sh tools/deps.sh
 
 parallel.so: $(REL_OBJ)
-	$(CC) -shared -fopenmp -o $@ $(REL_OBJ) $(LDLIBS)
+	$(CC) -shared -fopenmp -Wl,-z,defs -o $@ $(REL_OBJ) $(LDLIBS)
 
 build/rel/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)

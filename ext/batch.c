@@ -143,7 +143,7 @@ static int parDictAdd(ParBatch *pB, ParDict *pD, const unsigned char *z,
       s = (s+1) & (pD->nHash-1)){
     c--;
     if( pD->aLen[c]==n && pD->aKind[c]==eKind
-     && memcmp(pD->aByte + pD->aOff[c], z, (size_t)n)==0 ){
+     && (n==0 || memcmp(pD->aByte + pD->aOff[c], z, (size_t)n)==0) ){
       *piCode = c;
       return SQLITE_OK;
     }
@@ -550,7 +550,8 @@ void parColumnResult(const ParColumn *pCol, sqlite3_int64 iRow,
     case SQLITE_BLOB: {
       const ParDict *pD = pCol->pDict;
       uint32_t c = pCol->eStore==PAR_COL_TEXT ? pCol->aCode[iRow] : (uint32_t)v;
-      const char *z = pD->aByte + pD->aOff[c];
+      /* Never a NULL pointer: that would make the result NULL. */
+      const char *z = pD->aByte ? pD->aByte + pD->aOff[c] : "";
       if( eType==SQLITE_TEXT ){
         sqlite3_result_text(ctx, z, (int)pD->aLen[c], SQLITE_TRANSIENT);
       }else{

@@ -458,7 +458,7 @@ int main(int argc, char **argv){
         checkRoundTrip("SELECT c5 AS x, c5 AS x, c0+1, c2*2, c4||'!', typeof(c5), "
                        "upper(c4), c9 COLLATE NOCASE FROM t WHERE c1 IS NOT NULL", 0);
         for(j=0; j<N_PROFILE; j++){
-          char zCol[8];
+          char zCol[16];
           snprintf(zCol, sizeof(zCol), "c%d", j);
           checkKeys(zCol);
         }
