@@ -129,8 +129,8 @@ static int parDictRehash(ParBatch *pB, ParDict *pD, uint32_t nHash){
 }
 
 /* The code of the value (z, n, eKind) in pD, adding it if new. */
-static int parDictAdd(ParBatch *pB, ParDict *pD, const unsigned char *z,
-                      sqlite3_int64 n, int eKind, uint32_t *piCode){
+int parDictAdd(ParBatch *pB, ParDict *pD, const unsigned char *z,
+               sqlite3_int64 n, int eKind, uint32_t *piCode){
   uint64_t h = parHashBytes(z, n, eKind);
   uint32_t s, c;
   int rc;
@@ -254,7 +254,7 @@ static void parColumnClear(ParColumn *pCol){
   sqlite3_free(pCol->aCode);
   sqlite3_free(pCol->aType);
   sqlite3_free(pCol->aVal);
-  parDictFree(pCol->pDict);
+  if( !pCol->bBorrowDict ) parDictFree(pCol->pDict);
   memset(pCol, 0, sizeof(*pCol));
 }
 

@@ -73,6 +73,7 @@ struct ParColumn {
   uint8_t *aType;        /* PAR_COL_MIXED: storage class per row */
   uint64_t *aVal;        /* PAR_COL_MIXED: value bits or dictionary code */
   ParDict *pDict;        /* PAR_COL_TEXT and PAR_COL_MIXED, else NULL */
+  int bBorrowDict;       /* pDict belongs to another batch's column */
 };
 
 typedef struct ParBatch ParBatch;
@@ -122,6 +123,11 @@ void parColumnResult(const ParColumn *pCol, sqlite3_int64 iRow,
 ** SQLITE_OK or SQLITE_NOMEM. */
 int parColumnKeys(ParColumn *pCol, sqlite3_int64 nRow, int eColl, int flags,
                   int nThread, uint64_t **paKey1, uint64_t **paKey2);
+
+/* The code of value (z, n) of storage class eKind (SQLITE_TEXT or
+** SQLITE_BLOB) in pD, adding it if new; memory is counted against pB. */
+int parDictAdd(ParBatch *pB, ParDict *pD, const unsigned char *z,
+               sqlite3_int64 n, int eKind, uint32_t *piCode);
 
 /* The dense rank of every dictionary entry under eColl (TEXT entries
 ** first, then BLOBs by memcmp), built on first use and kept in the

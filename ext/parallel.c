@@ -25,6 +25,7 @@ int sqlite3_parallel_init(sqlite3 *db, char **pzErrMsg,
   pCtx = parContextNew();
   if( pCtx==0 ) return SQLITE_NOMEM;
   rc = parConfigRegister(db, pCtx);
+  if( rc==SQLITE_OK ) rc = parViewRegister(db, pCtx);
   /* Registrations took their references; drop ours. */
   parContextUnref(pCtx);
   if( rc!=SQLITE_OK && pzErrMsg ){

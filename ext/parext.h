@@ -50,5 +50,6 @@ int parRcFromPx(int pxrc);
 
 /* The parts. */
 int parConfigRegister(sqlite3 *db, ParContext *pCtx);
+int parViewRegister(sqlite3 *db, ParContext *pCtx);
 
 #endif /* PAREXT_H */

@@ -5,12 +5,37 @@ SELECT par_version() AS version,
        par_config('threads') AS threads,
        par_config('memory_mb') AS memory_mb,
        par_config('min_rows') AS min_rows;
-.print 'Settings are per connection; bad values are refused with a clear error:'
-SELECT par_config('threads', 1) AS threads_now;
-SELECT par_config('threads', 0) AS back_to_all_cores;
-.bail off
-SELECT par_config('threads', -3);
-.bail on
-.print 'The sample data, natively (the next issues run these through parallel views):'
-SELECT region, count(*) AS n, sum(amount) AS total, round(avg(price), 2) AS avg_price
-  FROM sales WHERE year >= 2020 GROUP BY region ORDER BY total DESC;
+
+.print ''
+.print 'A parallel view: an ordinary SELECT, computed by the kernels.'
+CREATE VIRTUAL TABLE temp.by_region USING parallel(
+  'SELECT region, upper(product) AS p, sum(amount) AS total, count(*) AS n,
+          round(avg(price), 2) AS avg_price
+     FROM sales WHERE year >= 2020 GROUP BY region, p HAVING count(*) > 10');
+SELECT * FROM by_region ORDER BY total DESC LIMIT 6;
+
+.print ''
+.print 'The same SELECT run natively gives the same rows:'
+SELECT count(*) AS rows_that_differ FROM (
+  SELECT * FROM by_region
+  EXCEPT
+  SELECT region, upper(product) AS p, sum(amount) AS total, count(*) AS n,
+         round(avg(price), 2) AS avg_price
+    FROM sales WHERE year >= 2020 GROUP BY region, p HAVING count(*) > 10);
+
+.print ''
+.print 'Aggregates over the whole table, and text grouped under NOCASE:'
+CREATE VIRTUAL TABLE temp.totals USING parallel(
+  'SELECT count(*) AS n, count(region) AS with_region, min(price), max(price),
+          total(amount) AS total_amount FROM sales');
+SELECT * FROM totals;
+CREATE VIRTUAL TABLE temp.products USING parallel(
+  'SELECT product COLLATE NOCASE AS product, count(DISTINCT region) AS regions,
+          group_concat(DISTINCT year) AS years
+     FROM sales GROUP BY 1');
+SELECT * FROM products;
+
+.print ''
+.print 'What ran where (par_explain):'
+SELECT par_explain('SELECT region, sum(amount) FROM sales GROUP BY region');
+SELECT par_explain('SELECT * FROM sales ORDER BY amount LIMIT 3');

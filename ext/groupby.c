@@ -1,0 +1,749 @@
+/*
+** groupby.c: the group-by operator of parallel views, with SQLite's exact
+** aggregate semantics.
+**
+**   rc = parGroupBy(pCtx, db, pPlan, pIn, &pOut, &bNative, &zErr);
+**
+** pIn is the extraction batch of pPlan (keys, aggregate arguments, bare
+** columns); pOut gets one row per group: the aggregates, then the bare
+** columns (see plan.h).  bNative is set when the data needs a collation
+** the planner could not determine: the caller then runs the SELECT
+** natively.
+**
+** How it works:
+**  1. Group: each key column becomes one or two order-preserving 64-bit
+**     words (batch.c, under the key's collation).  When there is a single
+**     word whose values span fewer than PAR_DIRECT_MAX values, rows are
+**     partitioned by a counting sort (per-thread histograms, then a stable
+**     scatter); otherwise they are radix sorted word by word, least
+**     significant first (kernels/sort.h).  Either way the result is a
+**     permutation listing every group's rows in their original order, and
+**     the groups' offsets (found by compaction of the head flags).
+**  2. Aggregate: each group's rows are visited in their original order,
+**     so order-sensitive results come out as SQLite's: integer overflow of
+**     sum() (an error only if a running sum overflows before any REAL is
+**     seen, SQLite 3.40's rule), which of equal values min()/max() keep,
+**     group_concat() order, and the row bare columns come from (the last
+**     row of the group, or with min()/max() the last row where the last
+**     analysed min/max did not skip).  Large groups are cut into fixed
+**     chunks whose partial results are combined in order; chunks of all
+**     groups run in parallel.  Floating-point sums use Neumaier's
+**     compensated summation.  Chunk boundaries depend on the data only,
+**     so results are the same for every thread count.
+**  3. DISTINCT keeps the first row of each (group, value) pair: a stable
+**     radix sort by (group, value words) marks them.
+**  TEXT and BLOB arguments of sum/total/avg are converted by SQLite itself
+**  (sqlite3_value_numeric_type), once per distinct value.
+*/
+#include "groupby.h"
+#include "gather.h"
+#include "sort.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PAR_DIRECT_MAX 65536   /* counting sort below this many key values */
+#define PAR_CHUNK      65536   /* rows per chunk of a large group */
+
+/* A value of a batch column: storage class and bits (int64, double bits,
+** or dictionary code). */
+static int colGet(const ParColumn *pCol, sqlite3_int64 iRow, uint64_t *pV){
+  int e = parColumnType(pCol, iRow);
+  switch( pCol->eStore ){
+    case PAR_COL_INT:   *pV = (uint64_t)pCol->aInt[iRow]; break;
+    case PAR_COL_REAL:  memcpy(pV, &pCol->aReal[iRow], 8); break;
+    case PAR_COL_TEXT:  *pV = pCol->aCode[iRow]; break;
+    case PAR_COL_MIXED: *pV = pCol->aVal[iRow]; break;
+    default:            *pV = 0; break;
+  }
+  return e;
+}
+
+/* Numeric view of a column for sum/total/avg: TEXT and BLOB dictionary
+** entries converted the way sqlite3_value_numeric_type() and
+** sqlite3_value_double() do. */
+typedef struct ParNum {
+  const ParColumn *pCol;
+  uint8_t *aType;      /* per dictionary entry: SQLITE_INTEGER or SQLITE_FLOAT */
+  sqlite3_int64 *aI;
+  double *aR;
+} ParNum;
+
+static int parNumInit(sqlite3 *db, const ParColumn *pCol, ParNum *p){
+  const ParDict *pD = pCol->pDict;
+  sqlite3_stmt *pStmt = 0;
+  uint32_t i, n = pD ? pD->nEntry : 0;
+  int rc;
+  memset(p, 0, sizeof(*p));
+  p->pCol = pCol;
+  if( n==0 ) return SQLITE_OK;
+  p->aType = sqlite3_malloc64(n);
+  p->aI = sqlite3_malloc64(n*sizeof(sqlite3_int64));
+  p->aR = sqlite3_malloc64(n*sizeof(double));
+  if( p->aType==0 || p->aI==0 || p->aR==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, "SELECT ?1", -1, &pStmt, 0);
+  for(i=0; i<n && rc==SQLITE_OK; i++){
+    const char *z = pD->aByte ? pD->aByte + pD->aOff[i] : "";
+    sqlite3_value *pV;
+    if( pD->aKind[i]==SQLITE_TEXT ){
+      sqlite3_bind_text(pStmt, 1, z, (int)pD->aLen[i], SQLITE_STATIC);
+    }else{
+      sqlite3_bind_blob(pStmt, 1, z, (int)pD->aLen[i], SQLITE_STATIC);
+    }
+    if( sqlite3_step(pStmt)!=SQLITE_ROW ){ rc = sqlite3_reset(pStmt); break; }
+    pV = sqlite3_value_dup(sqlite3_column_value(pStmt, 0));
+    if( pV==0 ){ rc = SQLITE_NOMEM; break; }
+    if( sqlite3_value_numeric_type(pV)==SQLITE_INTEGER ){
+      p->aType[i] = SQLITE_INTEGER;
+      p->aI[i] = sqlite3_value_int64(pV);
+      p->aR[i] = (double)p->aI[i];
+    }else{
+      p->aType[i] = SQLITE_FLOAT;
+      p->aR[i] = sqlite3_value_double(pV);
+    }
+    sqlite3_value_free(pV);
+    sqlite3_reset(pStmt);
+  }
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
+static void parNumClear(ParNum *p){
+  sqlite3_free(p->aType);
+  sqlite3_free(p->aI);
+  sqlite3_free(p->aR);
+}
+
+/* Row iRow as a number: SQLITE_NULL, SQLITE_INTEGER (*pI and *pR set) or
+** SQLITE_FLOAT (*pR set). */
+static int parNumGet(const ParNum *p, sqlite3_int64 iRow, sqlite3_int64 *pI, double *pR){
+  uint64_t v;
+  int e = colGet(p->pCol, iRow, &v);
+  switch( e ){
+    case SQLITE_INTEGER: *pI = (sqlite3_int64)v; *pR = (double)*pI; return e;
+    case SQLITE_FLOAT:   memcpy(pR, &v, 8); return e;
+    case SQLITE_NULL:    return e;
+    default:
+      *pI = p->aI[v];
+      *pR = p->aR[v];
+      return p->aType[v];
+  }
+}
+
+/* ---- accumulators ------------------------------------------------------------- */
+
+/* The state of one aggregate over a run of rows.  Combining the states of
+** two consecutive runs gives the state of their concatenation. */
+typedef struct ParAcc {
+  sqlite3_int64 n;        /* non-NULL values (rows for count(*)) */
+  __int128 iSum;          /* integer sum before the first non-integer */
+  __int128 iMin, iMax;    /* least and greatest running sum over those */
+  double rS, rC;          /* Neumaier sum of every value as a double */
+  int bApprox;            /* a non-integer was seen */
+  sqlite3_int64 iBest;    /* min/max: row of the kept value, -1 none */
+} ParAcc;
+
+static void accInit(ParAcc *a){
+  memset(a, 0, sizeof(*a));
+  a->iBest = -1;
+}
+
+static void neumaierAdd(double *pS, double *pC, double x){
+  double s = *pS, t = s + x;
+  if( fabs(s)>=fabs(x) ) *pC += (s - t) + x;
+  else *pC += (x - t) + s;
+  *pS = t;
+}
+
+/* Keys of a min/max argument: lexicographic (k1, k2). */
+typedef struct ParKey { uint64_t *a1, *a2; } ParKey;
+
+static int keyCmp(const ParKey *k, sqlite3_int64 i, sqlite3_int64 j){
+  if( k->a1[i]!=k->a1[j] ) return k->a1[i]<k->a1[j] ? -1 : 1;
+  if( k->a2 && k->a2[i]!=k->a2[j] ) return k->a2[i]<k->a2[j] ? -1 : 1;
+  return 0;
+}
+
+/* Everything the aggregation of one aggregate needs. */
+typedef struct ParAggRun {
+  const ParPlanAgg *pAgg;
+  const ParColumn *pArg;     /* argument column, or NULL for count(*) */
+  ParNum num;                /* sum/total/avg */
+  ParKey key;                /* min/max */
+  uint8_t *aFirst;           /* DISTINCT: 1 on the first row of each value */
+} ParAggRun;
+
+/* Fold row iRow into a. */
+static void accStep(const ParAggRun *pR, ParAcc *a, sqlite3_int64 iRow){
+  int e;
+  if( pR->aFirst && !pR->aFirst[iRow] ) return;
+  switch( pR->pAgg->eFunc ){
+    case PAR_AGG_COUNT_STAR:
+      a->n++;
+      return;
+    case PAR_AGG_COUNT:
+      if( parColumnType(pR->pArg, iRow)!=SQLITE_NULL ) a->n++;
+      return;
+    case PAR_AGG_SUM: case PAR_AGG_TOTAL: case PAR_AGG_AVG: {
+      sqlite3_int64 i = 0;
+      double r = 0;
+      e = parNumGet(&pR->num, iRow, &i, &r);
+      if( e==SQLITE_NULL ) return;
+      a->n++;
+      neumaierAdd(&a->rS, &a->rC, r);
+      if( e==SQLITE_INTEGER ){
+        if( !a->bApprox ){
+          a->iSum += i;
+          if( a->iSum < a->iMin ) a->iMin = a->iSum;
+          if( a->iSum > a->iMax ) a->iMax = a->iSum;
+        }
+      }else{
+        a->bApprox = 1;
+      }
+      return;
+    }
+    case PAR_AGG_MIN: case PAR_AGG_MAX: {
+      /* Only a strictly better value replaces: ties keep the first. */
+      int c;
+      if( parColumnType(pR->pArg, iRow)==SQLITE_NULL ) return;
+      if( a->iBest<0 ){ a->iBest = iRow; return; }
+      c = keyCmp(&pR->key, a->iBest, iRow);
+      if( pR->pAgg->eFunc==PAR_AGG_MIN ? c>0 : c<0 ) a->iBest = iRow;
+      return;
+    }
+    default:
+      return;  /* group_concat: built separately */
+  }
+}
+
+/* a = a followed by b. */
+static void accCombine(const ParAggRun *pR, ParAcc *a, const ParAcc *b){
+  switch( pR->pAgg->eFunc ){
+    case PAR_AGG_SUM: case PAR_AGG_TOTAL: case PAR_AGG_AVG:
+      if( !a->bApprox ){
+        if( a->iSum + b->iMin < a->iMin ) a->iMin = a->iSum + b->iMin;
+        if( a->iSum + b->iMax > a->iMax ) a->iMax = a->iSum + b->iMax;
+        a->iSum += b->iSum;
+        a->bApprox = b->bApprox;
+      }
+      neumaierAdd(&a->rS, &a->rC, b->rS);
+      neumaierAdd(&a->rS, &a->rC, b->rC);
+      break;
+    case PAR_AGG_MIN: case PAR_AGG_MAX:
+      if( b->iBest>=0 ){
+        int c = a->iBest<0 ? 1 : keyCmp(&pR->key, a->iBest, b->iBest);
+        if( a->iBest<0 || (pR->pAgg->eFunc==PAR_AGG_MIN ? c>0 : c<0) ) a->iBest = b->iBest;
+      }
+      break;
+    default:
+      break;
+  }
+  a->n += b->n;
+}
+
+/* ---- grouping ------------------------------------------------------------------- */
+
+/* Stable counting sort of rows by aBin (values < nBin): aPerm gets the rows
+** bin by bin, in order within each bin. */
+static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin,
+                        uint32_t *aPerm, int nThread){
+  size_t *aHist = calloc((size_t)nThread*nBin + 1, sizeof(size_t));
+  if( aHist==0 ) return SQLITE_NOMEM;
+  #pragma omp parallel num_threads(nThread)
+  {
+    int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    size_t lo = n*t/nt, hi = n*(t+1)/nt, i;
+    size_t *h = aHist + (size_t)t*nBin;
+    for(i=lo; i<hi; i++) h[aBin[i]]++;
+    #pragma omp barrier
+    #pragma omp single
+    {
+      size_t sum = 0, b;
+      int u;
+      for(b=0; b<nBin; b++){
+        for(u=0; u<nt; u++){
+          size_t c = aHist[(size_t)u*nBin + b];
+          aHist[(size_t)u*nBin + b] = sum;
+          sum += c;
+        }
+      }
+    }
+    for(i=lo; i<hi; i++) aPerm[h[aBin[i]]++] = (uint32_t)i;
+  }
+  free(aHist);
+  return SQLITE_OK;
+}
+
+/* Group the rows of pIn by the plan's keys: *paPerm lists the rows group
+** by group (original order inside a group), *paOff the nGroup+1 offsets. */
+static int groupRows(const ParPlan *pPlan, ParBatch *pIn, int nThread,
+                     uint32_t **paPerm, size_t **paOff, size_t *pnGroup,
+                     const char **pzStrategy){
+  size_t n = (size_t)pIn->nRow, i, nGroup = 0;
+  int nWord = 0, k, rc = SQLITE_OK;
+  uint64_t *aaWord[2*PAR_ROWS_MAX];
+  uint32_t *aPerm = sqlite3_malloc64((n ? n : 1)*sizeof(uint32_t));
+  size_t *aOff = 0;
+
+  *paPerm = 0; *paOff = 0; *pnGroup = 0;
+  if( aPerm==0 ) return SQLITE_NOMEM;
+  if( pPlan->nKey==0 ){
+    for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
+    aOff = sqlite3_malloc64(2*sizeof(size_t));
+    if( aOff==0 ){ sqlite3_free(aPerm); return SQLITE_NOMEM; }
+    aOff[0] = 0; aOff[1] = n;
+    *paPerm = aPerm; *paOff = aOff; *pnGroup = 1;
+    *pzStrategy = "one group";
+    return SQLITE_OK;
+  }
+  if( pPlan->nKey > PAR_ROWS_MAX ){ sqlite3_free(aPerm); return SQLITE_ERROR; }
+  for(k=0; k<pPlan->nKey && rc==SQLITE_OK; k++){
+    uint64_t *a1 = 0, *a2 = 0;
+    int eColl = pPlan->aKeyColl[k]<0 ? PAR_COLL_BINARY : pPlan->aKeyColl[k];
+    rc = parColumnKeys(&pIn->aCol[k], pIn->nRow, eColl, 0, nThread, &a1, &a2);
+    if( rc==SQLITE_OK ){
+      aaWord[nWord++] = a1;
+      if( a2 ) aaWord[nWord++] = a2;
+    }
+  }
+  if( rc==SQLITE_OK && n>0 ){
+    uint64_t lo = UINT64_MAX, hi = 0;
+    if( nWord==1 ){
+      const uint64_t *w = aaWord[0];
+      #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
+      for(i=0; i<n; i++){
+        if( w[i]<lo ) lo = w[i];
+        if( w[i]>hi ) hi = w[i];
+      }
+    }
+    if( nWord==1 && hi-lo < PAR_DIRECT_MAX ){
+      uint32_t *aBin = sqlite3_malloc64(n*sizeof(uint32_t));
+      const uint64_t *w = aaWord[0];
+      *pzStrategy = "counting sort (few key values)";
+      if( aBin==0 ){
+        rc = SQLITE_NOMEM;
+      }else{
+        #pragma omp parallel for num_threads(nThread)
+        for(i=0; i<n; i++) aBin[i] = (uint32_t)(w[i]-lo);
+        rc = countingSort(aBin, n, (uint32_t)(hi-lo+1), aPerm, nThread);
+        sqlite3_free(aBin);
+      }
+    }else{
+      uint64_t *aTmp = sqlite3_malloc64(n*sizeof(uint64_t));
+      *pzStrategy = "radix sort";
+      if( aTmp==0 ){
+        rc = SQLITE_NOMEM;
+      }else{
+        for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
+        /* Least significant word first; each pass is stable. */
+        for(k=nWord-1; k>=0 && rc==SQLITE_OK; k--){
+          if( k==nWord-1 ) memcpy(aTmp, aaWord[k], n*sizeof(uint64_t));
+          else px_gather_u64(aaWord[k], aPerm, aTmp, n, nThread);
+          rc = parRcFromPx(px_sort_u64_perm(aTmp, aPerm, n, nThread));
+        }
+        sqlite3_free(aTmp);
+      }
+    }
+  }
+  if( rc==SQLITE_OK ){
+    /* Head flags where any word changes, then their positions. */
+    uint8_t *aHead = sqlite3_malloc64(n+1);
+    uint32_t *aStart = sqlite3_malloc64((n+1)*sizeof(uint32_t));
+    aOff = sqlite3_malloc64((n+1)*sizeof(size_t));
+    if( aHead==0 || aStart==0 || aOff==0 ){
+      rc = SQLITE_NOMEM;
+    }else{
+      #pragma omp parallel for num_threads(nThread)
+      for(i=0; i<n; i++){
+        int w, bNew = (i==0);
+        for(w=0; w<nWord && !bNew; w++){
+          bNew = aaWord[w][aPerm[i]]!=aaWord[w][aPerm[i-1]];
+        }
+        aHead[i] = (uint8_t)bNew;
+      }
+      nGroup = px_compact_idx(aHead, n, aStart, nThread);
+      for(i=0; i<nGroup; i++) aOff[i] = aStart[i];
+      aOff[nGroup] = n;
+    }
+    sqlite3_free(aHead);
+    sqlite3_free(aStart);
+  }
+  for(k=0; k<nWord; k++) sqlite3_free(aaWord[k]);
+  if( rc ){
+    sqlite3_free(aPerm);
+    sqlite3_free(aOff);
+    return rc;
+  }
+  *paPerm = aPerm; *paOff = aOff; *pnGroup = nGroup;
+  return SQLITE_OK;
+}
+
+/* aFirst[row] = 1 on the first row (in group order) of each distinct value
+** of pArg within its group; NULLs never count. */
+static int markDistinct(const uint32_t *aPerm, const size_t *aOff, size_t nGroup,
+                        const ParColumn *pArg, int eColl, sqlite3_int64 nRow,
+                        int nThread, uint8_t **paFirst){
+  size_t n = (size_t)nRow, g, i;
+  uint64_t *a1 = 0, *a2 = 0, *aTmp = 0, *aGid = 0;
+  uint32_t *aOrd = 0;
+  uint8_t *aFirst = sqlite3_malloc64(n+1);
+  int rc = parColumnKeys((ParColumn*)pArg, nRow, eColl, 0, nThread, &a1, &a2);
+  aTmp = sqlite3_malloc64((n+1)*8);
+  aGid = sqlite3_malloc64((n+1)*8);
+  aOrd = sqlite3_malloc64((n+1)*4);
+  if( rc==SQLITE_OK && (aFirst==0 || aTmp==0 || aGid==0 || aOrd==0) ) rc = SQLITE_NOMEM;
+  if( rc==SQLITE_OK ){
+    /* Sort the positions in group order by (group, value), stably. */
+    for(g=0; g<nGroup; g++){
+      for(i=aOff[g]; i<aOff[g+1]; i++) aGid[i] = g;
+    }
+    for(i=0; i<n; i++) aOrd[i] = (uint32_t)i;
+    if( a2 ){
+      for(i=0; i<n; i++) aTmp[i] = a2[aPerm[i]];
+      rc = parRcFromPx(px_sort_u64_perm(aTmp, aOrd, n, nThread));
+    }
+    if( rc==SQLITE_OK ){
+      for(i=0; i<n; i++) aTmp[i] = a1[aPerm[aOrd[i]]];
+      rc = parRcFromPx(px_sort_u64_perm(aTmp, aOrd, n, nThread));
+    }
+    if( rc==SQLITE_OK ){
+      px_gather_u64(aGid, aOrd, aTmp, n, nThread);
+      rc = parRcFromPx(px_sort_u64_perm(aTmp, aOrd, n, nThread));
+    }
+    if( rc==SQLITE_OK ){
+      for(i=0; i<n; i++){
+        uint32_t r = aPerm[aOrd[i]];
+        int bFirst = 1;
+        if( i>0 ){
+          uint32_t q = aPerm[aOrd[i-1]];
+          bFirst = aGid[aOrd[i]]!=aGid[aOrd[i-1]] || a1[r]!=a1[q] || (a2 && a2[r]!=a2[q]);
+        }
+        aFirst[r] = (uint8_t)(bFirst && parColumnType(pArg, r)!=SQLITE_NULL);
+      }
+    }
+  }
+  sqlite3_free(a1);
+  sqlite3_free(a2);
+  sqlite3_free(aTmp);
+  sqlite3_free(aGid);
+  sqlite3_free(aOrd);
+  if( rc ){
+    sqlite3_free(aFirst);
+    return rc;
+  }
+  *paFirst = aFirst;
+  return SQLITE_OK;
+}
+
+/* ---- the result batch ------------------------------------------------------------ */
+
+/* Make column pCol of pOut MIXED with nRow rows. */
+static int outColumn(ParBatch *pOut, int iCol, const char *zName){
+  ParColumn *pCol = &pOut->aCol[iCol];
+  size_t n = (size_t)(pOut->nRow ? pOut->nRow : 1);
+  pCol->zName = sqlite3_mprintf("%s", zName);
+  pCol->eStore = PAR_COL_MIXED;
+  pCol->aType = sqlite3_malloc64(n);
+  pCol->aVal = sqlite3_malloc64(n*8);
+  if( pCol->zName==0 || pCol->aType==0 || pCol->aVal==0 ) return SQLITE_NOMEM;
+  memset(pCol->aType, SQLITE_NULL, n);
+  memset(pCol->aVal, 0, n*8);
+  return SQLITE_OK;
+}
+
+static void outCopy(ParColumn *pDst, sqlite3_int64 iDst, const ParColumn *pSrc,
+                    sqlite3_int64 iSrc){
+  uint64_t v = 0;
+  pDst->aType[iDst] = (uint8_t)(iSrc<0 ? SQLITE_NULL : colGet(pSrc, iSrc, &v));
+  pDst->aVal[iDst] = v;
+}
+
+static void outFloat(ParColumn *pDst, sqlite3_int64 i, double r){
+  pDst->aType[i] = SQLITE_FLOAT;
+  memcpy(&pDst->aVal[i], &r, 8);
+}
+
+/* group_concat of one group into a new string (sqlite3_malloc); *pn its
+** length; NULL with *pn = -1 when no value was concatenated. */
+static char *groupConcat(const ParColumn *pText, const ParColumn *pSep,
+                         const uint8_t *aFirst, const uint32_t *aRow, size_t nRow,
+                         sqlite3_int64 *pn){
+  sqlite3_str *pStr = sqlite3_str_new(0);
+  size_t i;
+  int bFirst = 1;
+  for(i=0; i<nRow; i++){
+    uint32_t r = aRow[i];
+    uint64_t v;
+    if( aFirst && !aFirst[r] ) continue;
+    if( colGet(pText, r, &v)==SQLITE_NULL ) continue;
+    if( !bFirst ){
+      if( pSep==0 ){
+        sqlite3_str_appendchar(pStr, 1, ',');
+      }else{
+        uint64_t s;
+        if( colGet(pSep, r, &s)!=SQLITE_NULL ){
+          const ParDict *pD = pSep->pDict;
+          sqlite3_str_append(pStr, pD->aByte + pD->aOff[s], (int)pD->aLen[s]);
+        }
+      }
+    }
+    bFirst = 0;
+    if( pText->pDict->aLen[v] ){
+      sqlite3_str_append(pStr, pText->pDict->aByte + pText->pDict->aOff[v],
+                         (int)pText->pDict->aLen[v]);
+    }
+  }
+  *pn = bFirst ? -1 : sqlite3_str_length(pStr);
+  return sqlite3_str_finish(pStr);
+}
+
+int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
+               ParBatch **ppOut, int *pbNative, char **pzErr,
+               const char **pzStrategy){
+  int nThread = parThreadsFor(pCtx, pIn->nRow);
+  int nAgg = pPlan->nAgg, nOut = pPlan->nAgg + pPlan->nBare;
+  int rc = SQLITE_OK, k;
+  uint32_t *aPerm = 0;
+  size_t *aOff = 0, nGroup = 0, g;
+  ParAggRun *aRun = 0;
+  ParBatch *pOut = 0;
+  size_t *aChunk = 0, nChunk = 0;    /* chunk c covers positions aChunk[c].. */
+  size_t *aChunkGroup = 0;
+  ParAcc *aAcc = 0;                  /* nChunk x nAgg accumulators */
+  int bOverflow = 0;
+
+  *ppOut = 0;
+  *pbNative = 0;
+  *pzErr = 0;
+
+  /* A collation the planner could not determine matters only for text. */
+  for(k=0; k<pPlan->nKey + nAgg; k++){
+    const ParColumn *pCol;
+    int eColl;
+    if( k<pPlan->nKey ){
+      eColl = pPlan->aKeyColl[k];
+      pCol = &pIn->aCol[k];
+    }else{
+      const ParPlanAgg *pA = &pPlan->aAgg[k-pPlan->nKey];
+      if( pA->eFunc!=PAR_AGG_MIN && pA->eFunc!=PAR_AGG_MAX && !pA->bDistinct ) continue;
+      eColl = pA->eColl;
+      pCol = &pIn->aCol[pA->iArg];
+    }
+    if( eColl==PAR_COLL_UNKNOWN && pCol->pDict ){
+      uint32_t e;
+      for(e=0; e<pCol->pDict->nEntry; e++){
+        if( pCol->pDict->aKind[e]==SQLITE_TEXT ){
+          *pbNative = 1;
+          return SQLITE_OK;
+        }
+      }
+    }
+  }
+
+  rc = groupRows(pPlan, pIn, nThread, &aPerm, &aOff, &nGroup, pzStrategy);
+  if( rc ) goto done;
+
+  aRun = sqlite3_malloc64(sizeof(ParAggRun)*(nAgg+1));
+  if( aRun==0 ){ rc = SQLITE_NOMEM; goto done; }
+  memset(aRun, 0, sizeof(ParAggRun)*(nAgg+1));
+  for(k=0; k<nAgg && rc==SQLITE_OK; k++){
+    const ParPlanAgg *pA = &pPlan->aAgg[k];
+    ParAggRun *pR = &aRun[k];
+    int eColl = pA->eColl<0 ? PAR_COLL_BINARY : pA->eColl;
+    pR->pAgg = pA;
+    pR->pArg = pA->iArg>=0 ? &pIn->aCol[pA->iArg] : 0;
+    if( pA->eFunc==PAR_AGG_SUM || pA->eFunc==PAR_AGG_TOTAL || pA->eFunc==PAR_AGG_AVG ){
+      rc = parNumInit(db, pR->pArg, &pR->num);
+    }
+    if( rc==SQLITE_OK && (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX) ){
+      rc = parColumnKeys((ParColumn*)pR->pArg, pIn->nRow, eColl, 0, nThread,
+                         &pR->key.a1, &pR->key.a2);
+    }
+    if( rc==SQLITE_OK && pA->bDistinct ){
+      rc = markDistinct(aPerm, aOff, nGroup, pR->pArg, eColl, pIn->nRow, nThread,
+                        &pR->aFirst);
+    }
+  }
+  if( rc ) goto done;
+
+  /* Chunks: each group cut into runs of at most PAR_CHUNK rows. */
+  for(g=0; g<nGroup; g++){
+    size_t len = aOff[g+1]-aOff[g];
+    nChunk += len ? (len + PAR_CHUNK - 1)/PAR_CHUNK : 1;
+  }
+  aChunk = sqlite3_malloc64((nChunk+1)*sizeof(size_t));
+  aChunkGroup = sqlite3_malloc64((nChunk+1)*sizeof(size_t));
+  aAcc = sqlite3_malloc64((nChunk*nAgg+1)*sizeof(ParAcc));
+  if( aChunk==0 || aChunkGroup==0 || aAcc==0 ){ rc = SQLITE_NOMEM; goto done; }
+  {
+    size_t c = 0;
+    for(g=0; g<nGroup; g++){
+      size_t p = aOff[g];
+      do{
+        aChunk[c] = p;
+        aChunkGroup[c++] = g;
+        p += PAR_CHUNK;
+      }while( p<aOff[g+1] );
+    }
+    aChunk[nChunk] = aOff[nGroup];
+  }
+
+  /* Fold every chunk, in parallel; within a chunk rows go in order. */
+  {
+    sqlite3_int64 c;
+    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 16)
+    for(c=0; c<(sqlite3_int64)nChunk; c++){
+      size_t lo = aChunk[c], hi = aChunk[c+1], p;
+      ParAcc *a = &aAcc[c*nAgg];
+      int j;
+      if( hi>aOff[aChunkGroup[c]+1] ) hi = aOff[aChunkGroup[c]+1];
+      for(j=0; j<nAgg; j++) accInit(&a[j]);
+      for(p=lo; p<hi; p++){
+        for(j=0; j<nAgg; j++) accStep(&aRun[j], &a[j], aPerm[p]);
+      }
+    }
+  }
+
+  /* The result batch. */
+  pOut = sqlite3_malloc(sizeof(ParBatch));
+  if( pOut==0 ){ rc = SQLITE_NOMEM; goto done; }
+  memset(pOut, 0, sizeof(*pOut));
+  pOut->nRow = (sqlite3_int64)nGroup;
+  pOut->nRowAlloc = pOut->nRow;
+  pOut->aCol = sqlite3_malloc64(sizeof(ParColumn)*(nOut+1));
+  if( pOut->aCol==0 ){ rc = SQLITE_NOMEM; goto done; }
+  memset(pOut->aCol, 0, sizeof(ParColumn)*(nOut+1));
+  pOut->nCol = nOut;
+  for(k=0; k<nOut && rc==SQLITE_OK; k++){
+    char zName[32];
+    sqlite3_snprintf(sizeof(zName), zName, "c%d", k);
+    rc = outColumn(pOut, k, zName);
+  }
+  if( rc ) goto done;
+
+  /* Combine each group's chunks in order and finish the aggregates. */
+  {
+    sqlite3_int64 gi;
+    int iDecide = pPlan->iDecide;
+    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 64) reduction(|:bOverflow)
+    for(gi=0; gi<(sqlite3_int64)nGroup; gi++){
+      size_t c0, c;
+      int j;
+      sqlite3_int64 iBare = -1;
+      /* The first chunk of group gi: chunks are in group order. */
+      size_t lo = 0, hi = nChunk;
+      while( lo<hi ){
+        size_t mid = (lo+hi)/2;
+        if( aChunkGroup[mid] < (size_t)gi ) lo = mid+1; else hi = mid;
+      }
+      c0 = lo;
+      for(c=c0+1; c<nChunk && aChunkGroup[c]==(size_t)gi; c++){
+        for(j=0; j<nAgg; j++) accCombine(&aRun[j], &aAcc[c0*nAgg+j], &aAcc[c*nAgg+j]);
+      }
+      /* Bare columns: SQLite loads them on every row where the deciding
+      ** min/max did not skip, that is up to the row that set its final
+      ** value; without one (or with only NULLs), up to the last row. */
+      if( aOff[gi+1]>aOff[gi] ) iBare = aPerm[aOff[gi+1]-1];
+      if( iDecide>=0 && aAcc[c0*nAgg+iDecide].iBest>=0 ) iBare = aAcc[c0*nAgg+iDecide].iBest;
+      for(j=0; j<nAgg; j++){
+        const ParAcc *a = &aAcc[c0*nAgg+j];
+        ParColumn *pDst = &pOut->aCol[j];
+        switch( aRun[j].pAgg->eFunc ){
+          case PAR_AGG_COUNT_STAR: case PAR_AGG_COUNT:
+            pDst->aType[gi] = SQLITE_INTEGER;
+            pDst->aVal[gi] = (uint64_t)a->n;
+            break;
+          case PAR_AGG_SUM:
+            if( a->n==0 ) break;
+            if( a->iMin < INT64_MIN || a->iMax > INT64_MAX ){
+              bOverflow = 1;
+            }else if( a->bApprox ){
+              outFloat(pDst, gi, a->rS + a->rC);
+            }else{
+              pDst->aType[gi] = SQLITE_INTEGER;
+              pDst->aVal[gi] = (uint64_t)(sqlite3_int64)a->iSum;
+            }
+            break;
+          case PAR_AGG_TOTAL:
+            outFloat(pDst, gi, a->rS + a->rC);
+            break;
+          case PAR_AGG_AVG:
+            if( a->n>0 ) outFloat(pDst, gi, (a->rS + a->rC)/(double)a->n);
+            break;
+          case PAR_AGG_MIN: case PAR_AGG_MAX:
+            outCopy(pDst, gi, aRun[j].pArg, a->iBest);
+            break;
+          default:
+            break;
+        }
+      }
+      for(j=0; j<pPlan->nBare; j++){
+        outCopy(&pOut->aCol[nAgg+j], gi, &pIn->aCol[pPlan->aBareCol[j]], iBare);
+      }
+    }
+  }
+  if( bOverflow ){
+    *pzErr = sqlite3_mprintf("integer overflow");
+    rc = SQLITE_ERROR;
+    goto done;
+  }
+  /* Dictionaries of copied values are borrowed from the input batch. */
+  for(k=0; k<nAgg; k++){
+    int e = pPlan->aAgg[k].eFunc;
+    if( e==PAR_AGG_MIN || e==PAR_AGG_MAX ){
+      pOut->aCol[k].pDict = aRun[k].pArg->pDict;
+      pOut->aCol[k].bBorrowDict = 1;
+    }
+  }
+  for(k=0; k<pPlan->nBare; k++){
+    pOut->aCol[nAgg+k].pDict = pIn->aCol[pPlan->aBareCol[k]].pDict;
+    pOut->aCol[nAgg+k].bBorrowDict = 1;
+  }
+  /* group_concat: serial over groups (strings go to a new dictionary). */
+  for(k=0; k<nAgg && rc==SQLITE_OK; k++){
+    const ParPlanAgg *pA = &pPlan->aAgg[k];
+    ParColumn *pDst = &pOut->aCol[k];
+    if( pA->eFunc!=PAR_AGG_GROUP_CONCAT ) continue;
+    pDst->pDict = sqlite3_malloc(sizeof(ParDict));
+    if( pDst->pDict==0 ){ rc = SQLITE_NOMEM; break; }
+    memset(pDst->pDict, 0, sizeof(ParDict));
+    for(g=0; g<nGroup && rc==SQLITE_OK; g++){
+      sqlite3_int64 nStr = 0;
+      char *z = groupConcat(&pIn->aCol[pA->iText], pA->iSep>=0 ? &pIn->aCol[pA->iSep] : 0,
+                            aRun[k].aFirst, aPerm + aOff[g], aOff[g+1]-aOff[g], &nStr);
+      if( nStr>=0 ){
+        uint32_t iCode = 0;
+        rc = parDictAdd(pOut, pDst->pDict, (const unsigned char*)(z ? z : ""),
+                           nStr, SQLITE_TEXT, &iCode);
+        pDst->aType[g] = SQLITE_TEXT;
+        pDst->aVal[g] = iCode;
+      }
+      sqlite3_free(z);
+    }
+  }
+
+done:
+  if( aRun ){
+    for(k=0; k<nAgg; k++){
+      parNumClear(&aRun[k].num);
+      sqlite3_free(aRun[k].key.a1);
+      sqlite3_free(aRun[k].key.a2);
+      sqlite3_free(aRun[k].aFirst);
+    }
+  }
+  sqlite3_free(aRun);
+  sqlite3_free(aPerm);
+  sqlite3_free(aOff);
+  sqlite3_free(aChunk);
+  sqlite3_free(aChunkGroup);
+  sqlite3_free(aAcc);
+  if( rc ){
+    parBatchFree(pOut);
+    if( *pzErr==0 ) *pzErr = sqlite3_mprintf("%s", sqlite3_errstr(rc));
+    return rc;
+  }
+  *ppOut = pOut;
+  return SQLITE_OK;
+}

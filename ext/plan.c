@@ -1,0 +1,667 @@
+/*
+** plan.c: the planner of parallel views.
+**
+**   ParPlan *p; char *zErr;
+**   parPlanBuild(db, "SELECT region, sum(amount) AS s FROM sales "
+**                    "WHERE year>=2020 GROUP BY region HAVING s > 10", &p, &zErr);
+**   p->zExtract: SELECT region, amount, region FROM sales WHERE year>=2020
+**   p->zFinal:   SELECT _pt2, _pn0 AS s FROM par_rows(?1) WHERE s > 10
+**
+** How it works:
+**  1. The SELECT is prepared on the caller's connection first, so every
+**     error, the authorizer and the schema are SQLite's own.
+**  2. sqlparse.c finds the structure.  Shapes it does not accelerate keep
+**     zWhy and run natively.
+**  3. The extraction query selects the GROUP BY keys (an ordinal or an
+**     alias replaced by its select-list expression, as SQLite resolves
+**     them), each aggregate's argument, and every column reference made
+**     outside aggregates (a "bare" column: SQLite returns its value from
+**     one particular row of the group, see groupby.c), FROM and WHERE
+**     unchanged.  Whether a name is a column is asked of SQLite by
+**     preparing "SELECT name FROM <from>".
+**  4. The final SQL is the select list, HAVING (as WHERE), ORDER BY and
+**     LIMIT with each aggregate call and each column reference replaced by
+**     a column of par_rows(?1), which serves the group-by result.  Bare
+**     columns keep their affinity through par_rows' column names.
+**  5. Both queries must prepare, or the statement runs natively.
+*/
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int parPrepareSelect(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt, char **pzErr){
+  sqlite3_stmt *pStmt = 0, *pNext = 0;
+  const char *zTail = 0;
+  ParToken *aTok;
+  int nTok = 0, rc, bSelect;
+  if( ppStmt ) *ppStmt = 0;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, &zTail);
+  if( rc ){
+    *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    return rc;
+  }
+  if( pStmt==0 ){
+    *pzErr = sqlite3_mprintf("no SELECT statement given");
+    return SQLITE_ERROR;
+  }
+  if( zTail && *zTail ){
+    rc = sqlite3_prepare_v2(db, zTail, -1, &pNext, 0);
+    sqlite3_finalize(pNext);
+    if( rc || pNext ){
+      sqlite3_finalize(pStmt);
+      *pzErr = sqlite3_mprintf("only a single SELECT statement is allowed");
+      return SQLITE_ERROR;
+    }
+  }
+  aTok = parTokenize(zSql, &nTok);
+  if( aTok==0 ){
+    sqlite3_finalize(pStmt);
+    return SQLITE_NOMEM;
+  }
+  bSelect = parTokIs(zSql, &aTok[0], "SELECT") || parTokIs(zSql, &aTok[0], "WITH")
+         || parTokIs(zSql, &aTok[0], "VALUES");
+  sqlite3_free(aTok);
+  if( !bSelect || !sqlite3_stmt_readonly(pStmt) || sqlite3_stmt_isexplain(pStmt)
+   || sqlite3_column_count(pStmt)==0 ){
+    sqlite3_finalize(pStmt);
+    *pzErr = sqlite3_mprintf("not a read-only SELECT statement: %s", zSql);
+    return SQLITE_ERROR;
+  }
+  if( ppStmt ) *ppStmt = pStmt;
+  else sqlite3_finalize(pStmt);
+  return SQLITE_OK;
+}
+
+void parPlanFree(ParPlan *p){
+  int i;
+  if( p==0 ) return;
+  sqlite3_free(p->zSql);
+  sqlite3_free(p->zWhy);
+  sqlite3_free(p->zExtract);
+  sqlite3_free(p->aKeyColl);
+  for(i=0; i<p->nKey; i++) sqlite3_free(p->azKey ? p->azKey[i] : 0);
+  sqlite3_free(p->azKey);
+  for(i=0; i<p->nAgg; i++) sqlite3_free(p->aAgg[i].zText);
+  sqlite3_free(p->aAgg);
+  sqlite3_free(p->aBareCol);
+  sqlite3_free(p->zFinal);
+  sqlite3_free(p);
+}
+
+/* ---- the builder's state ------------------------------------------------------ */
+
+typedef struct ParRepl { int iStart, iEnd; char *zText; } ParRepl;
+
+typedef struct ParBuild {
+  sqlite3 *db;
+  ParSelect *pSel;
+  ParPlan *pPlan;
+  char *zFrom;           /* FROM clause text */
+  int nExpr;             /* extraction columns so far */
+  char **azExpr;         /* their text */
+  int nRepl;             /* replacements in the final SQL */
+  ParRepl *aRepl;
+  int rc;
+} ParBuild;
+
+static void buildNoMem(ParBuild *pB){ pB->rc = SQLITE_NOMEM; }
+
+/* Index of extraction expression zExpr (taking ownership), reusing an
+** identical one. */
+static int buildExpr(ParBuild *pB, char *zExpr){
+  int i;
+  char **az;
+  if( zExpr==0 ){ buildNoMem(pB); return 0; }
+  for(i=0; i<pB->nExpr; i++){
+    if( strcmp(pB->azExpr[i], zExpr)==0 ){
+      sqlite3_free(zExpr);
+      return i;
+    }
+  }
+  az = sqlite3_realloc64(pB->azExpr, (pB->nExpr+1)*sizeof(char*));
+  if( az==0 ){ sqlite3_free(zExpr); buildNoMem(pB); return 0; }
+  pB->azExpr = az;
+  az[pB->nExpr] = zExpr;
+  return pB->nExpr++;
+}
+
+static void buildRepl(ParBuild *pB, ParSpan s, char *zText){
+  ParRepl *a;
+  if( zText==0 ){ buildNoMem(pB); return; }
+  a = sqlite3_realloc64(pB->aRepl, (pB->nRepl+1)*sizeof(ParRepl));
+  if( a==0 ){ sqlite3_free(zText); buildNoMem(pB); return; }
+  pB->aRepl = a;
+  a[pB->nRepl].iStart = s.iStart;
+  a[pB->nRepl].iEnd = s.iEnd;
+  a[pB->nRepl].zText = zText;
+  pB->nRepl++;
+}
+
+/* Does "SELECT zExpr FROM <from>" prepare?  Tells whether a name is a
+** column (or expression) of the FROM clause. */
+static int buildResolves(ParBuild *pB, const char *zExpr){
+  sqlite3_stmt *pStmt = 0;
+  char *zSql = sqlite3_mprintf("SELECT %s FROM %s", zExpr, pB->zFrom);
+  int rc;
+  if( zSql==0 ){ buildNoMem(pB); return 0; }
+  rc = sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0);
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return rc==SQLITE_OK;
+}
+
+/* Is some function named like token pName with nArg arguments an
+** aggregate or window function (other than the ones we accelerate, which
+** never get here)? */
+static int buildIsAggFunc(ParBuild *pB, const char *zName, int nArg){
+  sqlite3_stmt *pStmt = 0;
+  int bAgg = 0;
+  if( sqlite3_prepare_v2(pB->db,
+        "SELECT 1 FROM pragma_function_list WHERE name=?1 COLLATE NOCASE "
+        "AND type IN ('a','w') AND (narg=?2 OR narg<0)", -1, &pStmt, 0) ){
+    sqlite3_finalize(pStmt);
+    return 1;   /* cannot tell: assume the worst */
+  }
+  sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
+  sqlite3_bind_int(pStmt, 2, nArg);
+  bAgg = sqlite3_step(pStmt)==SQLITE_ROW;
+  sqlite3_finalize(pStmt);
+  return bAgg;
+}
+
+/* Text of span s with the replacements that fall inside it applied. */
+static char *buildRewrite(ParBuild *pB, ParSpan s){
+  const char *z = pB->pSel->zSql;
+  sqlite3_str *pStr = sqlite3_str_new(pB->db);
+  int i = s.iStart, k;
+  for(;;){
+    int iNext = -1;
+    /* The replacement starting first at or after i (they never overlap). */
+    for(k=0; k<pB->nRepl; k++){
+      if( pB->aRepl[k].iStart>=i && pB->aRepl[k].iEnd<=s.iEnd
+       && (iNext<0 || pB->aRepl[k].iStart<pB->aRepl[iNext].iStart) ){
+        iNext = k;
+      }
+    }
+    if( iNext<0 ) break;
+    sqlite3_str_append(pStr, z+i, pB->aRepl[iNext].iStart - i);
+    sqlite3_str_appendall(pStr, pB->aRepl[iNext].zText);
+    i = pB->aRepl[iNext].iEnd;
+  }
+  sqlite3_str_append(pStr, z+i, s.iEnd - i);
+  return sqlite3_str_finish(pStr);
+}
+
+/* Affinity letter of PAR_ROWS_AFF for a declared type, by SQLite's rules
+** (datatype3.html section 3.1). */
+static char buildAffinity(const char *zType){
+  char *z;
+  char c = 'n';
+  if( zType==0 ) return 'n';
+  z = sqlite3_mprintf("%s", zType);
+  if( z==0 ) return 'n';
+  for(char *p=z; *p; p++) if( *p>='a' && *p<='z' ) *p -= 'a'-'A';
+  if( strstr(z, "INT") ) c = 'i';
+  else if( strstr(z, "CHAR") || strstr(z, "CLOB") || strstr(z, "TEXT") ) c = 't';
+  else if( strstr(z, "BLOB") || z[0]==0 ) c = 'n';
+  else if( strstr(z, "REAL") || strstr(z, "FLOA") || strstr(z, "DOUB") ) c = 'r';
+  else c = 'u';
+  sqlite3_free(z);
+  return c;
+}
+
+/* Collation SQLite uses for extraction column iCol, whose expression is
+** the token range [iTok, iTokEnd) of the SELECT; PAR_COLL_UNKNOWN when
+** this cannot be told without SQLite's expression tree. */
+static int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
+                          int iTok, int iTokEnd, int bUtf8){
+  const char *z = pB->pSel->zSql;
+  const ParToken *a = pB->pSel->aTok;
+  int i, bChain = 1;
+  if( !bUtf8 ) return PAR_COLL_UNKNOWN;
+  /* "expr COLLATE name" at the top level. */
+  if( iTokEnd-iTok>=3 && parTokIs(z, &a[iTokEnd-2], "COLLATE") ){
+    char *zName = parDequote(z + a[iTokEnd-1].i, a[iTokEnd-1].n);
+    int e = zName ? parCollFromName(zName) : PAR_COLL_UNKNOWN;
+    sqlite3_free(zName);
+    /* Only when no other COLLATE or parenthesis could interfere. */
+    for(i=iTok; i<iTokEnd-2; i++){
+      if( parTokIs(z, &a[i], "COLLATE") || a[i].eType==PT_LP ) return PAR_COLL_UNKNOWN;
+    }
+    return e<0 ? PAR_COLL_UNKNOWN : e;
+  }
+  /* A plain column reference: the column's declared collation. */
+  for(i=iTok; i<iTokEnd; i++){
+    int e = a[i].eType;
+    if( (i-iTok)%2==0 ? (e!=PT_ID && e!=PT_QID) : e!=PT_DOT ) bChain = 0;
+  }
+  if( bChain && pB->pSel->from.iEnd>0 ){
+    const char *zDb = sqlite3_column_database_name(pExtract, iCol);
+    const char *zTab = sqlite3_column_table_name(pExtract, iCol);
+    const char *zCol = sqlite3_column_origin_name(pExtract, iCol);
+    const char *zColl = 0;
+    int e;
+    /* Through a subquery or view, the origin column's collation may not
+    ** be the one SQLite uses. */
+    for(i=pB->pSel->from.iTok; i<pB->pSel->from.iTokEnd; i++){
+      if( parTokIs(z, &a[i], "SELECT") ) return PAR_COLL_UNKNOWN;
+    }
+    if( zTab==0 || zCol==0 ) return PAR_COLL_UNKNOWN;
+    if( sqlite3_table_column_metadata(pB->db, zDb, zTab, zCol, 0, &zColl, 0, 0, 0) ){
+      return PAR_COLL_UNKNOWN;
+    }
+    {
+      /* A view's column: its collation is its expression's. */
+      sqlite3_stmt *pStmt = 0;
+      int bView = 0;
+      char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
+                                   "type='view' AND name=%Q", zDb ? zDb : "main", zTab);
+      if( zSql && sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+        bView = sqlite3_step(pStmt)==SQLITE_ROW;
+      }
+      sqlite3_finalize(pStmt);
+      sqlite3_free(zSql);
+      if( bView ) return PAR_COLL_UNKNOWN;
+    }
+    e = parCollFromName(zColl);
+    return e<0 ? PAR_COLL_UNKNOWN : e;
+  }
+  /* Any other COLLATE, CAST or unary + may pass a collation up. */
+  for(i=iTok; i<iTokEnd; i++){
+    if( parTokIs(z, &a[i], "COLLATE") || parTokIs(z, &a[i], "CAST") ) return PAR_COLL_UNKNOWN;
+    if( a[i].eType==PT_OP && z[a[i].i]=='+' ) return PAR_COLL_UNKNOWN;
+  }
+  return PAR_COLL_BINARY;
+}
+
+/* ---- building the plan ---------------------------------------------------------- */
+
+static int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg){
+  if( pB->pPlan->zWhy==0 ){
+    pB->pPlan->zWhy = sqlite3_mprintf(zFmt, zArg);
+    if( pB->pPlan->zWhy==0 ) buildNoMem(pB);
+  }
+  return 1;
+}
+
+/* Token range of the expression a GROUP BY term stands for, after
+** resolving an ordinal or an alias as SQLite does. */
+static void buildKeyRange(ParBuild *pB, const ParExpr *pTerm, int *piTok, int *piTokEnd){
+  ParSelect *pSel = pB->pSel;
+  const ParToken *t = &pSel->aTok[pTerm->span.iTok];
+  *piTok = pTerm->span.iTok;
+  *piTokEnd = pTerm->span.iTokEnd;
+  if( pTerm->span.iTokEnd - pTerm->span.iTok != 1 ) return;
+  if( t->eType==PT_NUMBER ){
+    int k = 0, j;
+    for(j=0; j<t->n; j++){
+      char c = pSel->zSql[t->i+j];
+      if( c<'0' || c>'9' || k>100000 ){ k = -1; break; }
+      k = k*10 + (c-'0');
+    }
+    if( k>=1 && k<=pSel->nCol ){
+      *piTok = pSel->aCol[k-1].span.iTok;
+      *piTokEnd = pSel->aCol[k-1].span.iTokEnd;
+    }
+  }else if( t->eType==PT_ID || t->eType==PT_QID ){
+    char *zName = parSpanText(pSel->zSql, pTerm->span);
+    char *zDeq = zName ? parDequote(zName, (int)strlen(zName)) : 0;
+    int j;
+    if( zName && zDeq && !buildResolves(pB, zName) ){
+      for(j=0; j<pSel->nCol; j++){
+        if( pSel->aCol[j].zAlias && sqlite3_stricmp(pSel->aCol[j].zAlias, zDeq)==0 ){
+          *piTok = pSel->aCol[j].span.iTok;
+          *piTokEnd = pSel->aCol[j].span.iTokEnd;
+          break;
+        }
+      }
+    }
+    if( zName==0 || zDeq==0 ) buildNoMem(pB);
+    sqlite3_free(zName);
+    sqlite3_free(zDeq);
+  }
+}
+
+static ParSpan buildTokSpan(ParSelect *pSel, int iTok, int iTokEnd){
+  ParSpan s;
+  s.iTok = iTok;
+  s.iTokEnd = iTokEnd;
+  s.iStart = pSel->aTok[iTok].i;
+  s.iEnd = pSel->aTok[iTokEnd-1].i + pSel->aTok[iTokEnd-1].n;
+  return s;
+}
+
+/* Is the span inside one of the aggregate calls? */
+static int buildInAgg(ParSelect *pSel, ParSpan s){
+  int k;
+  for(k=0; k<pSel->nAgg; k++){
+    if( s.iStart>=pSel->aAgg[k].call.iStart && s.iEnd<=pSel->aAgg[k].call.iEnd ) return 1;
+  }
+  return 0;
+}
+
+static void buildPlan(ParBuild *pB){
+  ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  const char *z = pSel->zSql;
+  int i, k, *aKeyTok = 0;
+  sqlite3_str *pStr;
+  sqlite3_stmt *pExtract = 0;
+  int bUtf8 = 1;
+  int *aBareExpr = 0;    /* extraction column of each bare column */
+  char *aBareAff = 0;    /* its affinity letter */
+  int nBare = 0;
+
+  if( !pSel->bFrom ){ buildWhy(pB, "no FROM clause%s", ""); return; }
+  if( pSel->nAgg==0 && pSel->nGroup==0 ){
+    buildWhy(pB, "no GROUP BY and no aggregate%s", "");
+    return;
+  }
+  for(i=0; i<pSel->nCall; i++){
+    char *zName = parSpanText(z, pSel->aCall[i]);
+    if( zName==0 ){ buildNoMem(pB); return; }
+    if( buildIsAggFunc(pB, zName, pSel->aCallArgc[i]) ){
+      buildWhy(pB, "%s() is an aggregate the kernels do not compute", zName);
+      sqlite3_free(zName);
+      return;
+    }
+    sqlite3_free(zName);
+  }
+  pB->zFrom = parSpanText(z, pSel->from);
+  if( pB->zFrom==0 ){ buildNoMem(pB); return; }
+
+  /* Keys first: extraction columns 0..nKey-1 (not shared with others). */
+  pPlan->nKey = pSel->nGroup;
+  pPlan->aKeyColl = sqlite3_malloc64(sizeof(int)*(pSel->nGroup+1));
+  pPlan->azKey = sqlite3_malloc64(sizeof(char*)*(pSel->nGroup+1));
+  aKeyTok = sqlite3_malloc64(sizeof(int)*2*(pSel->nGroup+1));
+  if( pPlan->aKeyColl==0 || pPlan->azKey==0 || aKeyTok==0 ){ buildNoMem(pB); goto done; }
+  memset(pPlan->azKey, 0, sizeof(char*)*(pSel->nGroup+1));
+  for(i=0; i<pSel->nGroup; i++){
+    int iTok, iTokEnd;
+    char *zKey;
+    buildKeyRange(pB, &pSel->aGroup[i], &iTok, &iTokEnd);
+    aKeyTok[2*i] = iTok;
+    aKeyTok[2*i+1] = iTokEnd;
+    zKey = parSpanText(z, buildTokSpan(pSel, iTok, iTokEnd));
+    pPlan->azKey[i] = parSpanText(z, buildTokSpan(pSel, iTok, iTokEnd));
+    /* Keys take extraction columns 0..nKey-1, in order. */
+    if( zKey==0 ){ buildNoMem(pB); goto done; }
+    {
+      char **az = sqlite3_realloc64(pB->azExpr, (pB->nExpr+1)*sizeof(char*));
+      if( az==0 ){ sqlite3_free(zKey); buildNoMem(pB); goto done; }
+      pB->azExpr = az;
+      az[pB->nExpr++] = zKey;
+    }
+  }
+
+  /* Aggregates: their arguments, and a replacement in the final SQL. */
+  pPlan->aAgg = sqlite3_malloc64(sizeof(ParPlanAgg)*(pSel->nAgg+1));
+  if( pPlan->aAgg==0 ){ buildNoMem(pB); goto done; }
+  memset(pPlan->aAgg, 0, sizeof(ParPlanAgg)*(pSel->nAgg+1));
+  pPlan->nAgg = pSel->nAgg;
+  for(k=0; k<pSel->nAgg && pB->rc==SQLITE_OK; k++){
+    ParAggCall *pA = &pSel->aAgg[k];
+    ParPlanAgg *pP = &pPlan->aAgg[k];
+    pP->eFunc = pA->eFunc;
+    pP->bDistinct = pA->bDistinct;
+    pP->iArg = pP->iText = pP->iSep = -1;
+    pP->zText = parSpanText(z, pA->call);
+    if( pA->nArg>=1 ){
+      pP->iArg = buildExpr(pB, parSpanText(z, pA->aArg[0]));
+    }
+    if( pA->eFunc==PAR_AGG_GROUP_CONCAT ){
+      pP->iText = buildExpr(pB, sqlite3_mprintf("CAST((%.*s) AS TEXT)",
+                  pA->aArg[0].iEnd - pA->aArg[0].iStart, z + pA->aArg[0].iStart));
+      if( pA->nArg==2 ){
+        pP->iSep = buildExpr(pB, sqlite3_mprintf("CAST((%.*s) AS TEXT)",
+                   pA->aArg[1].iEnd - pA->aArg[1].iStart, z + pA->aArg[1].iStart));
+      }
+    }
+    if( PAR_ROWS_MAX<=k ){ buildWhy(pB, "more result columns than par_rows serves%s", ""); goto done; }
+    buildRepl(pB, pA->call, sqlite3_mprintf("_pn%d", k));
+  }
+
+  /* SQLite resets its "min/max hit" flag before each min/max step, so the
+  ** last one it analysed decides which row bare columns come from. */
+  pPlan->iDecide = -1;
+  {
+    int best = -1;
+    for(k=0; k<pSel->nAgg; k++){
+      ParAggCall *pA = &pSel->aAgg[k];
+      int rank, j;
+      if( pA->eFunc!=PAR_AGG_MIN && pA->eFunc!=PAR_AGG_MAX ) continue;
+      rank = 0;
+      if( pSel->bHaving && pA->call.iStart>=pSel->having.span.iStart
+       && pA->call.iEnd<=pSel->having.span.iEnd ) rank = 2;
+      for(j=0; j<pSel->nOrder; j++){
+        if( pA->call.iStart>=pSel->aOrder[j].span.iStart
+         && pA->call.iEnd<=pSel->aOrder[j].span.iEnd ) rank = 1;
+      }
+      rank = rank*(1<<24) + pA->call.iStart;
+      if( rank>best ){ best = rank; pPlan->iDecide = k; }
+      if( pA->bDistinct && pSel->nRef>0 ){
+        buildWhy(pB, "bare columns together with min/max(DISTINCT ...)%s", "");
+        goto done;
+      }
+    }
+  }
+
+  /* Bare column references outside aggregates. */
+  aBareExpr = sqlite3_malloc64(sizeof(int)*(pSel->nRef+1));
+  aBareAff = sqlite3_malloc64(pSel->nRef+1);
+  pPlan->aBareCol = sqlite3_malloc64(sizeof(int)*(pSel->nRef+1));
+  if( aBareExpr==0 || aBareAff==0 || pPlan->aBareCol==0 ){ buildNoMem(pB); goto done; }
+  for(k=0; k<pSel->nRef && pB->rc==SQLITE_OK; k++){
+    ParSpan s = pSel->aRef[k];
+    char *zRef;
+    int iExpr, j, bAlias = 0;
+    if( buildInAgg(pSel, s) ) continue;
+    /* An ORDER BY term that is just a name of the select list's aliases
+    ** means that result column: leave it to the final SQL. */
+    for(j=0; j<pSel->nOrder; j++){
+      if( pSel->aOrder[j].span.iStart==s.iStart && pSel->aOrder[j].span.iEnd==s.iEnd ){
+        char *zDeq = parDequote(z + s.iStart, s.iEnd - s.iStart);
+        int c;
+        for(c=0; zDeq && c<pSel->nCol; c++){
+          if( pSel->aCol[c].zAlias && sqlite3_stricmp(pSel->aCol[c].zAlias, zDeq)==0 ) bAlias = 1;
+        }
+        sqlite3_free(zDeq);
+      }
+    }
+    if( bAlias ) continue;
+    zRef = parSpanText(z, s);
+    if( zRef==0 ){ buildNoMem(pB); goto done; }
+    if( !buildResolves(pB, zRef) ){
+      sqlite3_free(zRef);    /* an alias or a keyword such as TRUE */
+      continue;
+    }
+    iExpr = buildExpr(pB, zRef);
+    for(j=0; j<nBare && aBareExpr[j]!=iExpr; j++){}
+    if( j==nBare ){
+      aBareExpr[nBare++] = iExpr;
+    }
+    if( pPlan->nAgg + j >= PAR_ROWS_MAX ){
+      buildWhy(pB, "more result columns than par_rows serves%s", "");
+      goto done;
+    }
+    /* The affinity letter is filled in below, after preparing. */
+    buildRepl(pB, s, sqlite3_mprintf("_p?%d", pPlan->nAgg + j));
+  }
+  if( pB->rc ) goto done;
+  pPlan->nBare = nBare;
+  memcpy(pPlan->aBareCol, aBareExpr, sizeof(int)*nBare);
+
+  /* The extraction query. */
+  pStr = sqlite3_str_new(pB->db);
+  sqlite3_str_appendall(pStr, "SELECT ");
+  for(i=0; i<pB->nExpr; i++){
+    sqlite3_str_appendf(pStr, "%s%s", i ? ", " : "", pB->azExpr[i]);
+  }
+  if( pB->nExpr==0 ) sqlite3_str_appendall(pStr, "0");
+  sqlite3_str_appendf(pStr, " FROM %s", pB->zFrom);
+  if( pSel->bWhere ){
+    sqlite3_str_appendf(pStr, " WHERE %.*s", pSel->where.iEnd - pSel->where.iStart,
+                        z + pSel->where.iStart);
+  }
+  pPlan->zExtract = sqlite3_str_finish(pStr);
+  pPlan->nExtractCol = pB->nExpr ? pB->nExpr : 1;
+  if( pPlan->zExtract==0 ){ buildNoMem(pB); goto done; }
+  if( sqlite3_prepare_v2(pB->db, pPlan->zExtract, -1, &pExtract, 0) ){
+    buildWhy(pB, "the extraction query does not prepare: %s", sqlite3_errmsg(pB->db));
+    goto done;
+  }
+  {
+    sqlite3_stmt *pEnc = 0;
+    if( sqlite3_prepare_v2(pB->db, "PRAGMA encoding", -1, &pEnc, 0)==SQLITE_OK
+     && sqlite3_step(pEnc)==SQLITE_ROW ){
+      bUtf8 = sqlite3_stricmp((const char*)sqlite3_column_text(pEnc, 0), "UTF-8")==0;
+    }
+    sqlite3_finalize(pEnc);
+  }
+  for(i=0; i<pPlan->nKey; i++){
+    pPlan->aKeyColl[i] = buildCollation(pB, pExtract, i, aKeyTok[2*i], aKeyTok[2*i+1], bUtf8);
+  }
+  for(k=0; k<pPlan->nAgg; k++){
+    ParAggCall *pA = &pSel->aAgg[k];
+    pPlan->aAgg[k].eColl = pA->nArg>=1
+        ? buildCollation(pB, pExtract, pPlan->aAgg[k].iArg, pA->aArg[0].iTok,
+                         pA->aArg[0].iTokEnd, bUtf8)
+        : PAR_COLL_BINARY;
+  }
+  for(k=0; k<nBare; k++){
+    aBareAff[k] = buildAffinity(sqlite3_column_decltype(pExtract, aBareExpr[k]));
+  }
+  for(k=0; k<pB->nRepl; k++){
+    char *zQ = strchr(pB->aRepl[k].zText, '?');
+    if( zQ ){
+      int j = atoi(zQ+1) - pPlan->nAgg;
+      *zQ = aBareAff[j];
+    }
+  }
+
+  /* The final SQL. */
+  pStr = sqlite3_str_new(pB->db);
+  sqlite3_str_appendf(pStr, "SELECT %s", pSel->bDistinct ? "DISTINCT " : "");
+  for(i=0; i<pSel->nCol; i++){
+    char *zItem = buildRewrite(pB, pSel->aCol[i].span);
+    sqlite3_str_appendf(pStr, "%s%s", i ? ", " : "", zItem ? zItem : "");
+    sqlite3_free(zItem);
+    if( pSel->aCol[i].zAlias ){
+      sqlite3_str_appendf(pStr, " AS %.*s", pSel->aCol[i].alias.iEnd - pSel->aCol[i].alias.iStart,
+                          z + pSel->aCol[i].alias.iStart);
+    }
+  }
+  sqlite3_str_appendall(pStr, " FROM par_rows(?1)");
+  if( pSel->bHaving ){
+    char *zH = buildRewrite(pB, pSel->having.span);
+    sqlite3_str_appendf(pStr, " WHERE %s", zH ? zH : "");
+    sqlite3_free(zH);
+  }
+  for(i=0; i<pSel->nOrder; i++){
+    char *zO = buildRewrite(pB, pSel->aOrder[i].span);
+    sqlite3_str_appendf(pStr, "%s%s %.*s", i ? ", " : " ORDER BY ", zO ? zO : "",
+                        pSel->aOrder[i].suffix.iEnd - pSel->aOrder[i].suffix.iStart,
+                        z + pSel->aOrder[i].suffix.iStart);
+    sqlite3_free(zO);
+  }
+  if( pSel->bLimit ){
+    sqlite3_str_appendf(pStr, " LIMIT %.*s", pSel->limit.iEnd - pSel->limit.iStart,
+                        z + pSel->limit.iStart);
+  }
+  pPlan->zFinal = sqlite3_str_finish(pStr);
+  if( pPlan->zFinal==0 ){ buildNoMem(pB); goto done; }
+  {
+    sqlite3_stmt *pFinal = 0;
+    if( sqlite3_prepare_v2(pB->db, pPlan->zFinal, -1, &pFinal, 0) ){
+      buildWhy(pB, "the final query does not prepare: %s", sqlite3_errmsg(pB->db));
+    }
+    sqlite3_finalize(pFinal);
+  }
+
+done:
+  sqlite3_finalize(pExtract);
+  sqlite3_free(aKeyTok);
+  sqlite3_free(aBareExpr);
+  sqlite3_free(aBareAff);
+}
+
+int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr){
+  ParSelect sel;
+  ParBuild b;
+  ParPlan *pPlan;
+  int rc, i;
+
+  *ppPlan = 0;
+  *pzErr = 0;
+  rc = parPrepareSelect(db, zSql, 0, pzErr);
+  if( rc ) return rc;
+  pPlan = sqlite3_malloc(sizeof(*pPlan));
+  if( pPlan==0 ) return SQLITE_NOMEM;
+  memset(pPlan, 0, sizeof(*pPlan));
+  pPlan->zSql = sqlite3_mprintf("%s", zSql);
+  rc = parSelectParse(zSql, &sel);
+  if( rc==SQLITE_OK && pPlan->zSql ){
+    if( sel.zWhy ){
+      pPlan->zWhy = sqlite3_mprintf("%s", sel.zWhy);
+    }else{
+      memset(&b, 0, sizeof(b));
+      b.db = db;
+      b.pSel = &sel;
+      b.pPlan = pPlan;
+      buildPlan(&b);
+      rc = b.rc;
+      for(i=0; i<b.nExpr; i++) sqlite3_free(b.azExpr[i]);
+      sqlite3_free(b.azExpr);
+      for(i=0; i<b.nRepl; i++) sqlite3_free(b.aRepl[i].zText);
+      sqlite3_free(b.aRepl);
+      sqlite3_free(b.zFrom);
+    }
+  }else if( rc==SQLITE_OK ){
+    rc = SQLITE_NOMEM;
+  }
+  parSelectClear(&sel);
+  if( rc ){
+    parPlanFree(pPlan);
+    return rc;
+  }
+  *ppPlan = pPlan;
+  return SQLITE_OK;
+}
+
+static const char *azCollName[] = { "BINARY", "NOCASE", "RTRIM" };
+
+char *parPlanExplain(const ParPlan *p){
+  sqlite3_str *pStr = sqlite3_str_new(0);
+  int i;
+  if( p->zWhy ){
+    sqlite3_str_appendf(pStr, "native: the whole SELECT runs in SQLite (not "
+                        "accelerated: %s)\n", p->zWhy);
+    return sqlite3_str_finish(pStr);
+  }
+  sqlite3_str_appendf(pStr, "extract: serial, on the caller's connection: %s\n",
+                      p->zExtract);
+  if( p->nKey==0 ){
+    sqlite3_str_appendall(pStr, "group-by: no GROUP BY: one group\n");
+  }else{
+    sqlite3_str_appendf(pStr, "group-by: %d key%s:", p->nKey, p->nKey>1 ? "s" : "");
+    for(i=0; i<p->nKey; i++){
+      int e = p->aKeyColl[i];
+      sqlite3_str_appendf(pStr, "%s %s (%s)", i ? "," : "", p->azKey[i],
+                          e>=0 ? azCollName[e] : "collation unknown: native if text");
+    }
+    sqlite3_str_appendall(pStr, "; strategy chosen from the data: counting sort "
+                          "(per-thread histograms) when one key spans few values, "
+                          "else radix sort of the key words\n");
+  }
+  sqlite3_str_appendall(pStr, "aggregates:");
+  for(i=0; i<p->nAgg; i++){
+    sqlite3_str_appendf(pStr, "%s %s", i ? "," : "", p->aAgg[i].zText);
+  }
+  if( p->nAgg==0 ) sqlite3_str_appendall(pStr, " none");
+  sqlite3_str_appendf(pStr, "\nbare columns: %d (values of SQLite's row of each group)\n",
+                      p->nBare);
+  sqlite3_str_appendf(pStr, "final (SQLite over the group-by result): %s\n", p->zFinal);
+  return sqlite3_str_finish(pStr);
+}

@@ -1,0 +1,70 @@
+/*
+** plan.h: from a SELECT's text to a plan: extraction query -> group-by
+** operator -> final SQL evaluated by SQLite over the operator's result.
+*/
+#ifndef PAR_PLAN_H
+#define PAR_PLAN_H
+
+#include "batch.h"
+#include "sqlparse.h"
+
+/* Columns of the result batch are handed to the final SQL through the
+** table-valued function par_rows(?1): column j of the batch is available
+** under the name "_p<a><j>", where <a> picks the column affinity SQLite
+** applies in comparisons: n (none), i (INTEGER), r (REAL), t (TEXT),
+** u (NUMERIC).  At most PAR_ROWS_MAX batch columns. */
+#define PAR_ROWS_MAX 100
+#define PAR_ROWS_AFF "nirtu"
+
+/* Collation of a key, min/max or DISTINCT argument: PAR_COLL_* or this
+** when the planner cannot tell (the query then runs natively if the
+** column turns out to hold text). */
+#define PAR_COLL_UNKNOWN (-1)
+
+typedef struct ParPlanAgg ParPlanAgg;
+struct ParPlanAgg {
+  int eFunc;         /* PAR_AGG_* */
+  int bDistinct;
+  int iArg;          /* extraction column of the argument, or -1 */
+  int iText;         /* group_concat: extraction column of the argument
+                     ** as TEXT */
+  int iSep;          /* group_concat: extraction column of the separator
+                     ** as TEXT, or -1 for the default ',' */
+  int eColl;         /* min, max, DISTINCT: collation of the argument */
+  char *zText;       /* the call as written, for par_explain */
+};
+
+typedef struct ParPlan ParPlan;
+struct ParPlan {
+  char *zSql;        /* the SELECT as given */
+  char *zWhy;        /* NULL: accelerated; else why it runs natively */
+  char *zExtract;    /* extraction query */
+  int nKey;          /* extraction columns 0..nKey-1: the GROUP BY keys */
+  int *aKeyColl;     /* collation of each key */
+  char **azKey;      /* each key's text, for par_explain */
+  int nAgg;
+  ParPlanAgg *aAgg;  /* result column j<nAgg: aggregate j */
+  int nBare;         /* result column nAgg+k: bare column k, the value of */
+  int *aBareCol;     /* extraction column aBareCol[k] in the group's row
+                     ** SQLite takes bare columns from */
+  int nExtractCol;   /* columns of the extraction query */
+  int iDecide;       /* the min/max aggregate whose updates choose the row
+                     ** of bare columns (SQLite's last in its analysis
+                     ** order: select list, ORDER BY, HAVING), or -1 */
+  char *zFinal;      /* final SQL over par_rows(?1) */
+};
+
+/* Plan zSql on db.  Returns SQLITE_OK with *ppPlan set (accelerated or
+** not: see zWhy), or an error code with *pzErr set (SQLite's own message
+** when the SELECT does not prepare). */
+int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr);
+void parPlanFree(ParPlan *p);
+
+/* The plan as text, for par_explain(). */
+char *parPlanExplain(const ParPlan *p);
+
+/* Check that zSql is one read-only SELECT statement; on success
+** returns SQLITE_OK and, if ppStmt is not NULL, the prepared statement. */
+int parPrepareSelect(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt, char **pzErr);
+
+#endif /* PAR_PLAN_H */

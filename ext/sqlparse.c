@@ -1,0 +1,543 @@
+/*
+** sqlparse.c: SQLite's lexical rules and the structure of a SELECT.
+**
+**   ParSelect s;
+**   parSelectParse("SELECT region, sum(amount) FROM sales GROUP BY 1", &s);
+**   s.aCol[1].span, s.aAgg[0] (sum, argument "amount"), s.from, s.aGroup[0]
+**   parSelectClear(&s);
+**
+** How it works:
+**  1. parTokenize() splits the text the way SQLite's tokenizer does:
+**     identifiers in all four quoting styles, 'strings' with '' escapes,
+**     x'blobs', numbers (with exponents and hex), parameters, comments.
+**  2. parSelectParse() walks the tokens: SELECT [DISTINCT|ALL] items FROM
+**     ... WHERE ... GROUP BY ... HAVING ... ORDER BY ... LIMIT ..., tracking
+**     parenthesis depth so that clause keywords inside subqueries and
+**     function calls do not end a clause.  Expressions stay source spans.
+**  3. In the select list, HAVING and ORDER BY it records every aggregate
+**     call it accelerates (count, sum, total, avg, min, max, group_concat),
+**     every other function call (the planner asks SQLite whether it is an
+**     aggregate), and every identifier chain that may be a column
+**     reference (the planner asks SQLite whether it is one).
+**  Anything else (WITH, compound SELECTs, windows, FILTER, subqueries in
+**  those clauses, SELECT *) sets zWhy: the statement then runs natively.
+*/
+#include "sqlparse.h"
+
+#include <ctype.h>
+#include <string.h>
+
+/* ---- tokenizer ------------------------------------------------------------- */
+
+static int parIdChar(unsigned char c){
+  return isalnum(c) || c=='_' || c=='$' || c>=0x80;
+}
+
+ParToken *parTokenize(const char *zSql, int *pnTok){
+  const unsigned char *z = (const unsigned char*)zSql;
+  int nAlloc = 64, nTok = 0, i = 0;
+  ParToken *a = sqlite3_malloc64(nAlloc*sizeof(ParToken));
+  if( a==0 ) return 0;
+  for(;;){
+    int e, n = 1;
+    unsigned char c = z[i];
+    if( c==0 ){
+      e = PT_EOF;
+      n = 0;
+    }else if( isspace(c) ){
+      i++;
+      continue;
+    }else if( c=='-' && z[i+1]=='-' ){
+      while( z[i] && z[i]!='\n' ) i++;
+      continue;
+    }else if( c=='/' && z[i+1]=='*' ){
+      i += 2;
+      while( z[i] && !(z[i]=='*' && z[i+1]=='/') ) i++;
+      if( z[i] ) i += 2;
+      continue;
+    }else if( (c=='x' || c=='X') && z[i+1]=='\'' ){
+      e = PT_BLOB;
+      n = 2;
+      while( z[i+n] && z[i+n]!='\'' ) n++;
+      if( z[i+n] ) n++;
+    }else if( c=='\'' || c=='"' || c=='`' || c=='[' ){
+      unsigned char cEnd = c=='[' ? ']' : c;
+      e = c=='\'' ? PT_STRING : PT_QID;
+      for(;;){
+        if( z[i+n]==0 ){ e = PT_ILLEGAL; break; }
+        if( z[i+n]==cEnd ){
+          if( cEnd!=']' && z[i+n+1]==cEnd ){ n += 2; continue; }
+          n++;
+          break;
+        }
+        n++;
+      }
+    }else if( isdigit(c) || (c=='.' && isdigit(z[i+1])) ){
+      e = PT_NUMBER;
+      if( c=='0' && (z[i+1]=='x' || z[i+1]=='X') && isxdigit(z[i+2]) ){
+        n = 2;
+        while( isxdigit(z[i+n]) ) n++;
+      }else{
+        n = 0;
+        while( isdigit(z[i+n]) ) n++;
+        if( z[i+n]=='.' ){ n++; while( isdigit(z[i+n]) ) n++; }
+        if( (z[i+n]=='e' || z[i+n]=='E')
+         && (isdigit(z[i+n+1])
+             || ((z[i+n+1]=='+' || z[i+n+1]=='-') && isdigit(z[i+n+2]))) ){
+          n += 2;
+          while( isdigit(z[i+n]) ) n++;
+        }
+      }
+      /* "12abc" is one illegal token to SQLite; glue the rest on. */
+      while( parIdChar(z[i+n]) ){ n++; e = PT_ILLEGAL; }
+    }else if( parIdChar(c) ){
+      e = PT_ID;
+      while( parIdChar(z[i+n]) ) n++;
+    }else if( c=='?' ){
+      e = PT_VARIABLE;
+      while( isdigit(z[i+n]) ) n++;
+    }else if( c==':' || c=='@' || c=='$' || c=='#' ){
+      e = PT_VARIABLE;
+      while( parIdChar(z[i+n]) ) n++;
+    }else{
+      switch( c ){
+        case '(': e = PT_LP; break;
+        case ')': e = PT_RP; break;
+        case ',': e = PT_COMMA; break;
+        case '.': e = PT_DOT; break;
+        case ';': e = PT_SEMI; break;
+        case '*': e = PT_STAR; break;
+        default:
+          e = PT_OP;
+          if( (c=='|' && z[i+1]=='|') || (c=='<' && strchr("=>", z[i+1]) && z[i+1])
+           || (c=='>' && z[i+1]=='=') || (c=='=' && z[i+1]=='=')
+           || (c=='!' && z[i+1]=='=') || (c=='<' && z[i+1]=='<')
+           || (c=='>' && z[i+1]=='>') || (c=='-' && z[i+1]=='>') ){
+            n = 2;
+            if( c=='-' && z[i+2]=='>' ) n = 3;
+          }
+          break;
+      }
+    }
+    if( nTok==nAlloc ){
+      ParToken *aNew;
+      nAlloc *= 2;
+      aNew = sqlite3_realloc64(a, nAlloc*sizeof(ParToken));
+      if( aNew==0 ){ sqlite3_free(a); return 0; }
+      a = aNew;
+    }
+    a[nTok].eType = e;
+    a[nTok].i = i;
+    a[nTok].n = n;
+    nTok++;
+    if( e==PT_EOF ) break;
+    i += n;
+  }
+  *pnTok = nTok;
+  return a;
+}
+
+int parTokIs(const char *zSql, const ParToken *t, const char *zKw){
+  int n = (int)strlen(zKw);
+  return t->eType==PT_ID && t->n==n && sqlite3_strnicmp(zSql + t->i, zKw, n)==0;
+}
+
+char *parSpanText(const char *zSql, ParSpan s){
+  return sqlite3_mprintf("%.*s", s.iEnd - s.iStart, zSql + s.iStart);
+}
+
+char *parDequote(const char *z, int n){
+  char *zOut = sqlite3_malloc(n+1);
+  char q;
+  int i, j = 0;
+  if( zOut==0 ) return 0;
+  q = n>0 ? z[0] : 0;
+  if( q=='"' || q=='\'' || q=='`' || q=='[' ){
+    char qEnd = q=='[' ? ']' : q;
+    for(i=1; i<n-1; i++){
+      zOut[j++] = z[i];
+      if( z[i]==qEnd && qEnd!=']' && i+1<n-1 && z[i+1]==qEnd ) i++;
+    }
+  }else{
+    memcpy(zOut, z, n);
+    j = n;
+  }
+  zOut[j] = 0;
+  return zOut;
+}
+
+/* ---- parser ------------------------------------------------------------------ */
+
+typedef struct ParParse {
+  ParSelect *p;
+  const char *z;
+  ParToken *a;
+  int i;             /* current token */
+  int rc;            /* SQLITE_NOMEM once an allocation failed */
+} ParParse;
+
+static int isKw(ParParse *pP, int i, const char *zKw){
+  return parTokIs(pP->z, &pP->a[i], zKw);
+}
+
+static void setWhy(ParParse *pP, const char *zWhy){
+  if( pP->p->zWhy==0 ){
+    pP->p->zWhy = sqlite3_mprintf("%s", zWhy);
+    if( pP->p->zWhy==0 ) pP->rc = SQLITE_NOMEM;
+  }
+}
+
+/* Keywords that end a clause at parenthesis depth 0. */
+static int isClauseEnd(ParParse *pP, int i){
+  static const char *az[] = { "FROM", "WHERE", "GROUP", "HAVING", "ORDER",
+    "LIMIT", "WINDOW", "UNION", "INTERSECT", "EXCEPT" };
+  int k;
+  const ParToken *t = &pP->a[i];
+  if( t->eType==PT_EOF || t->eType==PT_SEMI ) return 1;
+  if( t->eType!=PT_ID ) return 0;
+  for(k=0; k<(int)(sizeof(az)/sizeof(az[0])); k++){
+    if( isKw(pP, i, az[k]) ){
+      /* "x IS [NOT] DISTINCT FROM y" is an operator, not a FROM clause. */
+      if( k==0 && i>=2 && isKw(pP, i-1, "DISTINCT")
+       && (isKw(pP, i-2, "IS") || (i>=3 && isKw(pP, i-2, "NOT") && isKw(pP, i-3, "IS"))) ){
+        return 0;
+      }
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Words that are operators or literals inside expressions: never a column
+** reference and never an implicit alias. */
+static int isExprKeyword(ParParse *pP, int i){
+  static const char *az[] = { "AND", "OR", "NOT", "IS", "IN", "LIKE", "GLOB",
+    "MATCH", "REGEXP", "BETWEEN", "ESCAPE", "CASE", "WHEN", "THEN", "ELSE",
+    "END", "CAST", "AS", "COLLATE", "NULL", "ISNULL", "NOTNULL", "EXISTS",
+    "DISTINCT", "ALL", "FILTER", "OVER", "SELECT", "ASC", "DESC", "NULLS",
+    "RAISE", "CURRENT_TIME", "CURRENT_DATE", "CURRENT_TIMESTAMP", "FROM",
+    "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "BY", "VALUES" };
+  int k;
+  for(k=0; k<(int)(sizeof(az)/sizeof(az[0])); k++){
+    if( isKw(pP, i, az[k]) ) return 1;
+  }
+  return 0;
+}
+
+static int isName(ParParse *pP, int i){
+  int e = pP->a[i].eType;
+  return (e==PT_ID && !isExprKeyword(pP, i)) || e==PT_QID;
+}
+
+static void *growArray(ParParse *pP, void *a, int n, size_t sz){
+  /* Arrays grow at powers of two. */
+  if( (n & (n-1))==0 ){
+    void *aNew = sqlite3_realloc64(a, (sqlite3_uint64)(n ? n*2 : 1)*sz);
+    if( aNew==0 ){ pP->rc = SQLITE_NOMEM; return 0; }
+    return aNew;
+  }
+  return a;
+}
+
+static ParSpan spanOf(ParParse *pP, int iFirst, int iEnd){
+  ParSpan s;
+  s.iTok = iFirst;
+  s.iTokEnd = iEnd;
+  s.iStart = pP->a[iFirst].i;
+  s.iEnd = iEnd>iFirst ? pP->a[iEnd-1].i + pP->a[iEnd-1].n : s.iStart;
+  return s;
+}
+
+static int aggFunc(ParParse *pP, int i){
+  static const struct { const char *z; int e; } aAgg[] = {
+    { "count", PAR_AGG_COUNT }, { "sum", PAR_AGG_SUM }, { "total", PAR_AGG_TOTAL },
+    { "avg", PAR_AGG_AVG }, { "min", PAR_AGG_MIN }, { "max", PAR_AGG_MAX },
+    { "group_concat", PAR_AGG_GROUP_CONCAT },
+  };
+  int k;
+  for(k=0; k<(int)(sizeof(aAgg)/sizeof(aAgg[0])); k++){
+    if( isKw(pP, i, aAgg[k].z) ) return aAgg[k].e;
+  }
+  return -1;
+}
+
+/* Index of the token after the parenthesis that closes the one at iLp. */
+static int skipParens(ParParse *pP, int iLp){
+  int d = 0, i;
+  for(i=iLp; pP->a[i].eType!=PT_EOF; i++){
+    if( pP->a[i].eType==PT_LP ) d++;
+    if( pP->a[i].eType==PT_RP && --d==0 ) return i+1;
+  }
+  return i;
+}
+
+/* Scan the expression of tokens [iFirst, iEnd) of the select list, HAVING
+** or ORDER BY: record aggregate calls, other calls and names that may be
+** column references. */
+static void scanExpr(ParParse *pP, int iFirst, int iEnd){
+  ParSelect *p = pP->p;
+  int i = iFirst;
+  while( i<iEnd && pP->rc==SQLITE_OK ){
+    const ParToken *t = &pP->a[i];
+    if( t->eType==PT_LP && i+1<iEnd && isKw(pP, i+1, "SELECT") ){
+      setWhy(pP, "a subquery in the select list, HAVING or ORDER BY");
+      return;
+    }
+    if( t->eType==PT_ID && i+1<iEnd && pP->a[i+1].eType==PT_LP
+     && (isKw(pP, i, "CAST") || !isExprKeyword(pP, i)) ){
+      int iLp = i+1, iNext = skipParens(pP, iLp), e = aggFunc(pP, i);
+      int nArg = 0, j, d = 0, iArg = iLp+1, bDistinct = 0;
+      ParSpan aArg[3];
+      if( isKw(pP, i, "CAST") ){
+        /* CAST(expr AS type): scan expr, skip the type name. */
+        int iAs = iLp+1;
+        for(d=0; iAs<iNext-1; iAs++){
+          if( pP->a[iAs].eType==PT_LP ) d++;
+          if( pP->a[iAs].eType==PT_RP ) d--;
+          if( d==0 && isKw(pP, iAs, "AS") ) break;
+        }
+        scanExpr(pP, iLp+1, iAs);
+        i = iNext;
+        continue;
+      }
+      if( iNext<iEnd && (isKw(pP, iNext, "FILTER") || isKw(pP, iNext, "OVER")) ){
+        setWhy(pP, isKw(pP, iNext, "OVER") ? "a window function"
+                                            : "an aggregate with FILTER");
+        return;
+      }
+      if( isKw(pP, iArg, "DISTINCT") ){ bDistinct = 1; iArg++; }
+      else if( isKw(pP, iArg, "ALL") ){ iArg++; }
+      /* Split the arguments at commas of depth 1. */
+      if( pP->a[iArg].eType!=PT_RP ){
+        for(j=iArg, d=0; j<iNext; j++){
+          int et = pP->a[j].eType;
+          if( et==PT_LP ) d++;
+          if( (et==PT_COMMA && d==0) || (et==PT_RP && d==0) ){
+            if( nArg<3 ) aArg[nArg] = spanOf(pP, iArg, j);
+            nArg++;
+            iArg = j+1;
+          }
+          if( et==PT_RP ) d--;
+        }
+      }
+      if( e==PAR_AGG_COUNT && nArg==1 && pP->a[iLp+1].eType==PT_STAR
+       && iNext==iLp+3 ){
+        e = PAR_AGG_COUNT_STAR;
+        nArg = 0;
+      }else if( e==PAR_AGG_COUNT && nArg==0 ){
+        e = PAR_AGG_COUNT_STAR;
+      }
+      if( e>=0 && ((e==PAR_AGG_COUNT_STAR && !bDistinct)
+                || (e==PAR_AGG_GROUP_CONCAT && (nArg==1 || nArg==2))
+                || (e!=PAR_AGG_GROUP_CONCAT && e!=PAR_AGG_COUNT_STAR && nArg==1)) ){
+        ParAggCall *pA;
+        if( bDistinct && nArg!=1 ){
+          setWhy(pP, "DISTINCT aggregate with more than one argument");
+          return;
+        }
+        p->aAgg = growArray(pP, p->aAgg, p->nAgg, sizeof(ParAggCall));
+        if( p->aAgg==0 ) return;
+        pA = &p->aAgg[p->nAgg++];
+        memset(pA, 0, sizeof(*pA));
+        pA->eFunc = e;
+        pA->bDistinct = bDistinct;
+        pA->call = spanOf(pP, i, iNext);
+        pA->nArg = nArg;
+        for(j=0; j<nArg && j<2; j++) pA->aArg[j] = aArg[j];
+      }else{
+        /* Another function: its arguments are ordinary expressions. */
+        p->aCall = growArray(pP, p->aCall, p->nCall, sizeof(ParSpan));
+        p->aCallArgc = growArray(pP, p->aCallArgc, p->nCall, sizeof(int));
+        if( p->aCall==0 || p->aCallArgc==0 ) return;
+        p->aCall[p->nCall] = spanOf(pP, i, i+1);
+        p->aCallArgc[p->nCall] = (pP->a[iLp+1].eType==PT_STAR) ? 0 : nArg;
+        p->nCall++;
+        if( bDistinct ){
+          setWhy(pP, "DISTINCT in a call of a function that is not accelerated");
+          return;
+        }
+        scanExpr(pP, iLp+1, iNext-1);
+      }
+      i = iNext;
+      continue;
+    }
+    if( isKw(pP, i, "COLLATE") ){
+      i += 2;   /* the collation name is not a column */
+      continue;
+    }
+    if( t->eType==PT_STAR ){
+      /* Multiplication, or "*" / "t.*" as a select item (caught there). */
+      i++;
+      continue;
+    }
+    if( isName(pP, i) && !(i>iFirst && pP->a[i-1].eType==PT_DOT) ){
+      /* An identifier chain a, a.b or a.b.c. */
+      int j = i+1;
+      while( j+1<iEnd && pP->a[j].eType==PT_DOT
+          && (pP->a[j+1].eType==PT_ID || pP->a[j+1].eType==PT_QID) ){
+        j += 2;
+      }
+      if( j<iEnd && pP->a[j].eType==PT_DOT && j+1<iEnd && pP->a[j+1].eType==PT_STAR ){
+        setWhy(pP, "SELECT table.*");
+        return;
+      }
+      p->aRef = growArray(pP, p->aRef, p->nRef, sizeof(ParSpan));
+      if( p->aRef==0 ) return;
+      p->aRef[p->nRef++] = spanOf(pP, i, j);
+      i = j;
+      continue;
+    }
+    i++;
+  }
+}
+
+/* Parse a comma-separated list of expressions up to a clause end; bItem:
+** select list (aliases), bOrder: ORDER BY terms (ASC/DESC/NULLS). */
+static void parseList(ParParse *pP, ParExpr **paList, int *pnList, int bItem, int bOrder){
+  for(;;){
+    int iFirst = pP->i, iEnd, d = 0;
+    ParExpr *pE;
+    while( pP->rc==SQLITE_OK ){
+      int e = pP->a[pP->i].eType;
+      if( d==0 && (e==PT_COMMA || isClauseEnd(pP, pP->i) || e==PT_RP) ) break;
+      if( e==PT_LP ) d++;
+      if( e==PT_RP ) d--;
+      pP->i++;
+    }
+    iEnd = pP->i;
+    *paList = growArray(pP, *paList, *pnList, sizeof(ParExpr));
+    if( *paList==0 ) return;
+    pE = &(*paList)[(*pnList)++];
+    memset(pE, 0, sizeof(*pE));
+    if( bItem ){
+      int iAlias = -1;
+      if( iEnd-iFirst>=3 && isKw(pP, iEnd-2, "AS") ){
+        iAlias = iEnd-1;
+      }else if( iEnd-iFirst>=2 ){
+        int eL = pP->a[iEnd-1].eType, eP = pP->a[iEnd-2].eType;
+        if( (isName(pP, iEnd-1) || eL==PT_STRING)
+         && (isName(pP, iEnd-2) || eP==PT_QID || eP==PT_STRING || eP==PT_NUMBER
+             || eP==PT_BLOB || eP==PT_VARIABLE || eP==PT_RP
+             || isKw(pP, iEnd-2, "END") || isKw(pP, iEnd-2, "NULL")) ){
+          iAlias = iEnd-1;
+        }
+      }
+      if( iAlias>=0 ){
+        pE->alias = spanOf(pP, iAlias, iAlias+1);
+        pE->zAlias = parDequote(pP->z + pP->a[iAlias].i, pP->a[iAlias].n);
+        if( pE->zAlias==0 ){ pP->rc = SQLITE_NOMEM; return; }
+        iEnd = isKw(pP, iAlias-1, "AS") ? iAlias-1 : iAlias;
+      }
+      if( iEnd-iFirst==1 && pP->a[iFirst].eType==PT_STAR ){
+        setWhy(pP, "SELECT *");
+      }
+    }
+    if( bOrder ){
+      int j = iEnd;
+      if( j-2>=iFirst && isKw(pP, j-2, "NULLS") ) j -= 2;
+      if( j-1>=iFirst && (isKw(pP, j-1, "ASC") || isKw(pP, j-1, "DESC")) ) j--;
+      pE->suffix = spanOf(pP, j, iEnd);
+      iEnd = j;
+    }
+    pE->span = spanOf(pP, iFirst, iEnd);
+    if( bItem || bOrder ) scanExpr(pP, iFirst, iEnd);
+    if( pP->a[pP->i].eType!=PT_COMMA ) return;
+    pP->i++;
+  }
+}
+
+/* Advance to the end of the clause that starts at the current token. */
+static ParSpan parseClause(ParParse *pP){
+  int iFirst = pP->i, d = 0;
+  for(;;){
+    int e = pP->a[pP->i].eType;
+    if( d==0 && (isClauseEnd(pP, pP->i) || e==PT_RP) ) break;
+    if( e==PT_LP ) d++;
+    if( e==PT_RP ) d--;
+    pP->i++;
+  }
+  return spanOf(pP, iFirst, pP->i);
+}
+
+int parSelectParse(const char *zSql, ParSelect *p){
+  ParParse sP;
+  memset(p, 0, sizeof(*p));
+  memset(&sP, 0, sizeof(sP));
+  p->zSql = zSql;
+  p->aTok = parTokenize(zSql, &p->nTok);
+  if( p->aTok==0 ) return SQLITE_NOMEM;
+  sP.p = p;
+  sP.z = zSql;
+  sP.a = p->aTok;
+
+  if( isKw(&sP, 0, "WITH") ){
+    setWhy(&sP, "a WITH clause");
+    return sP.rc;
+  }
+  if( !isKw(&sP, 0, "SELECT") ){
+    setWhy(&sP, "not a plain SELECT");
+    return sP.rc;
+  }
+  sP.i = 1;
+  if( isKw(&sP, sP.i, "DISTINCT") ){ p->bDistinct = 1; sP.i++; }
+  else if( isKw(&sP, sP.i, "ALL") ){ sP.i++; }
+  parseList(&sP, &p->aCol, &p->nCol, 1, 0);
+  if( isKw(&sP, sP.i, "FROM") ){
+    sP.i++;
+    p->bFrom = 1;
+    p->from = parseClause(&sP);
+  }
+  if( isKw(&sP, sP.i, "WHERE") ){
+    sP.i++;
+    p->bWhere = 1;
+    p->where = parseClause(&sP);
+  }
+  if( isKw(&sP, sP.i, "GROUP") && isKw(&sP, sP.i+1, "BY") ){
+    sP.i += 2;
+    parseList(&sP, &p->aGroup, &p->nGroup, 0, 0);
+  }
+  if( isKw(&sP, sP.i, "HAVING") ){
+    int iFirst = ++sP.i;
+    p->bHaving = 1;
+    p->having.span = parseClause(&sP);
+    scanExpr(&sP, iFirst, sP.i);
+  }
+  if( isKw(&sP, sP.i, "WINDOW") ){
+    setWhy(&sP, "a WINDOW clause");
+    return sP.rc;
+  }
+  if( isKw(&sP, sP.i, "UNION") || isKw(&sP, sP.i, "INTERSECT")
+   || isKw(&sP, sP.i, "EXCEPT") ){
+    setWhy(&sP, "a compound SELECT");
+    return sP.rc;
+  }
+  if( isKw(&sP, sP.i, "ORDER") && isKw(&sP, sP.i+1, "BY") ){
+    sP.i += 2;
+    parseList(&sP, &p->aOrder, &p->nOrder, 0, 1);
+  }
+  if( isKw(&sP, sP.i, "LIMIT") ){
+    sP.i++;
+    p->bLimit = 1;
+    p->limit = parseClause(&sP);
+  }
+  if( sP.a[sP.i].eType==PT_SEMI ) sP.i++;
+  if( sP.rc==SQLITE_OK && sP.a[sP.i].eType!=PT_EOF ){
+    setWhy(&sP, "SQL the parser does not follow");
+  }
+  return sP.rc;
+}
+
+void parSelectClear(ParSelect *p){
+  int i;
+  for(i=0; i<p->nCol; i++) sqlite3_free(p->aCol[i].zAlias);
+  sqlite3_free(p->aCol);
+  sqlite3_free(p->aGroup);
+  sqlite3_free(p->aOrder);
+  sqlite3_free(p->aAgg);
+  sqlite3_free(p->aRef);
+  sqlite3_free(p->aCall);
+  sqlite3_free(p->aCallArgc);
+  sqlite3_free(p->aTok);
+  sqlite3_free(p->zWhy);
+  memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,448 @@
+/*
+** view.c: parallel views, the par_rows table-valued function that hands a
+** batch to SQL, and par_explain().
+**
+**   .load ./parallel
+**   CREATE VIRTUAL TABLE temp.by_region USING parallel(
+**     'SELECT region, sum(amount) AS total, count(*) AS n FROM sales
+**      WHERE year >= 2020 GROUP BY region');
+**   SELECT * FROM by_region ORDER BY total DESC;
+**   SELECT par_explain('SELECT region, sum(amount) FROM sales GROUP BY region');
+**
+** How it works:
+**  1. xCreate takes the SELECT (a single-quoted string), prepares it on the
+**     caller's connection (so errors, the authorizer and the schema are
+**     SQLite's own), declares the view's columns with the names and
+**     declared types SQLite reports for it (a duplicate name gets ":1",
+**     ":2"... as in a SQLite view), and plans it (plan.c).  Only the temp
+**     schema may hold a parallel view: a database file must never carry a
+**     definition that runs SQL when someone opens it.
+**  2. Every scan (xFilter) runs the query again, like a view: the
+**     extraction query into a batch (batch.c), the group-by operator
+**     (groupby.c), then the final SQL over par_rows(?1) with the result
+**     batch bound by sqlite3_bind_pointer; the cursor returns that
+**     statement's rows.  A SELECT that is not accelerated runs natively
+**     and the cursor returns its rows.
+**  3. par_rows(batch) serves column j of a batch under the names _pn<j>,
+**     _pi<j>, _pr<j>, _pt<j>, _pu<j> (no affinity, INTEGER, REAL, TEXT,
+**     NUMERIC), so comparisons in the final SQL see the affinity of the
+**     column the value came from.
+*/
+#include "groupby.h"
+
+#include <string.h>
+
+#define PAR_BATCH_PTR "par_batch"
+
+/* ==== par_rows: a batch as rows ============================================== */
+
+typedef struct ParRowsCursor {
+  sqlite3_vtab_cursor base;
+  const ParBatch *pB;      /* not owned */
+  sqlite3_int64 iRow;
+} ParRowsCursor;
+
+#define PAR_ROWS_NAFF 5
+#define PAR_ROWS_HIDDEN (PAR_ROWS_MAX*PAR_ROWS_NAFF)
+
+static int parRowsConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
+                          sqlite3_vtab **ppVtab, char **pzErr){
+  static const char *azType[] = { "", " INTEGER", " REAL", " TEXT", " NUMERIC" };
+  sqlite3_str *pStr = sqlite3_str_new(db);
+  char *zSql;
+  int j, a, rc;
+  sqlite3_str_appendall(pStr, "CREATE TABLE x(");
+  for(j=0; j<PAR_ROWS_MAX; j++){
+    for(a=0; a<PAR_ROWS_NAFF; a++){
+      sqlite3_str_appendf(pStr, "_p%c%d%s, ", PAR_ROWS_AFF[a], j, azType[a]);
+    }
+  }
+  sqlite3_str_appendall(pStr, "batch HIDDEN)");
+  zSql = sqlite3_str_finish(pStr);
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_declare_vtab(db, zSql);
+  sqlite3_free(zSql);
+  if( rc ) return rc;
+  *ppVtab = sqlite3_malloc(sizeof(sqlite3_vtab));
+  if( *ppVtab==0 ) return SQLITE_NOMEM;
+  memset(*ppVtab, 0, sizeof(sqlite3_vtab));
+  return SQLITE_OK;
+}
+
+static int parRowsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
+  int i, bSeen = 0;
+  for(i=0; i<pInfo->nConstraint; i++){
+    const struct sqlite3_index_constraint *p = &pInfo->aConstraint[i];
+    if( p->iColumn!=PAR_ROWS_HIDDEN || p->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
+    if( !p->usable ) return SQLITE_CONSTRAINT;
+    pInfo->aConstraintUsage[i].argvIndex = 1;
+    pInfo->aConstraintUsage[i].omit = 1;
+    bSeen = 1;
+  }
+  pInfo->idxNum = bSeen;
+  pInfo->estimatedCost = bSeen ? 1000.0 : 1e12;
+  pInfo->estimatedRows = 1000;
+  return SQLITE_OK;
+}
+
+static int parRowsDisconnect(sqlite3_vtab *pVtab){
+  sqlite3_free(pVtab);
+  return SQLITE_OK;
+}
+
+static int parRowsOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
+  ParRowsCursor *pCur = sqlite3_malloc(sizeof(*pCur));
+  if( pCur==0 ) return SQLITE_NOMEM;
+  memset(pCur, 0, sizeof(*pCur));
+  *ppCur = &pCur->base;
+  return SQLITE_OK;
+}
+
+static int parRowsClose(sqlite3_vtab_cursor *cur){
+  sqlite3_free(cur);
+  return SQLITE_OK;
+}
+
+static int parRowsFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                         int argc, sqlite3_value **argv){
+  ParRowsCursor *pCur = (ParRowsCursor*)cur;
+  pCur->pB = argc>0 ? sqlite3_value_pointer(argv[0], PAR_BATCH_PTR) : 0;
+  pCur->iRow = 0;
+  return SQLITE_OK;
+}
+
+static int parRowsNext(sqlite3_vtab_cursor *cur){
+  ((ParRowsCursor*)cur)->iRow++;
+  return SQLITE_OK;
+}
+
+static int parRowsEof(sqlite3_vtab_cursor *cur){
+  ParRowsCursor *pCur = (ParRowsCursor*)cur;
+  return pCur->pB==0 || pCur->iRow>=pCur->pB->nRow;
+}
+
+static int parRowsColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
+  ParRowsCursor *pCur = (ParRowsCursor*)cur;
+  int j = i/PAR_ROWS_NAFF;
+  if( i<PAR_ROWS_HIDDEN && j<pCur->pB->nCol ){
+    parColumnResult(&pCur->pB->aCol[j], pCur->iRow, ctx);
+  }
+  return SQLITE_OK;
+}
+
+static int parRowsRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
+  *pRowid = ((ParRowsCursor*)cur)->iRow;
+  return SQLITE_OK;
+}
+
+static sqlite3_module parRowsModule = {
+  0,                   /* iVersion */
+  0,                   /* xCreate: 0 makes it eponymous-only */
+  parRowsConnect,      /* xConnect */
+  parRowsBestIndex,    /* xBestIndex: needs the batch pointer argument */
+  parRowsDisconnect,   /* xDisconnect */
+  0,                   /* xDestroy */
+  parRowsOpen,         /* xOpen */
+  parRowsClose,        /* xClose */
+  parRowsFilter,       /* xFilter: takes the batch */
+  parRowsNext,         /* xNext */
+  parRowsEof,          /* xEof */
+  parRowsColumn,       /* xColumn */
+  parRowsRowid,        /* xRowid */
+  0, 0, 0, 0, 0, 0, 0, /* read-only: no xUpdate, transactions, functions */
+  0, 0, 0, 0           /* xRename .. xShadowName */
+};
+
+/* ==== parallel views =========================================================== */
+
+typedef struct ParView {
+  sqlite3_vtab base;
+  sqlite3 *db;
+  ParContext *pCtx;    /* the connection's settings (not owned) */
+  ParPlan *pPlan;
+} ParView;
+
+typedef struct ParViewCursor {
+  sqlite3_vtab_cursor base;
+  sqlite3_stmt *pStmt;   /* the final SQL, or the native SELECT */
+  ParBatch *pIn;         /* extraction batch: pOut borrows its text */
+  ParBatch *pOut;        /* group-by result, read by pStmt */
+  sqlite3_int64 iRow;
+  int bEof;
+} ParViewCursor;
+
+/* Set the error message of a virtual table, freeing the previous one. */
+static void parViewSetError(sqlite3_vtab *pVtab, const char *zFmt, const char *zArg){
+  sqlite3_free(pVtab->zErrMsg);
+  pVtab->zErrMsg = sqlite3_mprintf(zFmt, zArg);
+}
+
+/* The SQL text of the module argument: one single-quoted string. */
+static char *parViewArgSql(const char *zArg){
+  int n = (int)strlen(zArg);
+  while( n>0 && (zArg[n-1]==' ' || zArg[n-1]=='\t' || zArg[n-1]=='\n' || zArg[n-1]=='\r') ) n--;
+  while( *zArg==' ' || *zArg=='\t' || *zArg=='\n' || *zArg=='\r' ){ zArg++; n--; }
+  if( n<2 || zArg[0]!='\'' || zArg[n-1]!='\'' ) return 0;
+  return parDequote(zArg, n);
+}
+
+static int parViewConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
+                          sqlite3_vtab **ppVtab, char **pzErr){
+  ParView *pView = 0;
+  char *zSql = 0, *zErr = 0;
+  sqlite3_stmt *pStmt = 0;
+  sqlite3_str *pDecl = 0;
+  char **azName = 0;
+  int rc = SQLITE_OK, i, j, nCol;
+
+  *ppVtab = 0;
+  if( sqlite3_stricmp(argv[1], "temp")!=0 ){
+    *pzErr = sqlite3_mprintf("parallel views can only be created in the temp "
+        "schema: CREATE VIRTUAL TABLE temp.%s USING parallel('SELECT ...')", argv[2]);
+    return SQLITE_ERROR;
+  }
+  if( argc!=4 || (zSql = parViewArgSql(argv[3]))==0 ){
+    *pzErr = sqlite3_mprintf("parallel: expected one argument, a SELECT statement "
+                             "in single quotes: USING parallel('SELECT ...')");
+    return SQLITE_ERROR;
+  }
+  rc = parPrepareSelect(db, zSql, &pStmt, &zErr);
+  if( rc ) goto error;
+
+  /* Columns: SQLite's names and declared types, duplicates renamed. */
+  nCol = sqlite3_column_count(pStmt);
+  azName = sqlite3_malloc64(sizeof(char*)*nCol);
+  pDecl = sqlite3_str_new(db);
+  if( azName==0 ){ rc = SQLITE_NOMEM; goto error; }
+  memset(azName, 0, sizeof(char*)*nCol);
+  sqlite3_str_appendall(pDecl, "CREATE TABLE x(");
+  for(i=0; i<nCol && rc==SQLITE_OK; i++){
+    const char *zName = sqlite3_column_name(pStmt, i);
+    const char *zType = sqlite3_column_decltype(pStmt, i);
+    unsigned cnt = 0;
+    char *z = sqlite3_mprintf("%s", zName ? zName : "");
+    for(j=0; z && j<i; j++){
+      if( sqlite3_stricmp(azName[j], z)==0 ){
+        sqlite3_free(z);
+        z = sqlite3_mprintf("%s:%u", zName ? zName : "", ++cnt);
+        j = -1;
+      }
+    }
+    if( z==0 ){ rc = SQLITE_NOMEM; break; }
+    azName[i] = z;
+    sqlite3_str_appendf(pDecl, "%s\"%w\"%s%s", i ? ", " : "", z,
+                        zType ? " " : "", zType ? zType : "");
+  }
+  sqlite3_str_appendall(pDecl, ")");
+  if( rc ) goto error;
+  {
+    char *zDecl = sqlite3_str_finish(pDecl);
+    pDecl = 0;
+    if( zDecl==0 ){ rc = SQLITE_NOMEM; goto error; }
+    rc = sqlite3_declare_vtab(db, zDecl);
+    sqlite3_free(zDecl);
+    if( rc ){
+      zErr = sqlite3_mprintf("cannot declare the view's columns: %s", sqlite3_errmsg(db));
+      goto error;
+    }
+  }
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+
+  pView = sqlite3_malloc(sizeof(*pView));
+  if( pView==0 ){ rc = SQLITE_NOMEM; goto error; }
+  memset(pView, 0, sizeof(*pView));
+  pView->db = db;
+  pView->pCtx = (ParContext*)pAux;
+  rc = parPlanBuild(db, zSql, &pView->pPlan, &zErr);
+  if( rc ) goto error;
+  *ppVtab = &pView->base;
+  goto done;
+
+error:
+  *pzErr = sqlite3_mprintf("parallel: %s", zErr ? zErr : sqlite3_errstr(rc));
+  if( pView ){
+    parPlanFree(pView->pPlan);
+    sqlite3_free(pView);
+  }
+  if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
+done:
+  if( pDecl ) sqlite3_free(sqlite3_str_finish(pDecl));
+  if( azName ){
+    for(i=0; i<sqlite3_column_count(pStmt); i++) sqlite3_free(azName[i]);
+    sqlite3_free(azName);
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  sqlite3_free(zErr);
+  return rc;
+}
+
+static int parViewBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
+  /* Every scan computes the whole SELECT; constraints are left to SQLite. */
+  pInfo->estimatedCost = 1e6;
+  pInfo->estimatedRows = 1000;
+  return SQLITE_OK;
+}
+
+static int parViewDisconnect(sqlite3_vtab *pVtab){
+  ParView *pView = (ParView*)pVtab;
+  parPlanFree(pView->pPlan);
+  sqlite3_free(pView->base.zErrMsg);
+  sqlite3_free(pView);
+  return SQLITE_OK;
+}
+
+static int parViewOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
+  ParViewCursor *pCur = sqlite3_malloc(sizeof(*pCur));
+  if( pCur==0 ) return SQLITE_NOMEM;
+  memset(pCur, 0, sizeof(*pCur));
+  *ppCur = &pCur->base;
+  return SQLITE_OK;
+}
+
+static void parViewCursorReset(ParViewCursor *pCur){
+  sqlite3_finalize(pCur->pStmt);
+  pCur->pStmt = 0;
+  parBatchFree(pCur->pOut);
+  parBatchFree(pCur->pIn);
+  pCur->pOut = pCur->pIn = 0;
+  pCur->iRow = 0;
+  pCur->bEof = 1;
+}
+
+static int parViewClose(sqlite3_vtab_cursor *cur){
+  parViewCursorReset((ParViewCursor*)cur);
+  sqlite3_free(cur);
+  return SQLITE_OK;
+}
+
+/* Step the cursor's statement to its next row. */
+static int parViewStep(ParViewCursor *pCur){
+  ParView *pView = (ParView*)pCur->base.pVtab;
+  int rc = sqlite3_step(pCur->pStmt);
+  if( rc==SQLITE_ROW ){
+    pCur->iRow++;
+    return SQLITE_OK;
+  }
+  pCur->bEof = 1;
+  if( rc==SQLITE_DONE ) return SQLITE_OK;
+  rc = sqlite3_reset(pCur->pStmt);
+  parViewSetError(&pView->base, "%s", sqlite3_errmsg(pView->db));
+  return rc ? rc : SQLITE_ERROR;
+}
+
+static int parViewFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                         int argc, sqlite3_value **argv){
+  ParViewCursor *pCur = (ParViewCursor*)cur;
+  ParView *pView = (ParView*)cur->pVtab;
+  const ParPlan *pPlan = pView->pPlan;
+  char *zErr = 0;
+  int rc = SQLITE_OK, bNative = pPlan->zWhy!=0;
+  const char *zStrategy = 0;
+
+  parViewCursorReset(pCur);
+  pCur->bEof = 0;
+  if( !bNative ){
+    rc = parBatchFromSql(pView->db, pPlan->zExtract, parMemLimit(pView->pCtx),
+                         &pCur->pIn, &zErr);
+    if( rc==SQLITE_OK ){
+      rc = parGroupBy(pView->pCtx, pView->db, pPlan, pCur->pIn, &pCur->pOut,
+                      &bNative, &zErr, &zStrategy);
+    }
+    if( rc ){
+      parViewSetError(&pView->base, "%s", zErr ? zErr : sqlite3_errstr(rc));
+      sqlite3_free(zErr);
+      return rc;
+    }
+  }
+  rc = sqlite3_prepare_v2(pView->db, bNative ? pPlan->zSql : pPlan->zFinal, -1,
+                          &pCur->pStmt, 0);
+  if( rc ){
+    parViewSetError(&pView->base, "%s", sqlite3_errmsg(pView->db));
+    return rc;
+  }
+  if( !bNative ){
+    sqlite3_bind_pointer(pCur->pStmt, 1, pCur->pOut, PAR_BATCH_PTR, 0);
+  }
+  return parViewStep(pCur);
+}
+
+static int parViewNext(sqlite3_vtab_cursor *cur){
+  return parViewStep((ParViewCursor*)cur);
+}
+
+static int parViewEof(sqlite3_vtab_cursor *cur){
+  return ((ParViewCursor*)cur)->bEof;
+}
+
+static int parViewColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
+  ParViewCursor *pCur = (ParViewCursor*)cur;
+  sqlite3_result_value(ctx, sqlite3_column_value(pCur->pStmt, i));
+  return SQLITE_OK;
+}
+
+static int parViewRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
+  *pRowid = ((ParViewCursor*)cur)->iRow;
+  return SQLITE_OK;
+}
+
+static sqlite3_module parViewModule = {
+  0,                   /* iVersion */
+  parViewConnect,      /* xCreate: temp only; prepare, declare, plan */
+  parViewConnect,      /* xConnect: the same */
+  parViewBestIndex,    /* xBestIndex: full scans, SQLite filters */
+  parViewDisconnect,   /* xDisconnect */
+  parViewDisconnect,   /* xDestroy: nothing stored outside memory */
+  parViewOpen,         /* xOpen */
+  parViewClose,        /* xClose */
+  parViewFilter,       /* xFilter: runs the plan */
+  parViewNext,         /* xNext */
+  parViewEof,          /* xEof */
+  parViewColumn,       /* xColumn */
+  parViewRowid,        /* xRowid: the row's position */
+  0, 0, 0, 0, 0, 0, 0, /* read-only: no xUpdate, transactions, functions */
+  0, 0, 0, 0           /* xRename .. xShadowName */
+};
+
+/* ==== par_explain ================================================================ */
+
+static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  const char *zSql = (const char*)sqlite3_value_text(argv[0]);
+  ParPlan *pPlan = 0;
+  char *zErr = 0, *zOut;
+  int rc;
+  if( zSql==0 ){
+    sqlite3_result_error(ctx, "par_explain: the argument must be a SELECT statement", -1);
+    return;
+  }
+  rc = parPlanBuild(sqlite3_context_db_handle(ctx), zSql, &pPlan, &zErr);
+  if( rc ){
+    char *zMsg = sqlite3_mprintf("par_explain: %s", zErr ? zErr : sqlite3_errstr(rc));
+    sqlite3_result_error(ctx, zMsg ? zMsg : "par_explain: error", -1);
+    sqlite3_free(zMsg);
+    sqlite3_free(zErr);
+    return;
+  }
+  zOut = parPlanExplain(pPlan);
+  parPlanFree(pPlan);
+  if( zOut==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, zOut, -1, sqlite3_free);
+}
+
+int parViewRegister(sqlite3 *db, ParContext *pCtx){
+  int rc = sqlite3_create_module_v2(db, "parallel", &parViewModule,
+                                    parContextRef(pCtx), parContextUnref);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_module_v2(db, "par_rows", &parRowsModule, 0, 0);
+  }
+  if( rc==SQLITE_OK ){
+    /* par_explain prepares SQL: never from a trigger or a view. */
+    rc = sqlite3_create_function_v2(db, "par_explain", 1, SQLITE_UTF8|SQLITE_DIRECTONLY,
+                                    parContextRef(pCtx), parExplainFunc, 0, 0,
+                                    parContextUnref);
+  }
+  return rc;
+}
