@@ -6,6 +6,7 @@
 #                        one line "N passed, N failed"
 #   make test-asan       the suite under AddressSanitizer + UBSan only
 #   make bench-kernels   kernel throughput against memcpy, 1 thread vs all
+#   make bench           the queries of DESIGN.md section 5, native vs views
 #
 # Targets that need SQLite's headers, the sqlite3 shell or Debian's python3
 # install them with apt-get when run as root (see tools/deps.sh).
@@ -32,14 +33,14 @@ ASAN_OBJ  = $(patsubst %.c,build/asan/%.o,$(KERNEL_SRC) $(EXT_SRC))
 ASANT_OBJ = $(patsubst %.c,build/asantiny/%.o,$(KERNEL_SRC))
 ASANC_OBJ = $(patsubst %.c,build/asancore/%.o,$(KERNEL_SRC) $(EXT_SRC))
 
-.PHONY: all deps demo test test-plain test-asan bench-kernels clean
+.PHONY: all deps demo test test-plain test-asan bench bench-kernels clean
 all: parallel.so
 
 deps:
 	@sh tools/deps.sh
 
 parallel.so: $(REL_OBJ)
-	$(CC) -shared -fopenmp -Wl,-z,defs -o $@ $(REL_OBJ) $(LDLIBS)
+	$(CC) -shared -fopenmp -Wl,-z,defs -Wl,-z,nodelete -o $@ $(REL_OBJ) $(LDLIBS)
 
 build/rel/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -73,7 +74,7 @@ build/test_batch: $(BTEST_SRC) $(CORE_OBJ) tests/check.h $(HEADERS)
 	$(CC) $(CFLAGS) -DSQLITE_CORE -Iext -Ikernels -o $@ $(BTEST_SRC) $(CORE_OBJ) -lsqlite3 $(LDLIBS)
 
 build/asan/parallel.so: $(ASAN_OBJ)
-	$(CC) -shared -fopenmp $(SANFLAGS) -o $@ $(ASAN_OBJ) $(LDLIBS)
+	$(CC) -shared -fopenmp -Wl,-z,nodelete $(SANFLAGS) -o $@ $(ASAN_OBJ) $(LDLIBS)
 build/asan/test_kernels: $(KTEST_SRC) $(filter build/asan/kernels/%,$(ASAN_OBJ)) tests/check.h $(HEADERS)
 	$(CC) $(CFLAGS) $(SANFLAGS) -Ikernels -o $@ $(KTEST_SRC) $(filter build/asan/kernels/%,$(ASAN_OBJ)) $(LDLIBS)
 build/asan/test_kernels_tiny: $(KTEST_SRC) $(ASANT_OBJ) tests/check.h $(HEADERS)
@@ -104,6 +105,10 @@ build/bench_kernels: bench/bench_kernels.c $(filter build/rel/kernels/%,$(REL_OB
 
 bench-kernels: build/bench_kernels
 	./build/bench_kernels
+
+# make bench: DESIGN.md section 5 (BENCH_ROWS, BENCH_REPS from the environment).
+bench: deps parallel.so
+	/usr/bin/python3 bench/bench.py
 
 clean:
 	rm -rf build parallel.so

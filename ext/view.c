@@ -31,6 +31,13 @@
 #include "groupby.h"
 
 #include <string.h>
+#include <time.h>
+
+static double parNowMs(void){
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec*1e3 + ts.tv_nsec/1e6;
+}
 
 #define PAR_BATCH_PTR "par_batch"
 
@@ -331,38 +338,66 @@ static int parViewStep(ParViewCursor *pCur){
   return rc ? rc : SQLITE_ERROR;
 }
 
+/* Run pPlan: extraction, then the group-by operator.  On success *ppIn
+** and *ppOut hold the batches (NULL and *pbNative set when the SELECT must
+** run natively); aMs[0..1] get the milliseconds of each phase. */
+static int parViewRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
+                      ParBatch **ppIn, ParBatch **ppOut, int *pbNative,
+                      const char **pzStrategy, double *aMs, char **pzErr){
+  double t0 = parNowMs(), t1;
+  int rc;
+  *ppIn = *ppOut = 0;
+  *pbNative = pPlan->zWhy!=0;
+  aMs[0] = aMs[1] = 0;
+  if( *pbNative ) return SQLITE_OK;
+  rc = parBatchFromSql(db, pPlan->zExtract, parMemLimit(pCtx), ppIn, pzErr);
+  t1 = parNowMs();
+  aMs[0] = t1 - t0;
+  if( rc==SQLITE_OK ){
+    rc = parGroupBy(pCtx, db, pPlan, *ppIn, ppOut, pbNative, pzErr, pzStrategy);
+    aMs[1] = parNowMs() - t1;
+  }
+  if( rc || *pbNative ){
+    parBatchFree(*ppOut);
+    parBatchFree(*ppIn);
+    *ppIn = *ppOut = 0;
+  }
+  return rc;
+}
+
+/* Prepare the statement whose rows a scan returns: the final SQL over the
+** group-by result, or the SELECT itself when it runs natively. */
+static int parViewPrepareFinal(sqlite3 *db, const ParPlan *pPlan, ParBatch *pOut,
+                               sqlite3_stmt **ppStmt){
+  int rc = sqlite3_prepare_v2(db, pOut ? pPlan->zFinal : pPlan->zSql, -1, ppStmt, 0);
+  if( rc==SQLITE_OK && pOut ){
+    sqlite3_bind_pointer(*ppStmt, 1, pOut, PAR_BATCH_PTR, 0);
+  }
+  return rc;
+}
+
 static int parViewFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                          int argc, sqlite3_value **argv){
   ParViewCursor *pCur = (ParViewCursor*)cur;
   ParView *pView = (ParView*)cur->pVtab;
-  const ParPlan *pPlan = pView->pPlan;
   char *zErr = 0;
-  int rc = SQLITE_OK, bNative = pPlan->zWhy!=0;
   const char *zStrategy = 0;
+  double aMs[2];
+  int rc, bNative;
 
   parViewCursorReset(pCur);
   pCur->bEof = 0;
-  if( !bNative ){
-    rc = parBatchFromSql(pView->db, pPlan->zExtract, parMemLimit(pView->pCtx),
-                         &pCur->pIn, &zErr);
-    if( rc==SQLITE_OK ){
-      rc = parGroupBy(pView->pCtx, pView->db, pPlan, pCur->pIn, &pCur->pOut,
-                      &bNative, &zErr, &zStrategy);
-    }
-    if( rc ){
-      parViewSetError(&pView->base, "%s", zErr ? zErr : sqlite3_errstr(rc));
-      sqlite3_free(zErr);
-      return rc;
-    }
+  rc = parViewRun(pView->pCtx, pView->db, pView->pPlan, &pCur->pIn, &pCur->pOut,
+                  &bNative, &zStrategy, aMs, &zErr);
+  if( rc ){
+    parViewSetError(&pView->base, "%s", zErr ? zErr : sqlite3_errstr(rc));
+    sqlite3_free(zErr);
+    return rc;
   }
-  rc = sqlite3_prepare_v2(pView->db, bNative ? pPlan->zSql : pPlan->zFinal, -1,
-                          &pCur->pStmt, 0);
+  rc = parViewPrepareFinal(pView->db, pView->pPlan, pCur->pOut, &pCur->pStmt);
   if( rc ){
     parViewSetError(&pView->base, "%s", sqlite3_errmsg(pView->db));
     return rc;
-  }
-  if( !bNative ){
-    sqlite3_bind_pointer(pCur->pStmt, 1, pCur->pOut, PAR_BATCH_PTR, 0);
   }
   return parViewStep(pCur);
 }
@@ -432,6 +467,58 @@ static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   sqlite3_result_text(ctx, zOut, -1, sqlite3_free);
 }
 
+/* par_profile(sql): run the SELECT through the parallel plan once and
+** report where the time went. */
+static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  ParContext *pCtx = (ParContext*)sqlite3_user_data(ctx);
+  const char *zSql = (const char*)sqlite3_value_text(argv[0]);
+  ParPlan *pPlan = 0;
+  ParBatch *pIn = 0, *pOut = 0;
+  sqlite3_stmt *pStmt = 0;
+  const char *zStrategy = "-";
+  char *zErr = 0, *zOut = 0;
+  double aMs[2], t0, tFinal;
+  sqlite3_int64 nRow = 0;
+  int rc, bNative = 0;
+
+  if( zSql==0 ){
+    sqlite3_result_error(ctx, "par_profile: the argument must be a SELECT statement", -1);
+    return;
+  }
+  rc = parPlanBuild(db, zSql, &pPlan, &zErr);
+  if( rc==SQLITE_OK ){
+    rc = parViewRun(pCtx, db, pPlan, &pIn, &pOut, &bNative, &zStrategy, aMs, &zErr);
+  }
+  if( rc==SQLITE_OK ){
+    t0 = parNowMs();
+    rc = parViewPrepareFinal(db, pPlan, pOut, &pStmt);
+    while( rc==SQLITE_OK && (rc = sqlite3_step(pStmt))==SQLITE_ROW ){ nRow++; rc = SQLITE_OK; }
+    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+    if( rc && zErr==0 ) zErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    tFinal = parNowMs() - t0;
+  }
+  if( rc==SQLITE_OK ){
+    zOut = sqlite3_mprintf("{\"mode\":\"%s\",\"extract_ms\":%.3f,\"extract_rows\":%lld,"
+        "\"groupby_ms\":%.3f,\"groups\":%lld,\"strategy\":\"%s\",\"final_ms\":%.3f,"
+        "\"rows\":%lld,\"threads\":%d}",
+        (bNative || pOut==0) ? "native" : "parallel", aMs[0], pIn ? pIn->nRow : 0,
+        aMs[1], pOut ? pOut->nRow : 0, zStrategy ? zStrategy : "-", tFinal, nRow,
+        parThreadsFor(pCtx, pIn ? pIn->nRow : 0));
+    if( zOut ) sqlite3_result_text(ctx, zOut, -1, sqlite3_free);
+    else sqlite3_result_error_nomem(ctx);
+  }else{
+    char *zMsg = sqlite3_mprintf("par_profile: %s", zErr ? zErr : sqlite3_errstr(rc));
+    sqlite3_result_error(ctx, zMsg ? zMsg : "par_profile: error", -1);
+    sqlite3_free(zMsg);
+  }
+  sqlite3_finalize(pStmt);
+  parBatchFree(pOut);
+  parBatchFree(pIn);
+  parPlanFree(pPlan);
+  sqlite3_free(zErr);
+}
+
 int parViewRegister(sqlite3 *db, ParContext *pCtx){
   int rc = sqlite3_create_module_v2(db, "parallel", &parViewModule,
                                     parContextRef(pCtx), parContextUnref);
@@ -442,6 +529,11 @@ int parViewRegister(sqlite3 *db, ParContext *pCtx){
     /* par_explain prepares SQL: never from a trigger or a view. */
     rc = sqlite3_create_function_v2(db, "par_explain", 1, SQLITE_UTF8|SQLITE_DIRECTONLY,
                                     parContextRef(pCtx), parExplainFunc, 0, 0,
+                                    parContextUnref);
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_function_v2(db, "par_profile", 1, SQLITE_UTF8|SQLITE_DIRECTONLY,
+                                    parContextRef(pCtx), parProfileFunc, 0, 0,
                                     parContextUnref);
   }
   return rc;
