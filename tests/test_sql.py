@@ -144,6 +144,45 @@ def test_shell_load():
     assert lines[1] == "1", out.stdout
 
 
+def test_threads_survive_close():
+    """Closing the connection unloads nothing the OpenMP threads still run:
+    a process that used several threads exits cleanly."""
+    code = ("import sqlite3,sys\n"
+            "c=sqlite3.connect(':memory:')\n"
+            "c.enable_load_extension(True)\n"
+            "c.load_extension(sys.argv[1])\n"
+            "c.execute(\"SELECT par_config('min_rows',0), par_config('threads',3)\")\n"
+            "c.execute('CREATE TABLE t(k,v)')\n"
+            "c.execute('WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<50000)"
+            " INSERT INTO t SELECT i%7, i FROM s')\n"
+            "c.execute(\"CREATE VIRTUAL TABLE temp.v USING parallel('SELECT k, sum(v) FROM t GROUP BY k')\")\n"
+            "assert len(c.execute('SELECT * FROM v').fetchall())==7\n"
+            "c.close()\n")
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", code, EXT], capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+
+
+def test_explain_and_profile():
+    c = connect()
+    c.execute("CREATE TABLE t(k, v)")
+    c.executemany("INSERT INTO t VALUES(?, ?)", [(i % 3, i) for i in range(100)])
+    plan = c.execute("SELECT par_explain('SELECT k, sum(v) FROM t GROUP BY k')").fetchone()[0]
+    assert plan.startswith("extract:") and "group-by: 1 key" in plan and "sum(v)" in plan, plan
+    plan = c.execute("SELECT par_explain('SELECT k FROM t UNION SELECT v FROM t')").fetchone()[0]
+    assert plan.startswith("native:") and "compound" in plan, plan
+    prof = c.execute("SELECT par_profile('SELECT k, sum(v) FROM t GROUP BY k')").fetchone()[0]
+    import json
+    prof = json.loads(prof)
+    assert prof["mode"] == "parallel" and prof["extract_rows"] == 100 and prof["groups"] == 3, prof
+    assert prof["rows"] == 3, prof
+    expect_error(c, "SELECT par_explain('SELECT nosuch FROM t')", "no such column: nosuch")
+    expect_error(c, "SELECT par_explain('DELETE FROM t')", "not a read-only SELECT")
+    expect_error(c, "SELECT par_profile(NULL)", "must be a SELECT")
+    assert c.execute("SELECT count(*) FROM t").fetchone()[0] == 100
+
+
 def main():
     tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
     npass = nfail = 0
