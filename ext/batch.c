@@ -30,6 +30,7 @@
 **     entries equal dense ranks.
 */
 #include "batch.h"
+#include "gather.h"
 #include "sort.h"
 
 #include <math.h>
@@ -245,7 +246,7 @@ const uint32_t *parDictRank(ParDict *pD, int eColl){
 
 /* ---- building a batch ---------------------------------------------------- */
 
-static void parColumnClear(ParColumn *pCol){
+void parColumnClear(ParColumn *pCol){
   sqlite3_free(pCol->zName);
   sqlite3_free(pCol->zDeclType);
   sqlite3_free(pCol->aNull);
@@ -665,5 +666,61 @@ int parColumnKeys(ParColumn *pCol, sqlite3_int64 nRow, int eColl, int flags,
   }
   *paKey1 = a1;
   *paKey2 = a2;
+  return SQLITE_OK;
+}
+
+int parColumnGather(const ParColumn *pSrc, const uint32_t *aIdx, sqlite3_int64 nRow,
+                    int nThread, ParColumn *pDst){
+  sqlite3_int64 i, n = nRow ? nRow : 1;
+  memset(pDst, 0, sizeof(*pDst));
+  pDst->eStore = pSrc->eStore;
+  pDst->pDict = pSrc->pDict;
+  pDst->bBorrowDict = 1;
+  if( pSrc->aNull ){
+    sqlite3_int64 nNull = 0;
+    pDst->aNull = sqlite3_malloc64((sqlite3_uint64)parBitmapBytes(n));
+    if( pDst->aNull==0 ) return SQLITE_NOMEM;
+    #pragma omp parallel for num_threads(nThread) schedule(static) reduction(+:nNull)
+    for(i=0; i<parBitmapBytes(nRow); i++){
+      uint8_t b = 0;
+      int k;
+      for(k=0; k<8 && i*8+k<nRow; k++){
+        uint32_t r = aIdx[i*8+k];
+        if( (pSrc->aNull[r>>3] >> (r&7)) & 1 ){
+          b |= (uint8_t)(1<<k);
+          nNull++;
+        }
+      }
+      pDst->aNull[i] = b;
+    }
+    pDst->nNull = nNull;
+  }
+  if( pSrc->aInt ){
+    pDst->aInt = sqlite3_malloc64((sqlite3_uint64)n*8);
+    if( pDst->aInt==0 ) return SQLITE_NOMEM;
+    px_gather_u64((const uint64_t*)pSrc->aInt, aIdx, (uint64_t*)pDst->aInt, (size_t)nRow, nThread);
+  }
+  if( pSrc->aReal ){
+    pDst->aReal = sqlite3_malloc64((sqlite3_uint64)n*8);
+    if( pDst->aReal==0 ) return SQLITE_NOMEM;
+    #pragma omp parallel for num_threads(nThread) schedule(static)
+    for(i=0; i<nRow; i++) pDst->aReal[i] = pSrc->aReal[aIdx[i]];
+  }
+  if( pSrc->aCode ){
+    pDst->aCode = sqlite3_malloc64((sqlite3_uint64)n*4);
+    if( pDst->aCode==0 ) return SQLITE_NOMEM;
+    px_gather_u32(pSrc->aCode, aIdx, pDst->aCode, (size_t)nRow, nThread);
+  }
+  if( pSrc->aType ){
+    pDst->aType = sqlite3_malloc64((sqlite3_uint64)n);
+    if( pDst->aType==0 ) return SQLITE_NOMEM;
+    #pragma omp parallel for num_threads(nThread) schedule(static)
+    for(i=0; i<nRow; i++) pDst->aType[i] = pSrc->aType[aIdx[i]];
+  }
+  if( pSrc->aVal ){
+    pDst->aVal = sqlite3_malloc64((sqlite3_uint64)n*8);
+    if( pDst->aVal==0 ) return SQLITE_NOMEM;
+    px_gather_u64(pSrc->aVal, aIdx, pDst->aVal, (size_t)nRow, nThread);
+  }
   return SQLITE_OK;
 }

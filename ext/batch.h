@@ -102,6 +102,15 @@ int parBatchFromStmt(sqlite3_stmt *pStmt, sqlite3_int64 mxMem,
 
 void parBatchFree(ParBatch *p);
 
+/* Free the arrays of one column (not a borrowed dictionary). */
+void parColumnClear(ParColumn *pCol);
+
+/* pDst = the rows aIdx[0..nRow-1] of pSrc, in that order, in the same
+** storage; pDst borrows pSrc's dictionary.  On error the caller still
+** clears pDst. */
+int parColumnGather(const ParColumn *pSrc, const uint32_t *aIdx, sqlite3_int64 nRow,
+                    int nThread, ParColumn *pDst);
+
 /* Storage class (SQLITE_INTEGER ... SQLITE_NULL) of row iRow. */
 int parColumnType(const ParColumn *pCol, sqlite3_int64 iRow);
 

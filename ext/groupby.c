@@ -46,6 +46,7 @@
 
 #define PAR_DIRECT_MAX 65536   /* counting sort below this many key values */
 #define PAR_CHUNK      65536   /* rows per chunk of a large group */
+#define PAR_DIRECT_ACC 262144  /* most (chunk, key value) accumulators */
 
 /* A value of a batch column: storage class and bits (int64, double bits,
 ** or dictionary code). */
@@ -276,115 +277,90 @@ static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin,
   return SQLITE_OK;
 }
 
-/* Group the rows of pIn by the plan's keys: *paPerm lists the rows group
-** by group (original order inside a group), *paOff the nGroup+1 offsets. */
-static int groupRows(const ParPlan *pPlan, ParBatch *pIn, int nThread,
-                     uint32_t **paPerm, size_t **paOff, size_t *pnGroup,
-                     const char **pzStrategy){
-  size_t n = (size_t)pIn->nRow, i, nGroup = 0;
-  int nWord = 0, k, rc = SQLITE_OK;
-  uint64_t *aaWord[2*PAR_ROWS_MAX];
-  uint32_t *aPerm = sqlite3_malloc64((n ? n : 1)*sizeof(uint32_t));
-  size_t *aOff = 0;
-
-  *paPerm = 0; *paOff = 0; *pnGroup = 0;
-  if( aPerm==0 ) return SQLITE_NOMEM;
-  if( pPlan->nKey==0 ){
-    for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
-    aOff = sqlite3_malloc64(2*sizeof(size_t));
-    if( aOff==0 ){ sqlite3_free(aPerm); return SQLITE_NOMEM; }
-    aOff[0] = 0; aOff[1] = n;
-    *paPerm = aPerm; *paOff = aOff; *pnGroup = 1;
-    *pzStrategy = "one group";
-    return SQLITE_OK;
-  }
-  if( pPlan->nKey > PAR_ROWS_MAX ){ sqlite3_free(aPerm); return SQLITE_ERROR; }
+/* Order-preserving words of the plan's keys, most significant first. */
+static int keyWords(const ParPlan *pPlan, ParBatch *pIn, int nThread,
+                    uint64_t **aaWord, int *pnWord){
+  int k, rc = SQLITE_OK;
+  *pnWord = 0;
   for(k=0; k<pPlan->nKey && rc==SQLITE_OK; k++){
     uint64_t *a1 = 0, *a2 = 0;
     int eColl = pPlan->aKeyColl[k]<0 ? PAR_COLL_BINARY : pPlan->aKeyColl[k];
     rc = parColumnKeys(&pIn->aCol[k], pIn->nRow, eColl, 0, nThread, &a1, &a2);
     if( rc==SQLITE_OK ){
-      aaWord[nWord++] = a1;
-      if( a2 ) aaWord[nWord++] = a2;
+      aaWord[(*pnWord)++] = a1;
+      if( a2 ) aaWord[(*pnWord)++] = a2;
     }
   }
-  if( rc==SQLITE_OK && n>0 ){
-    uint64_t lo = UINT64_MAX, hi = 0;
-    if( nWord==1 ){
-      const uint64_t *w = aaWord[0];
-      #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
-      for(i=0; i<n; i++){
-        if( w[i]<lo ) lo = w[i];
-        if( w[i]>hi ) hi = w[i];
-      }
+  return rc;
+}
+
+/* Sort rows by the key words: *paPerm lists the rows group by group
+** (original order inside a group), *paOff has the nGroup+1 offsets.  With
+** aBin (one word spanning nBin values) a counting sort, else a radix sort
+** word by word, least significant first. */
+static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32_t nBin,
+                      size_t n, int nThread, uint32_t **paPerm, size_t **paOff,
+                      size_t *pnGroup){
+  uint32_t *aPerm = sqlite3_malloc64((n+1)*sizeof(uint32_t));
+  uint8_t *aHead = 0;
+  uint32_t *aStart = 0;
+  size_t *aOff = 0, i, nGroup;
+  int k, rc = SQLITE_OK;
+  if( aPerm==0 ) return SQLITE_NOMEM;
+  if( nWord==0 ){
+    for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
+  }else if( aBin ){
+    rc = countingSort(aBin, n, nBin, aPerm, nThread);
+  }else{
+    uint64_t *aTmp = sqlite3_malloc64((n+1)*sizeof(uint64_t));
+    if( aTmp==0 ) rc = SQLITE_NOMEM;
+    for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
+    for(k=nWord-1; k>=0 && rc==SQLITE_OK; k--){
+      if( k==nWord-1 ) memcpy(aTmp, aaWord[k], n*sizeof(uint64_t));
+      else px_gather_u64(aaWord[k], aPerm, aTmp, n, nThread);
+      rc = parRcFromPx(px_sort_u64_perm(aTmp, aPerm, n, nThread));
     }
-    if( nWord==1 && hi-lo < PAR_DIRECT_MAX ){
-      uint32_t *aBin = sqlite3_malloc64(n*sizeof(uint32_t));
-      const uint64_t *w = aaWord[0];
-      *pzStrategy = "counting sort (few key values)";
-      if( aBin==0 ){
-        rc = SQLITE_NOMEM;
-      }else{
-        #pragma omp parallel for num_threads(nThread)
-        for(i=0; i<n; i++) aBin[i] = (uint32_t)(w[i]-lo);
-        rc = countingSort(aBin, n, (uint32_t)(hi-lo+1), aPerm, nThread);
-        sqlite3_free(aBin);
-      }
-    }else{
-      uint64_t *aTmp = sqlite3_malloc64(n*sizeof(uint64_t));
-      *pzStrategy = "radix sort";
-      if( aTmp==0 ){
-        rc = SQLITE_NOMEM;
-      }else{
-        for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
-        /* Least significant word first; each pass is stable. */
-        for(k=nWord-1; k>=0 && rc==SQLITE_OK; k--){
-          if( k==nWord-1 ) memcpy(aTmp, aaWord[k], n*sizeof(uint64_t));
-          else px_gather_u64(aaWord[k], aPerm, aTmp, n, nThread);
-          rc = parRcFromPx(px_sort_u64_perm(aTmp, aPerm, n, nThread));
-        }
-        sqlite3_free(aTmp);
-      }
-    }
+    sqlite3_free(aTmp);
   }
   if( rc==SQLITE_OK ){
-    /* Head flags where any word changes, then their positions. */
-    uint8_t *aHead = sqlite3_malloc64(n+1);
-    uint32_t *aStart = sqlite3_malloc64((n+1)*sizeof(uint32_t));
-    aOff = sqlite3_malloc64((n+1)*sizeof(size_t));
-    if( aHead==0 || aStart==0 || aOff==0 ){
-      rc = SQLITE_NOMEM;
-    }else{
-      #pragma omp parallel for num_threads(nThread)
-      for(i=0; i<n; i++){
-        int w, bNew = (i==0);
-        for(w=0; w<nWord && !bNew; w++){
-          bNew = aaWord[w][aPerm[i]]!=aaWord[w][aPerm[i-1]];
-        }
-        aHead[i] = (uint8_t)bNew;
-      }
-      nGroup = px_compact_idx(aHead, n, aStart, nThread);
-      for(i=0; i<nGroup; i++) aOff[i] = aStart[i];
-      aOff[nGroup] = n;
-    }
-    sqlite3_free(aHead);
-    sqlite3_free(aStart);
+    aHead = sqlite3_malloc64(n+1);
+    aStart = sqlite3_malloc64((n+1)*sizeof(uint32_t));
+    aOff = sqlite3_malloc64((n+2)*sizeof(size_t));
+    if( aHead==0 || aStart==0 || aOff==0 ) rc = SQLITE_NOMEM;
   }
-  for(k=0; k<nWord; k++) sqlite3_free(aaWord[k]);
+  if( rc==SQLITE_OK ){
+    /* Head flags where any word changes, then their positions.  Without
+    ** keys there is exactly one group, even for no rows. */
+    #pragma omp parallel for num_threads(nThread) schedule(static)
+    for(i=0; i<n; i++){
+      int w, bNew = (i==0);
+      for(w=0; w<nWord && !bNew; w++){
+        bNew = aaWord[w][aPerm[i]]!=aaWord[w][aPerm[i-1]];
+      }
+      aHead[i] = (uint8_t)bNew;
+    }
+    nGroup = px_compact_idx(aHead, n, aStart, nThread);
+    for(i=0; i<nGroup; i++) aOff[i] = aStart[i];
+    if( nWord==0 && nGroup==0 ){ aOff[0] = 0; nGroup = 1; }
+    aOff[nGroup] = n;
+    *pnGroup = nGroup;
+  }
+  sqlite3_free(aHead);
+  sqlite3_free(aStart);
   if( rc ){
     sqlite3_free(aPerm);
     sqlite3_free(aOff);
     return rc;
   }
-  *paPerm = aPerm; *paOff = aOff; *pnGroup = nGroup;
+  *paPerm = aPerm;
+  *paOff = aOff;
   return SQLITE_OK;
 }
 
-/* aFirst[row] = 1 on the first row (in group order) of each distinct value
-** of pArg within its group; NULLs never count. */
-static int markDistinct(const uint32_t *aPerm, const size_t *aOff, size_t nGroup,
-                        const ParColumn *pArg, int eColl, sqlite3_int64 nRow,
-                        int nThread, uint8_t **paFirst){
+/* aFirst[p] = 1 on the first position of each distinct non-NULL value of
+** pArg within its group (groups are the position ranges of aOff). */
+static int markDistinct(const size_t *aOff, size_t nGroup, const ParColumn *pArg,
+                        int eColl, sqlite3_int64 nRow, int nThread, uint8_t **paFirst){
   size_t n = (size_t)nRow, g, i;
   uint64_t *a1 = 0, *a2 = 0, *aTmp = 0, *aGid = 0;
   uint32_t *aOrd = 0;
@@ -395,17 +371,17 @@ static int markDistinct(const uint32_t *aPerm, const size_t *aOff, size_t nGroup
   aOrd = sqlite3_malloc64((n+1)*4);
   if( rc==SQLITE_OK && (aFirst==0 || aTmp==0 || aGid==0 || aOrd==0) ) rc = SQLITE_NOMEM;
   if( rc==SQLITE_OK ){
-    /* Sort the positions in group order by (group, value), stably. */
+    /* Stable sort of the positions by (group, value): LSD, word by word. */
     for(g=0; g<nGroup; g++){
       for(i=aOff[g]; i<aOff[g+1]; i++) aGid[i] = g;
     }
     for(i=0; i<n; i++) aOrd[i] = (uint32_t)i;
     if( a2 ){
-      for(i=0; i<n; i++) aTmp[i] = a2[aPerm[i]];
+      memcpy(aTmp, a2, n*8);
       rc = parRcFromPx(px_sort_u64_perm(aTmp, aOrd, n, nThread));
     }
     if( rc==SQLITE_OK ){
-      for(i=0; i<n; i++) aTmp[i] = a1[aPerm[aOrd[i]]];
+      px_gather_u64(a1, aOrd, aTmp, n, nThread);
       rc = parRcFromPx(px_sort_u64_perm(aTmp, aOrd, n, nThread));
     }
     if( rc==SQLITE_OK ){
@@ -413,12 +389,13 @@ static int markDistinct(const uint32_t *aPerm, const size_t *aOff, size_t nGroup
       rc = parRcFromPx(px_sort_u64_perm(aTmp, aOrd, n, nThread));
     }
     if( rc==SQLITE_OK ){
+      #pragma omp parallel for num_threads(nThread) schedule(static)
       for(i=0; i<n; i++){
-        uint32_t r = aPerm[aOrd[i]];
+        uint32_t r = aOrd[i];
         int bFirst = 1;
         if( i>0 ){
-          uint32_t q = aPerm[aOrd[i-1]];
-          bFirst = aGid[aOrd[i]]!=aGid[aOrd[i-1]] || a1[r]!=a1[q] || (a2 && a2[r]!=a2[q]);
+          uint32_t q = aOrd[i-1];
+          bFirst = aGid[r]!=aGid[q] || a1[r]!=a1[q] || (a2 && a2[r]!=a2[q]);
         }
         aFirst[r] = (uint8_t)(bFirst && parColumnType(pArg, r)!=SQLITE_NULL);
       }
@@ -439,7 +416,7 @@ static int markDistinct(const uint32_t *aPerm, const size_t *aOff, size_t nGroup
 
 /* ---- the result batch ------------------------------------------------------------ */
 
-/* Make column pCol of pOut MIXED with nRow rows. */
+/* Make column iCol of pOut MIXED with pOut->nRow rows, all NULL. */
 static int outColumn(ParBatch *pOut, int iCol, const char *zName){
   ParColumn *pCol = &pOut->aCol[iCol];
   size_t n = (size_t)(pOut->nRow ? pOut->nRow : 1);
@@ -465,25 +442,62 @@ static void outFloat(ParColumn *pDst, sqlite3_int64 i, double r){
   memcpy(&pDst->aVal[i], &r, 8);
 }
 
-/* group_concat of one group into a new string (sqlite3_malloc); *pn its
-** length; NULL with *pn = -1 when no value was concatenated. */
+/* Write the aggregates a[0..nAgg-1] of group gi.  Returns 1 when sum()
+** overflowed (SQLite's "integer overflow" error), else 0. */
+static int outGroup(const ParAggRun *aRun, int nAgg, const ParAcc *a, ParBatch *pOut,
+                    sqlite3_int64 gi){
+  int j, bOverflow = 0;
+  for(j=0; j<nAgg; j++){
+    ParColumn *pDst = &pOut->aCol[j];
+    switch( aRun[j].pAgg->eFunc ){
+      case PAR_AGG_COUNT_STAR: case PAR_AGG_COUNT:
+        pDst->aType[gi] = SQLITE_INTEGER;
+        pDst->aVal[gi] = (uint64_t)a[j].n;
+        break;
+      case PAR_AGG_SUM:
+        if( a[j].n==0 ) break;
+        if( a[j].iMin < INT64_MIN || a[j].iMax > INT64_MAX ){
+          bOverflow = 1;
+        }else if( a[j].bApprox ){
+          outFloat(pDst, gi, a[j].rS + a[j].rC);
+        }else{
+          pDst->aType[gi] = SQLITE_INTEGER;
+          pDst->aVal[gi] = (uint64_t)(sqlite3_int64)a[j].iSum;
+        }
+        break;
+      case PAR_AGG_TOTAL:
+        outFloat(pDst, gi, a[j].rS + a[j].rC);
+        break;
+      case PAR_AGG_AVG:
+        if( a[j].n>0 ) outFloat(pDst, gi, (a[j].rS + a[j].rC)/(double)a[j].n);
+        break;
+      case PAR_AGG_MIN: case PAR_AGG_MAX:
+        outCopy(pDst, gi, aRun[j].pArg, a[j].iBest);
+        break;
+      default:
+        break;
+    }
+  }
+  return bOverflow;
+}
+
+/* group_concat over positions [lo, hi) into a new string (sqlite3_malloc);
+** *pn its length, -1 (and NULL) when no value was concatenated. */
 static char *groupConcat(const ParColumn *pText, const ParColumn *pSep,
-                         const uint8_t *aFirst, const uint32_t *aRow, size_t nRow,
-                         sqlite3_int64 *pn){
+                         const uint8_t *aFirst, size_t lo, size_t hi, sqlite3_int64 *pn){
   sqlite3_str *pStr = sqlite3_str_new(0);
-  size_t i;
+  size_t p;
   int bFirst = 1;
-  for(i=0; i<nRow; i++){
-    uint32_t r = aRow[i];
+  for(p=lo; p<hi; p++){
     uint64_t v;
-    if( aFirst && !aFirst[r] ) continue;
-    if( colGet(pText, r, &v)==SQLITE_NULL ) continue;
+    if( aFirst && !aFirst[p] ) continue;
+    if( colGet(pText, p, &v)==SQLITE_NULL ) continue;
     if( !bFirst ){
       if( pSep==0 ){
         sqlite3_str_appendchar(pStr, 1, ',');
       }else{
         uint64_t s;
-        if( colGet(pSep, r, &s)!=SQLITE_NULL ){
+        if( colGet(pSep, p, &s)!=SQLITE_NULL && pSep->pDict->aLen[s] ){
           const ParDict *pD = pSep->pDict;
           sqlite3_str_append(pStr, pD->aByte + pD->aOff[s], (int)pD->aLen[s]);
         }
@@ -496,79 +510,235 @@ static char *groupConcat(const ParColumn *pText, const ParColumn *pSep,
     }
   }
   *pn = bFirst ? -1 : sqlite3_str_length(pStr);
+  if( bFirst ){
+    sqlite3_free(sqlite3_str_finish(pStr));
+    return 0;
+  }
   return sqlite3_str_finish(pStr);
 }
 
-int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
-               ParBatch **ppOut, int *pbNative, char **pzErr,
-               const char **pzStrategy){
-  int nThread = parThreadsFor(pCtx, pIn->nRow);
-  int nAgg = pPlan->nAgg, nOut = pPlan->nAgg + pPlan->nBare;
-  int rc = SQLITE_OK, k;
-  uint32_t *aPerm = 0;
-  size_t *aOff = 0, nGroup = 0, g;
-  ParAggRun *aRun = 0;
-  ParBatch *pOut = 0;
-  size_t *aChunk = 0, nChunk = 0;    /* chunk c covers positions aChunk[c].. */
-  size_t *aChunkGroup = 0;
-  ParAcc *aAcc = 0;                  /* nChunk x nAgg accumulators */
-  int bOverflow = 0;
-
-  *ppOut = 0;
-  *pbNative = 0;
-  *pzErr = 0;
-
-  /* A collation the planner could not determine matters only for text. */
-  for(k=0; k<pPlan->nKey + nAgg; k++){
-    const ParColumn *pCol;
-    int eColl;
-    if( k<pPlan->nKey ){
-      eColl = pPlan->aKeyColl[k];
-      pCol = &pIn->aCol[k];
-    }else{
-      const ParPlanAgg *pA = &pPlan->aAgg[k-pPlan->nKey];
-      if( pA->eFunc!=PAR_AGG_MIN && pA->eFunc!=PAR_AGG_MAX && !pA->bDistinct ) continue;
-      eColl = pA->eColl;
-      pCol = &pIn->aCol[pA->iArg];
-    }
-    if( eColl==PAR_COLL_UNKNOWN && pCol->pDict ){
-      uint32_t e;
-      for(e=0; e<pCol->pDict->nEntry; e++){
-        if( pCol->pDict->aKind[e]==SQLITE_TEXT ){
-          *pbNative = 1;
-          return SQLITE_OK;
-        }
-      }
-    }
-  }
-
-  rc = groupRows(pPlan, pIn, nThread, &aPerm, &aOff, &nGroup, pzStrategy);
-  if( rc ) goto done;
-
-  aRun = sqlite3_malloc64(sizeof(ParAggRun)*(nAgg+1));
-  if( aRun==0 ){ rc = SQLITE_NOMEM; goto done; }
-  memset(aRun, 0, sizeof(ParAggRun)*(nAgg+1));
-  for(k=0; k<nAgg && rc==SQLITE_OK; k++){
+/* Prepare aRun[j] for aggregate j over the columns aCol (rows or group
+** positions, whichever the caller aggregates over). */
+static int prepareRuns(sqlite3 *db, const ParPlan *pPlan, ParColumn *aCol,
+                       sqlite3_int64 nRow, const size_t *aOff, size_t nGroup,
+                       int nThread, ParAggRun *aRun){
+  int k, rc = SQLITE_OK;
+  for(k=0; k<pPlan->nAgg && rc==SQLITE_OK; k++){
     const ParPlanAgg *pA = &pPlan->aAgg[k];
     ParAggRun *pR = &aRun[k];
     int eColl = pA->eColl<0 ? PAR_COLL_BINARY : pA->eColl;
     pR->pAgg = pA;
-    pR->pArg = pA->iArg>=0 ? &pIn->aCol[pA->iArg] : 0;
+    pR->pArg = pA->iArg>=0 ? &aCol[pA->iArg] : 0;
     if( pA->eFunc==PAR_AGG_SUM || pA->eFunc==PAR_AGG_TOTAL || pA->eFunc==PAR_AGG_AVG ){
       rc = parNumInit(db, pR->pArg, &pR->num);
     }
     if( rc==SQLITE_OK && (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX) ){
-      rc = parColumnKeys((ParColumn*)pR->pArg, pIn->nRow, eColl, 0, nThread,
+      rc = parColumnKeys(&aCol[pA->iArg], nRow, eColl, 0, nThread,
                          &pR->key.a1, &pR->key.a2);
     }
     if( rc==SQLITE_OK && pA->bDistinct ){
-      rc = markDistinct(aPerm, aOff, nGroup, pR->pArg, eColl, pIn->nRow, nThread,
-                        &pR->aFirst);
+      rc = markDistinct(aOff, nGroup, pR->pArg, eColl, nRow, nThread, &pR->aFirst);
     }
   }
+  return rc;
+}
+
+/* Make the result batch: nGroup rows of nAgg aggregates and nBare bare
+** columns, all NULL so far. */
+static int newResult(const ParPlan *pPlan, size_t nGroup, ParBatch **ppOut){
+  int nOut = pPlan->nAgg + pPlan->nBare, k, rc = SQLITE_OK;
+  ParBatch *pOut = sqlite3_malloc(sizeof(ParBatch));
+  *ppOut = pOut;
+  if( pOut==0 ) return SQLITE_NOMEM;
+  memset(pOut, 0, sizeof(*pOut));
+  pOut->nRow = (sqlite3_int64)nGroup;
+  pOut->nRowAlloc = pOut->nRow;
+  pOut->aCol = sqlite3_malloc64(sizeof(ParColumn)*(nOut+1));
+  if( pOut->aCol==0 ) return SQLITE_NOMEM;
+  memset(pOut->aCol, 0, sizeof(ParColumn)*(nOut+1));
+  pOut->nCol = nOut;
+  for(k=0; k<nOut && rc==SQLITE_OK; k++){
+    char zName[32];
+    sqlite3_snprintf(sizeof(zName), zName, "c%d", k);
+    rc = outColumn(pOut, k, zName);
+  }
+  return rc;
+}
+
+/* Copied TEXT and BLOB values keep the codes of the columns they come
+** from: the result borrows those dictionaries.  group_concat results get
+** dictionaries of their own. */
+static int finishResult(const ParPlan *pPlan, const ParAggRun *aRun, ParColumn *aCol,
+                        const size_t *aOff, size_t nGroup, ParBatch *pOut){
+  int k, rc = SQLITE_OK, nAgg = pPlan->nAgg;
+  size_t g;
+  for(k=0; k<nAgg; k++){
+    int e = pPlan->aAgg[k].eFunc;
+    if( e==PAR_AGG_MIN || e==PAR_AGG_MAX ){
+      pOut->aCol[k].pDict = aRun[k].pArg->pDict;
+      pOut->aCol[k].bBorrowDict = 1;
+    }
+  }
+  for(k=0; k<pPlan->nBare; k++){
+    pOut->aCol[nAgg+k].pDict = aCol[pPlan->aBareCol[k]].pDict;
+    pOut->aCol[nAgg+k].bBorrowDict = 1;
+  }
+  for(k=0; k<nAgg && rc==SQLITE_OK; k++){
+    const ParPlanAgg *pA = &pPlan->aAgg[k];
+    ParColumn *pDst = &pOut->aCol[k];
+    if( pA->eFunc!=PAR_AGG_GROUP_CONCAT ) continue;
+    pDst->pDict = sqlite3_malloc(sizeof(ParDict));
+    if( pDst->pDict==0 ){ rc = SQLITE_NOMEM; break; }
+    memset(pDst->pDict, 0, sizeof(ParDict));
+    for(g=0; g<nGroup && rc==SQLITE_OK; g++){
+      sqlite3_int64 nStr = 0;
+      char *z = groupConcat(&aCol[pA->iText], pA->iSep>=0 ? &aCol[pA->iSep] : 0,
+                            aRun[k].aFirst, aOff[g], aOff[g+1], &nStr);
+      if( nStr>=0 ){
+        uint32_t iCode = 0;
+        if( z==0 && nStr>0 ){ rc = SQLITE_NOMEM; break; }
+        rc = parDictAdd(pOut, pDst->pDict, (const unsigned char*)(z ? z : ""),
+                        nStr, SQLITE_TEXT, &iCode);
+        pDst->aType[g] = SQLITE_TEXT;
+        pDst->aVal[g] = iCode;
+      }
+      sqlite3_free(z);
+    }
+  }
+  return rc;
+}
+
+/* ---- the two strategies ----------------------------------------------------------- */
+
+/* Few key values: no sorting.  Fixed row chunks (boundaries depend on n
+** and nBin only) each fold their rows, in order, into private accumulators
+** per key value; then each key value combines its chunks in order. */
+static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
+                           const uint32_t *aBin, uint32_t nBin, int nThread,
+                           ParBatch **ppOut, int *pbOverflow){
+  size_t n = (size_t)pIn->nRow, nChunk, nGroup = 0, b;
+  int nAgg = pPlan->nAgg, iDecide = pPlan->iDecide, rc, k;
+  ParAggRun *aRun = sqlite3_malloc64(sizeof(ParAggRun)*(nAgg+1));
+  ParAcc *aAcc = 0;
+  sqlite3_int64 *aCnt = 0, *aLast = 0, *aGid = 0;
+  int bOverflow = 0;
+
+  nChunk = (n + PAR_CHUNK - 1)/PAR_CHUNK;
+  if( nChunk > PAR_DIRECT_ACC/nBin ) nChunk = PAR_DIRECT_ACC/nBin;
+  if( nChunk<1 ) nChunk = 1;
+  if( aRun==0 ) return SQLITE_NOMEM;
+  memset(aRun, 0, sizeof(ParAggRun)*(nAgg+1));
+  rc = prepareRuns(db, pPlan, pIn->aCol, pIn->nRow, 0, 0, nThread, aRun);
+  if( rc==SQLITE_OK ){
+    aAcc = sqlite3_malloc64(sizeof(ParAcc)*(nChunk*nBin*nAgg+1));
+    aCnt = sqlite3_malloc64(sizeof(sqlite3_int64)*(nChunk*nBin+1));
+    aLast = sqlite3_malloc64(sizeof(sqlite3_int64)*(nChunk*nBin+1));
+    aGid = sqlite3_malloc64(sizeof(sqlite3_int64)*(nBin+1));
+    if( aAcc==0 || aCnt==0 || aLast==0 || aGid==0 ) rc = SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_OK ){
+    sqlite3_int64 c;
+    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1)
+    for(c=0; c<(sqlite3_int64)nChunk; c++){
+      size_t lo = n*c/nChunk, hi = n*(c+1)/nChunk, r, i;
+      ParAcc *a = &aAcc[c*nBin*nAgg];
+      sqlite3_int64 *cnt = &aCnt[c*nBin], *last = &aLast[c*nBin];
+      int j;
+      for(i=0; i<nBin*(size_t)nAgg; i++) accInit(&a[i]);
+      memset(cnt, 0, nBin*sizeof(sqlite3_int64));
+      for(r=lo; r<hi; r++){
+        uint32_t bin = aBin[r];
+        cnt[bin]++;
+        last[bin] = (sqlite3_int64)r;
+        for(j=0; j<nAgg; j++) accStep(&aRun[j], &a[(size_t)bin*nAgg+j], (sqlite3_int64)r);
+      }
+    }
+    /* Groups are the key values that occur, in key order. */
+    for(b=0; b<nBin; b++){
+      size_t c2;
+      sqlite3_int64 t = 0;
+      for(c2=0; c2<nChunk; c2++) t += aCnt[c2*nBin+b];
+      /* Without GROUP BY there is one group even for no rows. */
+      aGid[b] = (t || pPlan->nKey==0) ? (sqlite3_int64)nGroup++ : -1;
+    }
+    rc = newResult(pPlan, nGroup, ppOut);
+  }
+  if( rc==SQLITE_OK ){
+    sqlite3_int64 bi;
+    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 16) reduction(|:bOverflow)
+    for(bi=0; bi<(sqlite3_int64)nBin; bi++){
+      ParAcc *a0 = 0;
+      sqlite3_int64 iBare = -1;
+      size_t c;
+      int j;
+      if( aGid[bi]<0 ) continue;
+      for(c=0; c<nChunk; c++){
+        ParAcc *a = &aAcc[(c*nBin + bi)*nAgg];
+        if( aCnt[c*nBin+bi]==0 ) continue;
+        if( a0==0 ){
+          a0 = a;
+        }else{
+          for(j=0; j<nAgg; j++) accCombine(&aRun[j], &a0[j], &a[j]);
+        }
+        iBare = aLast[c*nBin+bi];
+      }
+      if( a0==0 ) a0 = &aAcc[bi*nAgg];   /* no rows: chunk 0's empty state */
+      if( iDecide>=0 && a0[iDecide].iBest>=0 ) iBare = a0[iDecide].iBest;
+      bOverflow |= outGroup(aRun, nAgg, a0, *ppOut, aGid[bi]);
+      for(j=0; j<pPlan->nBare; j++){
+        outCopy(&(*ppOut)->aCol[nAgg+j], aGid[bi], &pIn->aCol[pPlan->aBareCol[j]], iBare);
+      }
+    }
+    rc = finishResult(pPlan, aRun, pIn->aCol, 0, 0, *ppOut);
+  }
+  *pbOverflow = bOverflow;
+  for(k=0; k<nAgg; k++){
+    parNumClear(&aRun[k].num);
+    sqlite3_free(aRun[k].key.a1);
+    sqlite3_free(aRun[k].key.a2);
+    sqlite3_free(aRun[k].aFirst);
+  }
+  sqlite3_free(aRun);
+  sqlite3_free(aAcc);
+  sqlite3_free(aCnt);
+  sqlite3_free(aLast);
+  sqlite3_free(aGid);
+  return rc;
+}
+
+/* Any number of groups: rows sorted into groups, the needed columns
+** gathered into that order (so aggregation reads memory sequentially),
+** each group cut into chunks folded in parallel and combined in order. */
+static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
+                           const uint32_t *aPerm, const size_t *aOff, size_t nGroup,
+                           int nThread, ParBatch **ppOut, int *pbOverflow){
+  size_t nChunk = 0, g;
+  int nAgg = pPlan->nAgg, iDecide = pPlan->iDecide, nCol = pIn->nCol, rc = SQLITE_OK, k;
+  ParColumn *aG = sqlite3_malloc64(sizeof(ParColumn)*(nCol+1));
+  uint8_t *aUsed = sqlite3_malloc64(nCol+1);
+  ParAggRun *aRun = sqlite3_malloc64(sizeof(ParAggRun)*(nAgg+1));
+  size_t *aChunk = 0, *aChunkGroup = 0;
+  ParAcc *aAcc = 0;
+  int bOverflow = 0;
+
+  if( aG==0 || aUsed==0 || aRun==0 ){ rc = SQLITE_NOMEM; goto done; }
+  memset(aG, 0, sizeof(ParColumn)*(nCol+1));
+  memset(aUsed, 0, nCol+1);
+  memset(aRun, 0, sizeof(ParAggRun)*(nAgg+1));
+  for(k=0; k<nAgg; k++){
+    const ParPlanAgg *pA = &pPlan->aAgg[k];
+    if( pA->iArg>=0 ) aUsed[pA->iArg] = 1;
+    if( pA->iText>=0 ) aUsed[pA->iText] = 1;
+    if( pA->iSep>=0 ) aUsed[pA->iSep] = 1;
+  }
+  for(k=0; k<pPlan->nBare; k++) aUsed[pPlan->aBareCol[k]] = 1;
+  for(k=0; k<nCol && rc==SQLITE_OK; k++){
+    if( aUsed[k] ) rc = parColumnGather(&pIn->aCol[k], aPerm, pIn->nRow, nThread, &aG[k]);
+  }
+  if( rc ) goto done;
+  rc = prepareRuns(db, pPlan, aG, pIn->nRow, aOff, nGroup, nThread, aRun);
   if( rc ) goto done;
 
-  /* Chunks: each group cut into runs of at most PAR_CHUNK rows. */
   for(g=0; g<nGroup; g++){
     size_t len = aOff[g+1]-aOff[g];
     nChunk += len ? (len + PAR_CHUNK - 1)/PAR_CHUNK : 1;
@@ -589,8 +759,6 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     }
     aChunk[nChunk] = aOff[nGroup];
   }
-
-  /* Fold every chunk, in parallel; within a chunk rows go in order. */
   {
     sqlite3_int64 c;
     #pragma omp parallel for num_threads(nThread) schedule(dynamic, 16)
@@ -601,130 +769,42 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
       if( hi>aOff[aChunkGroup[c]+1] ) hi = aOff[aChunkGroup[c]+1];
       for(j=0; j<nAgg; j++) accInit(&a[j]);
       for(p=lo; p<hi; p++){
-        for(j=0; j<nAgg; j++) accStep(&aRun[j], &a[j], aPerm[p]);
+        for(j=0; j<nAgg; j++) accStep(&aRun[j], &a[j], (sqlite3_int64)p);
       }
     }
   }
-
-  /* The result batch. */
-  pOut = sqlite3_malloc(sizeof(ParBatch));
-  if( pOut==0 ){ rc = SQLITE_NOMEM; goto done; }
-  memset(pOut, 0, sizeof(*pOut));
-  pOut->nRow = (sqlite3_int64)nGroup;
-  pOut->nRowAlloc = pOut->nRow;
-  pOut->aCol = sqlite3_malloc64(sizeof(ParColumn)*(nOut+1));
-  if( pOut->aCol==0 ){ rc = SQLITE_NOMEM; goto done; }
-  memset(pOut->aCol, 0, sizeof(ParColumn)*(nOut+1));
-  pOut->nCol = nOut;
-  for(k=0; k<nOut && rc==SQLITE_OK; k++){
-    char zName[32];
-    sqlite3_snprintf(sizeof(zName), zName, "c%d", k);
-    rc = outColumn(pOut, k, zName);
-  }
+  rc = newResult(pPlan, nGroup, ppOut);
   if( rc ) goto done;
-
-  /* Combine each group's chunks in order and finish the aggregates. */
   {
     sqlite3_int64 gi;
-    int iDecide = pPlan->iDecide;
     #pragma omp parallel for num_threads(nThread) schedule(dynamic, 64) reduction(|:bOverflow)
     for(gi=0; gi<(sqlite3_int64)nGroup; gi++){
-      size_t c0, c;
-      int j;
+      size_t lo = 0, hi = nChunk, c;
       sqlite3_int64 iBare = -1;
-      /* The first chunk of group gi: chunks are in group order. */
-      size_t lo = 0, hi = nChunk;
+      int j;
+      /* The first chunk of group gi (chunks are in group order). */
       while( lo<hi ){
         size_t mid = (lo+hi)/2;
         if( aChunkGroup[mid] < (size_t)gi ) lo = mid+1; else hi = mid;
       }
-      c0 = lo;
-      for(c=c0+1; c<nChunk && aChunkGroup[c]==(size_t)gi; c++){
-        for(j=0; j<nAgg; j++) accCombine(&aRun[j], &aAcc[c0*nAgg+j], &aAcc[c*nAgg+j]);
+      for(c=lo+1; c<nChunk && aChunkGroup[c]==(size_t)gi; c++){
+        for(j=0; j<nAgg; j++) accCombine(&aRun[j], &aAcc[lo*nAgg+j], &aAcc[c*nAgg+j]);
       }
       /* Bare columns: SQLite loads them on every row where the deciding
       ** min/max did not skip, that is up to the row that set its final
       ** value; without one (or with only NULLs), up to the last row. */
-      if( aOff[gi+1]>aOff[gi] ) iBare = aPerm[aOff[gi+1]-1];
-      if( iDecide>=0 && aAcc[c0*nAgg+iDecide].iBest>=0 ) iBare = aAcc[c0*nAgg+iDecide].iBest;
-      for(j=0; j<nAgg; j++){
-        const ParAcc *a = &aAcc[c0*nAgg+j];
-        ParColumn *pDst = &pOut->aCol[j];
-        switch( aRun[j].pAgg->eFunc ){
-          case PAR_AGG_COUNT_STAR: case PAR_AGG_COUNT:
-            pDst->aType[gi] = SQLITE_INTEGER;
-            pDst->aVal[gi] = (uint64_t)a->n;
-            break;
-          case PAR_AGG_SUM:
-            if( a->n==0 ) break;
-            if( a->iMin < INT64_MIN || a->iMax > INT64_MAX ){
-              bOverflow = 1;
-            }else if( a->bApprox ){
-              outFloat(pDst, gi, a->rS + a->rC);
-            }else{
-              pDst->aType[gi] = SQLITE_INTEGER;
-              pDst->aVal[gi] = (uint64_t)(sqlite3_int64)a->iSum;
-            }
-            break;
-          case PAR_AGG_TOTAL:
-            outFloat(pDst, gi, a->rS + a->rC);
-            break;
-          case PAR_AGG_AVG:
-            if( a->n>0 ) outFloat(pDst, gi, (a->rS + a->rC)/(double)a->n);
-            break;
-          case PAR_AGG_MIN: case PAR_AGG_MAX:
-            outCopy(pDst, gi, aRun[j].pArg, a->iBest);
-            break;
-          default:
-            break;
-        }
-      }
+      if( aOff[gi+1]>aOff[gi] ) iBare = (sqlite3_int64)aOff[gi+1]-1;
+      if( iDecide>=0 && aAcc[lo*nAgg+iDecide].iBest>=0 ) iBare = aAcc[lo*nAgg+iDecide].iBest;
+      bOverflow |= outGroup(aRun, nAgg, &aAcc[lo*nAgg], *ppOut, gi);
       for(j=0; j<pPlan->nBare; j++){
-        outCopy(&pOut->aCol[nAgg+j], gi, &pIn->aCol[pPlan->aBareCol[j]], iBare);
+        outCopy(&(*ppOut)->aCol[nAgg+j], gi, &aG[pPlan->aBareCol[j]], iBare);
       }
     }
   }
-  if( bOverflow ){
-    *pzErr = sqlite3_mprintf("integer overflow");
-    rc = SQLITE_ERROR;
-    goto done;
-  }
-  /* Dictionaries of copied values are borrowed from the input batch. */
-  for(k=0; k<nAgg; k++){
-    int e = pPlan->aAgg[k].eFunc;
-    if( e==PAR_AGG_MIN || e==PAR_AGG_MAX ){
-      pOut->aCol[k].pDict = aRun[k].pArg->pDict;
-      pOut->aCol[k].bBorrowDict = 1;
-    }
-  }
-  for(k=0; k<pPlan->nBare; k++){
-    pOut->aCol[nAgg+k].pDict = pIn->aCol[pPlan->aBareCol[k]].pDict;
-    pOut->aCol[nAgg+k].bBorrowDict = 1;
-  }
-  /* group_concat: serial over groups (strings go to a new dictionary). */
-  for(k=0; k<nAgg && rc==SQLITE_OK; k++){
-    const ParPlanAgg *pA = &pPlan->aAgg[k];
-    ParColumn *pDst = &pOut->aCol[k];
-    if( pA->eFunc!=PAR_AGG_GROUP_CONCAT ) continue;
-    pDst->pDict = sqlite3_malloc(sizeof(ParDict));
-    if( pDst->pDict==0 ){ rc = SQLITE_NOMEM; break; }
-    memset(pDst->pDict, 0, sizeof(ParDict));
-    for(g=0; g<nGroup && rc==SQLITE_OK; g++){
-      sqlite3_int64 nStr = 0;
-      char *z = groupConcat(&pIn->aCol[pA->iText], pA->iSep>=0 ? &pIn->aCol[pA->iSep] : 0,
-                            aRun[k].aFirst, aPerm + aOff[g], aOff[g+1]-aOff[g], &nStr);
-      if( nStr>=0 ){
-        uint32_t iCode = 0;
-        rc = parDictAdd(pOut, pDst->pDict, (const unsigned char*)(z ? z : ""),
-                           nStr, SQLITE_TEXT, &iCode);
-        pDst->aType[g] = SQLITE_TEXT;
-        pDst->aVal[g] = iCode;
-      }
-      sqlite3_free(z);
-    }
-  }
+  rc = finishResult(pPlan, aRun, aG, aOff, nGroup, *ppOut);
 
 done:
+  *pbOverflow = bOverflow;
   if( aRun ){
     for(k=0; k<nAgg; k++){
       parNumClear(&aRun[k].num);
@@ -733,17 +813,111 @@ done:
       sqlite3_free(aRun[k].aFirst);
     }
   }
+  if( aG ){
+    for(k=0; k<nCol; k++) parColumnClear(&aG[k]);
+  }
+  sqlite3_free(aG);
+  sqlite3_free(aUsed);
   sqlite3_free(aRun);
-  sqlite3_free(aPerm);
-  sqlite3_free(aOff);
   sqlite3_free(aChunk);
   sqlite3_free(aChunkGroup);
   sqlite3_free(aAcc);
-  if( rc ){
-    parBatchFree(pOut);
-    if( *pzErr==0 ) *pzErr = sqlite3_mprintf("%s", sqlite3_errstr(rc));
-    return rc;
+  return rc;
+}
+
+int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
+               ParBatch **ppOut, int *pbNative, char **pzErr,
+               const char **pzStrategy){
+  int nThread = parThreadsFor(pCtx, pIn->nRow);
+  int rc = SQLITE_OK, k, nWord = 0, bOverflow = 0, bOrdered = 0;
+  size_t n = (size_t)pIn->nRow, i, nGroup = 0;
+  uint64_t *aaWord[2*PAR_ROWS_MAX+2];
+  uint32_t *aBin = 0, *aPerm = 0, nBin = 0;
+  size_t *aOff = 0;
+
+  *ppOut = 0;
+  *pbNative = 0;
+  *pzErr = 0;
+
+  /* A collation the planner could not determine matters only for text. */
+  for(k=0; k<pPlan->nKey + pPlan->nAgg; k++){
+    const ParColumn *pCol;
+    int eColl;
+    if( k<pPlan->nKey ){
+      eColl = pPlan->aKeyColl[k];
+      pCol = &pIn->aCol[k];
+    }else{
+      const ParPlanAgg *pA = &pPlan->aAgg[k-pPlan->nKey];
+      if( pA->bDistinct || pA->eFunc==PAR_AGG_GROUP_CONCAT ) bOrdered = 1;
+      if( pA->eFunc!=PAR_AGG_MIN && pA->eFunc!=PAR_AGG_MAX && !pA->bDistinct ) continue;
+      eColl = pA->eColl;
+      pCol = &pIn->aCol[pA->iArg];
+    }
+    if( eColl==PAR_COLL_UNKNOWN && pCol->pDict ){
+      uint32_t e;
+      for(e=0; e<pCol->pDict->nEntry; e++){
+        if( pCol->pDict->aKind[e]==SQLITE_TEXT ){
+          *pbNative = 1;
+          return SQLITE_OK;
+        }
+      }
+    }
   }
-  *ppOut = pOut;
-  return SQLITE_OK;
+  if( pPlan->nKey>PAR_ROWS_MAX ) return SQLITE_ERROR;
+
+  rc = keyWords(pPlan, pIn, nThread, aaWord, &nWord);
+  if( rc==SQLITE_OK && nWord==1 && n>0 ){
+    /* One word spanning few values: its offset from the least is the bin. */
+    const uint64_t *w = aaWord[0];
+    uint64_t lo = UINT64_MAX, hi = 0;
+    #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
+    for(i=0; i<n; i++){
+      if( w[i]<lo ) lo = w[i];
+      if( w[i]>hi ) hi = w[i];
+    }
+    if( hi-lo < PAR_DIRECT_MAX ){
+      nBin = (uint32_t)(hi-lo+1);
+      aBin = sqlite3_malloc64(n*sizeof(uint32_t));
+      if( aBin==0 ){
+        rc = SQLITE_NOMEM;
+      }else{
+        #pragma omp parallel for num_threads(nThread)
+        for(i=0; i<n; i++) aBin[i] = (uint32_t)(w[i]-lo);
+      }
+    }
+  }
+  if( rc==SQLITE_OK && nWord==0 && !bOrdered ){
+    nBin = 1;
+    aBin = sqlite3_malloc64((n+1)*sizeof(uint32_t));
+    if( aBin==0 ) rc = SQLITE_NOMEM;
+    else memset(aBin, 0, (n+1)*sizeof(uint32_t));
+  }
+  if( rc==SQLITE_OK && aBin && !bOrdered ){
+    *pzStrategy = "per-chunk accumulators per key value (few key values)";
+    rc = aggregateDirect(db, pPlan, pIn, aBin, nBin, nThread, ppOut, &bOverflow);
+  }else if( rc==SQLITE_OK ){
+    *pzStrategy = nWord==0 ? "one group, in order" : aBin ? "counting sort, then segments"
+                                                        : "radix sort, then segments";
+    rc = sortGroups(aaWord, nWord, aBin, nBin, n, nThread, &aPerm, &aOff, &nGroup);
+    for(k=0; k<nWord; k++){ sqlite3_free(aaWord[k]); aaWord[k] = 0; }
+    sqlite3_free(aBin);
+    aBin = 0;
+    if( rc==SQLITE_OK ){
+      rc = aggregateSorted(db, pPlan, pIn, aPerm, aOff, nGroup, nThread, ppOut, &bOverflow);
+    }
+  }
+  for(k=0; k<nWord; k++) sqlite3_free(aaWord[k]);
+  sqlite3_free(aBin);
+  sqlite3_free(aPerm);
+  sqlite3_free(aOff);
+  if( rc==SQLITE_OK && bOverflow ){
+    *pzErr = sqlite3_mprintf("integer overflow");
+    rc = SQLITE_ERROR;
+  }
+  if( rc ){
+    parBatchFree(*ppOut);
+    *ppOut = 0;
+    if( *pzErr==0 ) *pzErr = sqlite3_mprintf("%s", sqlite3_errstr(rc));
+  }
+  return rc;
 }

@@ -368,6 +368,16 @@ static void buildPlan(ParBuild *pB){
     }
     sqlite3_free(zName);
   }
+  if( pSel->nGroup>PAR_ROWS_MAX ){ buildWhy(pB, "too many GROUP BY terms%s", ""); return; }
+  for(i=0; i<pSel->nCol; i++){
+    /* An alias named like a par_rows column would change what names in the
+    ** final SQL mean. */
+    const char *zA = pSel->aCol[i].zAlias;
+    if( zA && (zA[0]=='_') && (zA[1]=='p' || zA[1]=='P') && zA[2] && strchr("nirtuNIRTU", zA[2]) ){
+      buildWhy(pB, "the alias %s looks like a column of par_rows", zA);
+      return;
+    }
+  }
   pB->zFrom = parSpanText(z, pSel->from);
   if( pB->zFrom==0 ){ buildNoMem(pB); return; }
 
