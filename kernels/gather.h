@@ -23,8 +23,10 @@ void px_scatter_u32(const uint32_t *src, const uint32_t *idx, uint32_t *dst,
 
 /* Compaction: writes, in increasing order, every index i < n with
 ** aFlag[i] != 0 to aIdx (which must have room for that many, n at most)
-** and returns how many there are.  A count per block, an exclusive scan of
-** the counts, then each block writes at its offset. */
+** and returns how many there are.  Indices are 32-bit, so n is at most
+** 2^32.  A count per block, an exclusive scan of the counts, then each
+** block writes at its offset.  Work O(n), span O(n / nthreads + n /
+** PX_BLOCK). */
 size_t px_compact_idx(const uint8_t *aFlag, size_t n, uint32_t *aIdx, int nthreads);
 
 /* Compaction of values: writes in[i] for every i with aFlag[i] != 0 to out,

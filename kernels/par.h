@@ -66,8 +66,21 @@ static inline void px_block_range(size_t n, size_t b, size_t *pLo, size_t *pHi){
   *pHi = hi < n ? hi : n;
 }
 
+/* Half-open range [*pLo, *pHi) of the elements of thread t's share of the
+** blocks when a team of nTeam threads splits them into contiguous runs
+** (blocks nb*t/nTeam up to nb*(t+1)/nTeam, nb = px_nblocks(n)). */
+static inline void px_team_range(size_t n, int t, int nTeam,
+                                 size_t *pLo, size_t *pHi){
+  size_t nb = px_nblocks(n);
+  size_t lo = nb * (size_t)t / (size_t)nTeam * PX_BLOCK;
+  size_t hi = nb * (size_t)(t + 1) / (size_t)nTeam * PX_BLOCK;
+  *pLo = lo < n ? lo : n;
+  *pHi = hi < n ? hi : n;
+}
+
 /* Threads to use for nBlock blocks when the caller allows nthreads:
-** 1 below the serial cutoff, else min(nthreads, nBlock), at least 1. */
+** 1 below the serial cutoff (nBlock <= PX_PAR_MIN_BLOCKS), else
+** min(nthreads, nBlock), at least 1 (nthreads < 1 counts as 1). */
 int px_threads_for(size_t nBlock, int nthreads);
 
 /* The number of cores the process may use (the default thread count). */
@@ -75,5 +88,50 @@ int px_ncores(void);
 
 /* A human-readable name for a status code ("out of memory", ...). */
 const char *px_errstr(int rc);
+
+/*
+** The blocked driver: the blocking scheme above, written once.  A kernel
+** describes what it does to one block and how two block results combine;
+** the driver runs the blocks on threads and combines in block order.
+**
+**   xReduce(pCtx, lo, hi, pSum)   summarise block [lo, hi) into *pSum
+**                                 (szSum bytes, at most PX_SUM_MAX).
+**   xCombine(pCtx, pAcc, pSum)    *pAcc = *pAcc (+) *pSum, where *pAcc
+**                                 summarises the blocks before this one.
+**   xFinish(pCtx, lo, hi, pAcc, pSum)
+**                                 scans only: write the output of block
+**                                 [lo, hi) given *pAcc, the combined
+**                                 summary of every block before it, and
+**                                 *pSum, the block's own summary.
+**
+** The driver always calls xCombine in block order, from the value *pAcc
+** held on entry (the identity), so the combined results depend on n and
+** the data only.  In-place kernels are fine: a block's xReduce runs before
+** its xFinish.  Neither driver allocates below the serial cutoff, and if
+** the per-block scratch (nBlock * szSum bytes, twice that for scans)
+** cannot be allocated they
+** run serially: same result, never an error.  pAcc points at szSum
+** bytes.
+*/
+#define PX_SUM_MAX 32
+
+typedef struct px_blocked {
+  size_t szSum;
+  void (*xReduce)(void *pCtx, size_t lo, size_t hi, void *pSum);
+  void (*xCombine)(void *pCtx, void *pAcc, const void *pSum);
+  void (*xFinish)(void *pCtx, size_t lo, size_t hi, const void *pAcc,
+                  const void *pSum);
+} px_blocked;
+
+/* On return *pAcc = *pAcc (+) sum(block 0) (+) ... (+) sum(block last). */
+void px_reduce_blocks(const px_blocked *pK, void *pCtx, size_t n,
+                      int nthreads, void *pAcc);
+
+/* Calls xFinish on every block with the combined summary of the blocks
+** before it, and on return *pAcc is the combined summary of all blocks.
+** Blocks are processed in windows of a few per thread, reduce then finish,
+** so the finish pass re-reads its input from cache, not from memory. */
+void px_scan_blocks(const px_blocked *pK, void *pCtx, size_t n,
+                    int nthreads, void *pAcc);
 
 #endif /* PX_PAR_H */

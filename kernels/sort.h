@@ -39,4 +39,13 @@ double px_unkey_f64(uint64_t k);
 ** n / nthreads) plus O(2^11) per pass. */
 int px_sort_u64_perm(uint64_t *aKey, uint32_t *aPerm, size_t n, int nthreads);
 
+/* The same contract and result, by plain parallel LSD radix sort: one
+** stable counting pass per nBits-bit digit (1 <= nBits <= 16) from the
+** least significant up, skipping digits in which no key differs.  It is
+** the baseline that bench/bench_kernels.c measures px_sort_u64_perm()
+** against, and a second implementation for the tests.  Scratch 12*n bytes
+** plus nthreads * 2^nBits * 4. */
+int px_sort_u64_perm_lsd(uint64_t *aKey, uint32_t *aPerm, size_t n,
+                         int nBits, int nthreads);
+
 #endif /* PX_SORT_H */

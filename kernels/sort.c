@@ -1,0 +1,344 @@
+/*
+** sort.c: stable radix sort of 64-bit keys with a 32-bit permutation, and
+** the order-preserving key encodings (sort.h).
+**
+** How it works (most significant digit first):
+**
+**   1. Parallel pass.  The bits that vary across the input are the OR of
+**      key ^ key[0].  The digit is the SORT_TOP_BITS bits ending at the
+**      highest varying bit.  Each thread histograms the digit over its
+**      contiguous share of the blocks; bucket d of thread t starts after
+**      every element of a smaller digit and after bucket d of threads < t
+**      (bucket-major, thread-minor), so the scatter into the scratch
+**      buffer is stable.
+**   2. Buckets.  Every bucket is then sorted on its own: buckets larger
+**      than SORT_BIG (skewed input) by another parallel pass, one after
+**      the other; the rest in parallel, handed out dynamically, by a
+**      serial, cache-resident MSD radix sort (sort_rec) on SORT_REC_BITS
+**      bits at a time, which recomputes the varying bits of each bucket
+**      (an all-equal bucket is done) and finishes buckets of at most
+**      SORT_SMALL elements by insertion sort.  The schedule cannot change
+**      the output: a stable sort's output is unique.
+**   3. Ping-pong.  Data moves between the caller's arrays (buffer 0) and
+**      the scratch (buffer 1) at the same offsets, one direction per pass;
+**      whatever ends in buffer 1 is copied back, so every finished range
+**      ends in buffer 0.
+**
+** Why MSD and not LSD: on 10M random keys bench/bench_kernels.c measures
+** both (px_sort_u64_perm_lsd() below is the plain parallel LSD baseline).
+** LSD makes one pass over memory per digit (6 with 11-bit digits, 8 with
+** 8-bit ones); MSD makes one, after which each bucket fits in the cache.
+**
+** Keys whose digit is constant are skipped in both: LSD skips digits with
+** no varying bit, MSD starts each digit at the highest varying bit.
+*/
+#include "sort.h"
+#include <assert.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SORT_TOP_BITS 11   /* digit of a parallel pass */
+#define SORT_REC_BITS 8    /* digit of a cache-resident pass */
+#define SORT_SMALL    48   /* insertion sort at or below this many */
+
+/* Buckets above this many elements get a parallel pass of their own; as
+** many keys and permutation entries as fit in a core's L2 cache.  In a
+** tiny-block test build it shrinks with the block, which exercises the
+** parallel passes on small inputs. */
+#define SORT_BIG ((size_t)16 * PX_BLOCK)
+
+#define TOP_NBUCKET ((size_t)1 << SORT_TOP_BITS)
+
+/* ---- key encodings ------------------------------------------------------ */
+
+uint64_t px_key_f64(double v){
+  uint64_t u;
+  if( v!=v ) return px_key_f64(INFINITY) + 1;
+  if( v==0.0 ) v = 0.0;            /* -0.0 gets the key of +0.0 */
+  memcpy(&u, &v, sizeof(u));
+  /* Negative: flip all bits (larger magnitude sorts first); positive: set
+  ** the sign bit so that they sort above every negative. */
+  return (u >> 63) ? ~u : u | ((uint64_t)1 << 63);
+}
+
+double px_unkey_f64(uint64_t k){
+  uint64_t u = (k >> 63) ? k ^ ((uint64_t)1 << 63) : ~k;
+  double v;
+  memcpy(&v, &u, sizeof(v));
+  return v;
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+typedef struct sort_bufs {
+  uint64_t *k[2];      /* keys: [0] the caller's array, [1] scratch */
+  uint32_t *p[2];      /* permutation, the same way; both NULL if none */
+  int nthreads;        /* the caller's thread limit */
+  uint32_t *aHist;     /* per-thread digit counters of the parallel passes */
+} sort_bufs;
+
+/* The bits in which some key of k[lo..hi-1] differs from x. */
+static uint64_t varying_range(const uint64_t *k, size_t lo, size_t hi, uint64_t x){
+  uint64_t m = 0;
+  size_t i;
+  for(i=lo; i<hi; i++) m |= k[i] ^ x;
+  return m;
+}
+
+/* The bits in which some key of k[0..n-1] differs from k[0], by nt
+** threads. */
+static uint64_t varying_bits(const uint64_t *k, size_t n, int nt){
+  uint64_t m = 0;
+  size_t b, nb = px_nblocks(n);
+  #pragma omp parallel for schedule(static) num_threads(nt) if(nt>1) \
+          reduction(|:m)
+  for(b=0; b<nb; b++){
+    size_t lo, hi;
+    px_block_range(n, b, &lo, &hi);
+    m |= varying_range(k, lo, hi, k[0]);
+  }
+  return m;
+}
+
+/* Copies elements [lo, hi) of the scratch back into the caller's arrays. */
+static void copy_range(const sort_bufs *pB, size_t lo, size_t hi){
+  memcpy(pB->k[0] + lo, pB->k[1] + lo, (hi - lo) * sizeof(uint64_t));
+  if( pB->p[0] ) memcpy(pB->p[0] + lo, pB->p[1] + lo, (hi - lo) * sizeof(uint32_t));
+}
+
+/* The same for [lo, lo+n), by nt threads. */
+static void copy_back(const sort_bufs *pB, size_t lo, size_t n, int nt){
+  #pragma omp parallel num_threads(nt) if(nt>1)
+  {
+    size_t a, b;
+    px_team_range(n, omp_get_thread_num(), omp_get_num_threads(), &a, &b);
+    copy_range(pB, lo + a, lo + b);
+  }
+}
+
+/* The digit of key x: nBits bits starting at bit shift. */
+static inline size_t digit(uint64_t x, int shift, int nBits){
+  return (size_t)(x >> shift) & (((size_t)1 << nBits) - 1);
+}
+
+/* The shift of the nBits-bit digit that ends at the highest bit of mask
+** (mask != 0), or 0 when that bit is below nBits. */
+static int top_shift(uint64_t mask, int nBits){
+  int h = 63 - __builtin_clzll(mask);
+  return h >= nBits ? h - nBits + 1 : 0;
+}
+
+/* ---- the cache-resident serial sort ------------------------------------- */
+
+/* Stable insertion sort of [lo, lo+n) of buffer s into buffer 0 (in place
+** when s is 0). */
+static void sort_small(const sort_bufs *pB, int s, size_t lo, size_t n){
+  const uint64_t *kS = pB->k[s] + lo;
+  const uint32_t *pS = pB->p[s] ? pB->p[s] + lo : 0;
+  uint64_t *kD = pB->k[0] + lo;
+  uint32_t *pD = pB->p[0] ? pB->p[0] + lo : 0;
+  size_t i, j;
+  for(i=0; i<n; i++){
+    uint64_t x = kS[i];
+    uint32_t v = pS ? pS[i] : 0;
+    for(j=i; j>0 && kD[j-1]>x; j--){
+      kD[j] = kD[j-1];
+      if( pD ) pD[j] = pD[j-1];
+    }
+    kD[j] = x;
+    if( pD ) pD[j] = v;
+  }
+}
+
+/* Sorts [lo, lo+n) of buffer s, leaving the result in buffer 0. */
+static void sort_rec(const sort_bufs *pB, int s, size_t lo, size_t n){
+  uint32_t aStart[((size_t)1 << SORT_REC_BITS) + 1];
+  const uint64_t *kS = pB->k[s] + lo;
+  const uint32_t *pS = pB->p[s] ? pB->p[s] + lo : 0;
+  uint64_t *kD = pB->k[1-s] + lo;
+  uint32_t *pD = pB->p[1-s] ? pB->p[1-s] + lo : 0;
+  uint64_t mask;
+  size_t i, d, nBucket = (size_t)1 << SORT_REC_BITS;
+  int shift;
+
+  if( n<=SORT_SMALL ){
+    sort_small(pB, s, lo, n);
+    return;
+  }
+  mask = varying_range(kS, 0, n, kS[0]);
+  if( mask==0 ){
+    if( s ) copy_range(pB, lo, lo + n);
+    return;
+  }
+  shift = top_shift(mask, SORT_REC_BITS);
+
+  /* Counting sort on the digit, from buffer s into buffer 1-s. */
+  memset(aStart, 0, sizeof(aStart));
+  for(i=0; i<n; i++) aStart[digit(kS[i], shift, SORT_REC_BITS) + 1]++;
+  for(d=1; d<=nBucket; d++) aStart[d] += aStart[d-1];
+  for(i=0; i<n; i++){
+    uint32_t j = aStart[digit(kS[i], shift, SORT_REC_BITS)]++;
+    kD[j] = kS[i];
+    if( pD ) pD[j] = pS[i];
+  }
+  /* aStart[d] is now the end of bucket d, the start of bucket d+1. */
+
+  if( (mask & (((uint64_t)1 << shift) - 1))==0 ){
+    /* The digit held every varying bit: each bucket is all-equal. */
+    if( s==0 ) copy_range(pB, lo, lo + n);
+    return;
+  }
+  for(d=0; d<nBucket; d++){
+    uint32_t a = d ? aStart[d-1] : 0;
+    if( aStart[d]>a ) sort_rec(pB, 1-s, lo + a, aStart[d] - a);
+  }
+}
+
+/* ---- the parallel pass -------------------------------------------------- */
+
+/* One stable counting-sort pass of [lo, lo+n) from buffer s into buffer
+** 1-s on the nBits-bit digit at shift, by up to nt threads.  When aStart is
+** not NULL, aStart[d] receives the start of bucket d relative to lo, for d
+** in 0..2^nBits (the last one is n).  pB->aHist has room for nt * 2^nBits
+** counters. */
+static void radix_pass(const sort_bufs *pB, int s, size_t lo, size_t n,
+                       int shift, int nBits, int nt, uint32_t *aStart){
+  const uint64_t *kS = pB->k[s] + lo;
+  const uint32_t *pS = pB->p[s] ? pB->p[s] + lo : 0;
+  uint64_t *kD = pB->k[1-s] + lo;
+  uint32_t *pD = pB->p[1-s] ? pB->p[1-s] + lo : 0;
+  size_t nBucket = (size_t)1 << nBits;
+  #pragma omp parallel num_threads(nt) if(nt>1)
+  {
+    int t = omp_get_thread_num(), nTeam = omp_get_num_threads();
+    uint32_t *aMine = pB->aHist + (size_t)t * nBucket;
+    size_t a, b, i;
+    px_team_range(n, t, nTeam, &a, &b);
+    memset(aMine, 0, nBucket * sizeof(uint32_t));
+    for(i=a; i<b; i++) aMine[digit(kS[i], shift, nBits)]++;
+    #pragma omp barrier
+    /* Counters become starts: bucket-major, then thread order. */
+    #pragma omp single
+    {
+      uint32_t run = 0, c;
+      size_t d;
+      int u;
+      for(d=0; d<nBucket; d++){
+        if( aStart ) aStart[d] = run;
+        for(u=0; u<nTeam; u++){
+          c = pB->aHist[(size_t)u * nBucket + d];
+          pB->aHist[(size_t)u * nBucket + d] = run;
+          run += c;
+        }
+      }
+      if( aStart ) aStart[nBucket] = run;
+    }
+    for(i=a; i<b; i++){
+      uint32_t j = aMine[digit(kS[i], shift, nBits)]++;
+      kD[j] = kS[i];
+      if( pD ) pD[j] = pS[i];
+    }
+  }
+}
+
+/* Sorts [lo, lo+n) of buffer s in parallel, leaving the result in buffer
+** 0: a parallel pass on the top digit, then the buckets (see above). */
+static void sort_par(const sort_bufs *pB, int s, size_t lo, size_t n){
+  uint32_t aStart[TOP_NBUCKET + 1];
+  int nt = px_threads_for(px_nblocks(n), pB->nthreads);
+  uint64_t mask = varying_bits(pB->k[s] + lo, n, nt);
+  size_t d;
+  int shift;
+  if( mask==0 ){
+    if( s ) copy_back(pB, lo, n, nt);
+    return;
+  }
+  shift = top_shift(mask, SORT_TOP_BITS);
+  radix_pass(pB, s, lo, n, shift, SORT_TOP_BITS, nt, aStart);
+  if( (mask & (((uint64_t)1 << shift) - 1))==0 ){
+    if( s==0 ) copy_back(pB, lo, n, nt);
+    return;
+  }
+  for(d=0; d<TOP_NBUCKET; d++){
+    size_t len = aStart[d+1] - aStart[d];
+    if( len>SORT_BIG ) sort_par(pB, 1-s, lo + aStart[d], len);
+  }
+  #pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if(nt>1)
+  for(d=0; d<TOP_NBUCKET; d++){
+    size_t len = aStart[d+1] - aStart[d];
+    if( len>0 && len<=SORT_BIG ) sort_rec(pB, 1-s, lo + aStart[d], len);
+  }
+}
+
+/* ---- entry points ------------------------------------------------------- */
+
+/* Allocates the scratch of *pB for n elements and digits of nBits bits;
+** returns PX_OK or PX_ENOMEM (then nothing is left allocated). */
+static int bufs_open(sort_bufs *pB, uint64_t *aKey, uint32_t *aPerm,
+                     size_t n, int nBits, int nthreads){
+  int nt = px_threads_for(px_nblocks(n), nthreads);
+  memset(pB, 0, sizeof(*pB));
+  pB->k[0] = aKey;
+  pB->p[0] = aPerm;
+  pB->nthreads = nthreads;
+  pB->k[1] = malloc(n * sizeof(uint64_t));
+  pB->p[1] = aPerm ? malloc(n * sizeof(uint32_t)) : 0;
+  pB->aHist = malloc(((size_t)nt << nBits) * sizeof(uint32_t));
+  if( pB->k[1]==0 || (aPerm && pB->p[1]==0) || pB->aHist==0 ){
+    free(pB->k[1]);
+    free(pB->p[1]);
+    free(pB->aHist);
+    return PX_ENOMEM;
+  }
+  return PX_OK;
+}
+
+static void bufs_close(sort_bufs *pB){
+  free(pB->k[1]);
+  free(pB->p[1]);
+  free(pB->aHist);
+}
+
+int px_sort_u64_perm(uint64_t *aKey, uint32_t *aPerm, size_t n, int nthreads){
+  sort_bufs b;
+  if( n>UINT32_MAX ) return PX_ETOOBIG;
+  if( n<=SORT_SMALL ){
+    /* In place, no scratch needed. */
+    b.k[0] = b.k[1] = aKey;
+    b.p[0] = b.p[1] = aPerm;
+    sort_small(&b, 0, 0, n);
+    return PX_OK;
+  }
+  if( bufs_open(&b, aKey, aPerm, n, SORT_TOP_BITS, nthreads) ) return PX_ENOMEM;
+  if( n<=SORT_BIG ){
+    sort_rec(&b, 0, 0, n);
+  }else{
+    sort_par(&b, 0, 0, n);
+  }
+  bufs_close(&b);
+  return PX_OK;
+}
+
+int px_sort_u64_perm_lsd(uint64_t *aKey, uint32_t *aPerm, size_t n,
+                         int nBits, int nthreads){
+  sort_bufs b;
+  uint64_t mask;
+  int nt = px_threads_for(px_nblocks(n), nthreads);
+  int s = 0, shift;
+  assert( nBits>=1 && nBits<=16 );
+  if( n>UINT32_MAX ) return PX_ETOOBIG;
+  if( n<2 ) return PX_OK;
+  if( bufs_open(&b, aKey, aPerm, n, nBits, nthreads) ) return PX_ENOMEM;
+  mask = varying_bits(aKey, n, nt);
+  for(shift=0; shift<64; shift+=nBits){
+    int w = 64 - shift < nBits ? 64 - shift : nBits;
+    if( digit(mask, shift, w)==0 ) continue;
+    radix_pass(&b, s, 0, n, shift, w, nt, 0);
+    s = 1 - s;
+  }
+  if( s ) copy_back(&b, 0, n, nt);
+  bufs_close(&b);
+  return PX_OK;
+}
