@@ -630,7 +630,8 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   memset(aRun, 0, sizeof(ParAggRun)*(nAgg+1));
   rc = prepareRuns(db, pPlan, pIn->aCol, pIn->nRow, 0, 0, nThread, aRun);
   if( rc==SQLITE_OK ){
-    aAcc = sqlite3_malloc64(sizeof(ParAcc)*(nChunk*nBin*nAgg+1));
+    /* malloc: ParAcc needs the 16-byte alignment of __int128. */
+    aAcc = malloc(sizeof(ParAcc)*(nChunk*nBin*nAgg+1));
     aCnt = sqlite3_malloc64(sizeof(sqlite3_int64)*(nChunk*nBin+1));
     aLast = sqlite3_malloc64(sizeof(sqlite3_int64)*(nChunk*nBin+1));
     aGid = sqlite3_malloc64(sizeof(sqlite3_int64)*(nBin+1));
@@ -699,7 +700,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
     sqlite3_free(aRun[k].aFirst);
   }
   sqlite3_free(aRun);
-  sqlite3_free(aAcc);
+  free(aAcc);
   sqlite3_free(aCnt);
   sqlite3_free(aLast);
   sqlite3_free(aGid);
@@ -745,7 +746,7 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   }
   aChunk = sqlite3_malloc64((nChunk+1)*sizeof(size_t));
   aChunkGroup = sqlite3_malloc64((nChunk+1)*sizeof(size_t));
-  aAcc = sqlite3_malloc64((nChunk*nAgg+1)*sizeof(ParAcc));
+  aAcc = malloc((nChunk*nAgg+1)*sizeof(ParAcc));   /* 16-byte aligned */
   if( aChunk==0 || aChunkGroup==0 || aAcc==0 ){ rc = SQLITE_NOMEM; goto done; }
   {
     size_t c = 0;
@@ -821,7 +822,7 @@ done:
   sqlite3_free(aRun);
   sqlite3_free(aChunk);
   sqlite3_free(aChunkGroup);
-  sqlite3_free(aAcc);
+  free(aAcc);
   return rc;
 }
 
