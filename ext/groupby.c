@@ -12,20 +12,24 @@
 **
 ** How it works:
 **  1. Group: each key column becomes one or two order-preserving 64-bit
-**     words (batch.c, under the key's collation).  When there is a single
-**     word whose values span fewer than PAR_DIRECT_MAX values, rows are
-**     partitioned by a counting sort (per-thread histograms, then a stable
-**     scatter); otherwise they are radix sorted word by word, least
-**     significant first (kernels/sort.h).  Either way the result is a
-**     permutation listing every group's rows in their original order, and
-**     the groups' offsets (found by compaction of the head flags).
+**     words (batch.c, under the key's collation).  Few groups (a single
+**     word whose values span fewer than PAR_DIRECT_MAX values, or no GROUP
+**     BY): no sorting at all; fixed row chunks fold their rows into private
+**     accumulators per key value, then each key value combines its chunks
+**     in order.  Otherwise (or with DISTINCT / group_concat, which need
+**     each group's rows together) rows are partitioned by a counting sort
+**     (per-thread histograms, stable scatter) or radix sorted word by word,
+**     least significant first (kernels/sort.h): a permutation listing every
+**     group's rows in their original order and the groups' offsets (by
+**     compaction of head flags); the needed columns are gathered into that
+**     order so aggregation reads memory sequentially.
 **  2. Aggregate: each group's rows are visited in their original order,
 **     so order-sensitive results come out as SQLite's: integer overflow of
 **     sum() (an error only if a running sum overflows before any REAL is
 **     seen, SQLite 3.40's rule), which of equal values min()/max() keep,
-**     group_concat() order, and the row bare columns come from (the last
-**     row of the group, or with min()/max() the last row where the last
-**     analysed min/max did not skip).  Large groups are cut into fixed
+**     group_concat() order, and the row bare columns come from (see
+**     bareRow()).  Floating-point sums that overflow to Inf stay Inf, as
+**     SQLite's do.  Large groups are cut into fixed
 **     chunks whose partial results are combined in order; chunks of all
 **     groups run in parallel.  Floating-point sums use Neumaier's
 **     compensated summation.  Chunk boundaries depend on the data only,
@@ -156,6 +160,12 @@ static void neumaierAdd(double *pS, double *pC, double x){
   if( fabs(s)>=fabs(x) ) *pC += (s - t) + x;
   else *pC += (x - t) + s;
   *pS = t;
+}
+
+/* The compensated sum; once the running sum overflows to +-Inf (or is
+** NaN) the compensation means nothing and the plain sum is SQLite's. */
+static double accSum(const ParAcc *a){
+  return isfinite(a->rS) ? a->rS + a->rC : a->rS;
 }
 
 /* Keys of a min/max argument: lexicographic (k1, k2). */
@@ -459,17 +469,17 @@ static int outGroup(const ParAggRun *aRun, int nAgg, const ParAcc *a, ParBatch *
         if( a[j].iMin < INT64_MIN || a[j].iMax > INT64_MAX ){
           bOverflow = 1;
         }else if( a[j].bApprox ){
-          outFloat(pDst, gi, a[j].rS + a[j].rC);
+          outFloat(pDst, gi, accSum(&a[j]));
         }else{
           pDst->aType[gi] = SQLITE_INTEGER;
           pDst->aVal[gi] = (uint64_t)(sqlite3_int64)a[j].iSum;
         }
         break;
       case PAR_AGG_TOTAL:
-        outFloat(pDst, gi, a[j].rS + a[j].rC);
+        outFloat(pDst, gi, accSum(&a[j]));
         break;
       case PAR_AGG_AVG:
-        if( a[j].n>0 ) outFloat(pDst, gi, (a[j].rS + a[j].rC)/(double)a[j].n);
+        if( a[j].n>0 ) outFloat(pDst, gi, accSum(&a[j])/(double)a[j].n);
         break;
       case PAR_AGG_MIN: case PAR_AGG_MAX:
         outCopy(pDst, gi, aRun[j].pArg, a[j].iBest);
@@ -608,6 +618,17 @@ static int finishResult(const ParPlan *pPlan, const ParAggRun *aRun, ParColumn *
   return rc;
 }
 
+/* The row SQLite takes bare columns from.  It loads them on a group's
+** first row only, unless a min() or max() is present: then on every row
+** where the last one it analysed (iDecide) did not skip, that is up to the
+** row that set its final value, or every row while its values are NULL.
+** iFirst / iLast: the group's first and last row; -1 for an empty group. */
+static sqlite3_int64 bareRow(const ParAcc *a, int iDecide, sqlite3_int64 iFirst,
+                             sqlite3_int64 iLast){
+  if( iDecide<0 ) return iFirst;
+  return a[iDecide].iBest>=0 ? a[iDecide].iBest : iLast;
+}
+
 /* ---- the two strategies ----------------------------------------------------------- */
 
 /* Few key values: no sorting.  Fixed row chunks (boundaries depend on n
@@ -620,7 +641,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   int nAgg = pPlan->nAgg, iDecide = pPlan->iDecide, rc, k;
   ParAggRun *aRun = sqlite3_malloc64(sizeof(ParAggRun)*(nAgg+1));
   ParAcc *aAcc = 0;
-  sqlite3_int64 *aCnt = 0, *aLast = 0, *aGid = 0;
+  sqlite3_int64 *aCnt = 0, *aFirst = 0, *aLast = 0, *aGid = 0;
   int bOverflow = 0;
 
   nChunk = (n + PAR_CHUNK - 1)/PAR_CHUNK;
@@ -633,9 +654,10 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
     /* malloc: ParAcc needs the 16-byte alignment of __int128. */
     aAcc = malloc(sizeof(ParAcc)*(nChunk*nBin*nAgg+1));
     aCnt = sqlite3_malloc64(sizeof(sqlite3_int64)*(nChunk*nBin+1));
+    aFirst = sqlite3_malloc64(sizeof(sqlite3_int64)*(nChunk*nBin+1));
     aLast = sqlite3_malloc64(sizeof(sqlite3_int64)*(nChunk*nBin+1));
     aGid = sqlite3_malloc64(sizeof(sqlite3_int64)*(nBin+1));
-    if( aAcc==0 || aCnt==0 || aLast==0 || aGid==0 ) rc = SQLITE_NOMEM;
+    if( aAcc==0 || aCnt==0 || aFirst==0 || aLast==0 || aGid==0 ) rc = SQLITE_NOMEM;
   }
   if( rc==SQLITE_OK ){
     sqlite3_int64 c;
@@ -643,13 +665,13 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
     for(c=0; c<(sqlite3_int64)nChunk; c++){
       size_t lo = n*c/nChunk, hi = n*(c+1)/nChunk, r, i;
       ParAcc *a = &aAcc[c*nBin*nAgg];
-      sqlite3_int64 *cnt = &aCnt[c*nBin], *last = &aLast[c*nBin];
+      sqlite3_int64 *cnt = &aCnt[c*nBin], *first = &aFirst[c*nBin], *last = &aLast[c*nBin];
       int j;
       for(i=0; i<nBin*(size_t)nAgg; i++) accInit(&a[i]);
       memset(cnt, 0, nBin*sizeof(sqlite3_int64));
       for(r=lo; r<hi; r++){
         uint32_t bin = aBin[r];
-        cnt[bin]++;
+        if( cnt[bin]++==0 ) first[bin] = (sqlite3_int64)r;
         last[bin] = (sqlite3_int64)r;
         for(j=0; j<nAgg; j++) accStep(&aRun[j], &a[(size_t)bin*nAgg+j], (sqlite3_int64)r);
       }
@@ -669,7 +691,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
     #pragma omp parallel for num_threads(nThread) schedule(dynamic, 16) reduction(|:bOverflow)
     for(bi=0; bi<(sqlite3_int64)nBin; bi++){
       ParAcc *a0 = 0;
-      sqlite3_int64 iBare = -1;
+      sqlite3_int64 iFirst = -1, iLast = -1;
       size_t c;
       int j;
       if( aGid[bi]<0 ) continue;
@@ -678,16 +700,17 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
         if( aCnt[c*nBin+bi]==0 ) continue;
         if( a0==0 ){
           a0 = a;
+          iFirst = aFirst[c*nBin+bi];
         }else{
           for(j=0; j<nAgg; j++) accCombine(&aRun[j], &a0[j], &a[j]);
         }
-        iBare = aLast[c*nBin+bi];
+        iLast = aLast[c*nBin+bi];
       }
       if( a0==0 ) a0 = &aAcc[bi*nAgg];   /* no rows: chunk 0's empty state */
-      if( iDecide>=0 && a0[iDecide].iBest>=0 ) iBare = a0[iDecide].iBest;
       bOverflow |= outGroup(aRun, nAgg, a0, *ppOut, aGid[bi]);
       for(j=0; j<pPlan->nBare; j++){
-        outCopy(&(*ppOut)->aCol[nAgg+j], aGid[bi], &pIn->aCol[pPlan->aBareCol[j]], iBare);
+        outCopy(&(*ppOut)->aCol[nAgg+j], aGid[bi], &pIn->aCol[pPlan->aBareCol[j]],
+                bareRow(a0, iDecide, iFirst, iLast));
       }
     }
     rc = finishResult(pPlan, aRun, pIn->aCol, 0, 0, *ppOut);
@@ -702,6 +725,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   sqlite3_free(aRun);
   free(aAcc);
   sqlite3_free(aCnt);
+  sqlite3_free(aFirst);
   sqlite3_free(aLast);
   sqlite3_free(aGid);
   return rc;
@@ -791,11 +815,10 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
       for(c=lo+1; c<nChunk && aChunkGroup[c]==(size_t)gi; c++){
         for(j=0; j<nAgg; j++) accCombine(&aRun[j], &aAcc[lo*nAgg+j], &aAcc[c*nAgg+j]);
       }
-      /* Bare columns: SQLite loads them on every row where the deciding
-      ** min/max did not skip, that is up to the row that set its final
-      ** value; without one (or with only NULLs), up to the last row. */
-      if( aOff[gi+1]>aOff[gi] ) iBare = (sqlite3_int64)aOff[gi+1]-1;
-      if( iDecide>=0 && aAcc[lo*nAgg+iDecide].iBest>=0 ) iBare = aAcc[lo*nAgg+iDecide].iBest;
+      if( aOff[gi+1]>aOff[gi] ){
+        iBare = bareRow(&aAcc[lo*nAgg], iDecide, (sqlite3_int64)aOff[gi],
+                        (sqlite3_int64)aOff[gi+1]-1);
+      }
       bOverflow |= outGroup(aRun, nAgg, &aAcc[lo*nAgg], *ppOut, gi);
       for(j=0; j<pPlan->nBare; j++){
         outCopy(&(*ppOut)->aCol[nAgg+j], gi, &aG[pPlan->aBareCol[j]], iBare);
