@@ -37,6 +37,8 @@ for suite in "$@"; do
       run "kernels (8-element blocks)" build/test_kernels_tiny
       run "batches" build/test_batch
       run "sql" $PY tests/test_sql.py ./parallel.so
+      # The benchmark at 100k rows: it must run and agree with SQLite.
+      run "bench smoke" env BENCH_ROWS=100000 BENCH_REPS=1 BENCH_RESULTS=0 $PY bench/bench.py
       ;;
     asan)
       export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
