@@ -148,6 +148,7 @@ typedef struct ParAcc {
   double rS, rC;          /* Neumaier sum of every value as a double */
   int bApprox;            /* a non-integer was seen */
   sqlite3_int64 iBest;    /* min/max: row of the kept value, -1 none */
+  uint64_t kBest;         /* min/max with one-word keys: its key */
 } ParAcc;
 
 static void accInit(ParAcc *a){
@@ -166,6 +167,13 @@ static void neumaierAdd(double *pS, double *pC, double x){
 ** NaN) the compensation means nothing and the plain sum is SQLite's. */
 static double accSum(const ParAcc *a){
   return isfinite(a->rS) ? a->rS + a->rC : a->rS;
+}
+
+/* The sum of every value as a double: while only integers were seen,
+** their exact sum rounded once (more accurate than SQLite's running double
+** sum, and the integer fast path of foldChunk() keeps no double sum). */
+static double accTotal(const ParAcc *a){
+  return a->bApprox ? accSum(a) : (double)a->iSum;
 }
 
 /* Keys of a min/max argument: lexicographic (k1, k2). */
@@ -227,6 +235,60 @@ static void accStep(const ParAggRun *pR, ParAcc *a, sqlite3_int64 iRow){
     default:
       return;  /* group_concat: built separately */
   }
+}
+
+/* Fold rows [lo, hi) into a[aBin[r]*stride] (the accumulators of
+** aggregate pR per key value), in row order.  The common storage classes
+** get loops of their own; everything else goes through accStep(). */
+static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t *aBin,
+                      size_t lo, size_t hi){
+  const ParColumn *pCol = pR->pArg;
+  int e = pR->pAgg->eFunc;
+  size_t r;
+  if( pR->aFirst==0 && (e==PAR_AGG_COUNT_STAR
+       || (e==PAR_AGG_COUNT && pCol->nNull==0 && pCol->eStore!=PAR_COL_MIXED
+           && pCol->eStore!=PAR_COL_NULL)) ){
+    for(r=lo; r<hi; r++) a[(size_t)aBin[r]*stride].n++;
+    return;
+  }
+  if( pR->aFirst==0 && (e==PAR_AGG_SUM || e==PAR_AGG_TOTAL || e==PAR_AGG_AVG) ){
+    if( pCol->eStore==PAR_COL_INT ){
+      /* All integers: the exact sum is all that is needed (outGroup). */
+      for(r=lo; r<hi; r++){
+        ParAcc *p = &a[(size_t)aBin[r]*stride];
+        if( pCol->aNull && (pCol->aNull[r>>3] >> (r&7)) & 1 ) continue;
+        p->n++;
+        p->iSum += pCol->aInt[r];
+        if( p->iSum < p->iMin ) p->iMin = p->iSum;
+        if( p->iSum > p->iMax ) p->iMax = p->iSum;
+      }
+      return;
+    }
+    if( pCol->eStore==PAR_COL_REAL ){
+      for(r=lo; r<hi; r++){
+        ParAcc *p = &a[(size_t)aBin[r]*stride];
+        if( pCol->aNull && (pCol->aNull[r>>3] >> (r&7)) & 1 ) continue;
+        p->n++;
+        neumaierAdd(&p->rS, &p->rC, pCol->aReal[r]);
+        p->bApprox = 1;
+      }
+      return;
+    }
+  }
+  if( pR->aFirst==0 && (e==PAR_AGG_MIN || e==PAR_AGG_MAX) && pR->key.a2==0 ){
+    /* One-word keys: compare with the kept key, not the kept row's. */
+    const uint64_t *k = pR->key.a1;
+    for(r=lo; r<hi; r++){
+      ParAcc *p = &a[(size_t)aBin[r]*stride];
+      if( parColumnType(pCol, (sqlite3_int64)r)==SQLITE_NULL ) continue;
+      if( p->iBest<0 || (e==PAR_AGG_MIN ? k[r]<p->kBest : k[r]>p->kBest) ){
+        p->iBest = (sqlite3_int64)r;
+        p->kBest = k[r];
+      }
+    }
+    return;
+  }
+  for(r=lo; r<hi; r++) accStep(pR, &a[(size_t)aBin[r]*stride], (sqlite3_int64)r);
 }
 
 /* a = a followed by b. */
@@ -476,10 +538,10 @@ static int outGroup(const ParAggRun *aRun, int nAgg, const ParAcc *a, ParBatch *
         }
         break;
       case PAR_AGG_TOTAL:
-        outFloat(pDst, gi, accSum(&a[j]));
+        outFloat(pDst, gi, accTotal(&a[j]));
         break;
       case PAR_AGG_AVG:
-        if( a[j].n>0 ) outFloat(pDst, gi, accSum(&a[j])/(double)a[j].n);
+        if( a[j].n>0 ) outFloat(pDst, gi, accTotal(&a[j])/(double)a[j].n);
         break;
       case PAR_AGG_MIN: case PAR_AGG_MAX:
         outCopy(pDst, gi, aRun[j].pArg, a[j].iBest);
@@ -673,8 +735,8 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
         uint32_t bin = aBin[r];
         if( cnt[bin]++==0 ) first[bin] = (sqlite3_int64)r;
         last[bin] = (sqlite3_int64)r;
-        for(j=0; j<nAgg; j++) accStep(&aRun[j], &a[(size_t)bin*nAgg+j], (sqlite3_int64)r);
       }
+      for(j=0; j<nAgg; j++) foldChunk(&aRun[j], a + j, nAgg, aBin, lo, hi);
     }
     /* Groups are the key values that occur, in key order. */
     for(b=0; b<nBin; b++){
