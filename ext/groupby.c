@@ -238,7 +238,8 @@ static void accStep(const ParAggRun *pR, ParAcc *a, sqlite3_int64 iRow){
 }
 
 /* Fold rows [lo, hi) into a[aBin[r]*stride] (the accumulators of
-** aggregate pR per key value), in row order.  The common storage classes
+** aggregate pR per key value; all into a[0] when aBin is NULL), in row
+** order.  The common storage classes
 ** get loops of their own; everything else goes through accStep(). */
 static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t *aBin,
                       size_t lo, size_t hi){
@@ -248,14 +249,14 @@ static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t
   if( pR->aFirst==0 && (e==PAR_AGG_COUNT_STAR
        || (e==PAR_AGG_COUNT && pCol->nNull==0 && pCol->eStore!=PAR_COL_MIXED
            && pCol->eStore!=PAR_COL_NULL)) ){
-    for(r=lo; r<hi; r++) a[(size_t)aBin[r]*stride].n++;
+    for(r=lo; r<hi; r++) a[aBin ? (size_t)aBin[r]*stride : 0].n++;
     return;
   }
   if( pR->aFirst==0 && (e==PAR_AGG_SUM || e==PAR_AGG_TOTAL || e==PAR_AGG_AVG) ){
     if( pCol->eStore==PAR_COL_INT ){
       /* All integers: the exact sum is all that is needed (outGroup). */
       for(r=lo; r<hi; r++){
-        ParAcc *p = &a[(size_t)aBin[r]*stride];
+        ParAcc *p = &a[aBin ? (size_t)aBin[r]*stride : 0];
         if( pCol->aNull && (pCol->aNull[r>>3] >> (r&7)) & 1 ) continue;
         p->n++;
         p->iSum += pCol->aInt[r];
@@ -266,7 +267,7 @@ static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t
     }
     if( pCol->eStore==PAR_COL_REAL ){
       for(r=lo; r<hi; r++){
-        ParAcc *p = &a[(size_t)aBin[r]*stride];
+        ParAcc *p = &a[aBin ? (size_t)aBin[r]*stride : 0];
         if( pCol->aNull && (pCol->aNull[r>>3] >> (r&7)) & 1 ) continue;
         p->n++;
         neumaierAdd(&p->rS, &p->rC, pCol->aReal[r]);
@@ -279,7 +280,7 @@ static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t
     /* One-word keys: compare with the kept key, not the kept row's. */
     const uint64_t *k = pR->key.a1;
     for(r=lo; r<hi; r++){
-      ParAcc *p = &a[(size_t)aBin[r]*stride];
+      ParAcc *p = &a[aBin ? (size_t)aBin[r]*stride : 0];
       if( parColumnType(pCol, (sqlite3_int64)r)==SQLITE_NULL ) continue;
       if( p->iBest<0 || (e==PAR_AGG_MIN ? k[r]<p->kBest : k[r]>p->kBest) ){
         p->iBest = (sqlite3_int64)r;
@@ -288,7 +289,7 @@ static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t
     }
     return;
   }
-  for(r=lo; r<hi; r++) accStep(pR, &a[(size_t)aBin[r]*stride], (sqlite3_int64)r);
+  for(r=lo; r<hi; r++) accStep(pR, &a[aBin ? (size_t)aBin[r]*stride : 0], (sqlite3_int64)r);
 }
 
 /* a = a followed by b. */
@@ -376,6 +377,7 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
   uint32_t *aPerm = sqlite3_malloc64((n+1)*sizeof(uint32_t));
   uint8_t *aHead = 0;
   uint32_t *aStart = 0;
+  uint64_t *aSorted = 0;     /* radix sort: the sorted first word */
   size_t *aOff = 0, i, nGroup;
   int k, rc = SQLITE_OK;
   if( aPerm==0 ) return SQLITE_NOMEM;
@@ -384,15 +386,14 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
   }else if( aBin ){
     rc = countingSort(aBin, n, nBin, aPerm, nThread);
   }else{
-    uint64_t *aTmp = sqlite3_malloc64((n+1)*sizeof(uint64_t));
-    if( aTmp==0 ) rc = SQLITE_NOMEM;
+    aSorted = sqlite3_malloc64((n+1)*sizeof(uint64_t));
+    if( aSorted==0 ) rc = SQLITE_NOMEM;
     for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
     for(k=nWord-1; k>=0 && rc==SQLITE_OK; k--){
-      if( k==nWord-1 ) memcpy(aTmp, aaWord[k], n*sizeof(uint64_t));
-      else px_gather_u64(aaWord[k], aPerm, aTmp, n, nThread);
-      rc = parRcFromPx(px_sort_u64_perm(aTmp, aPerm, n, nThread));
+      if( k==nWord-1 ) memcpy(aSorted, aaWord[k], n*sizeof(uint64_t));
+      else px_gather_u64(aaWord[k], aPerm, aSorted, n, nThread);
+      rc = parRcFromPx(px_sort_u64_perm(aSorted, aPerm, n, nThread));
     }
-    sqlite3_free(aTmp);
   }
   if( rc==SQLITE_OK ){
     aHead = sqlite3_malloc64(n+1);
@@ -406,8 +407,13 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
     #pragma omp parallel for num_threads(nThread) schedule(static)
     for(i=0; i<n; i++){
       int w, bNew = (i==0);
-      for(w=0; w<nWord && !bNew; w++){
-        bNew = aaWord[w][aPerm[i]]!=aaWord[w][aPerm[i-1]];
+      if( nWord==1 && aSorted ){
+        /* The sorted words themselves: read in order. */
+        bNew = bNew || aSorted[i]!=aSorted[i-1];
+      }else{
+        for(w=0; w<nWord && !bNew; w++){
+          bNew = aaWord[w][aPerm[i]]!=aaWord[w][aPerm[i-1]];
+        }
       }
       aHead[i] = (uint8_t)bNew;
     }
@@ -419,6 +425,7 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
   }
   sqlite3_free(aHead);
   sqlite3_free(aStart);
+  sqlite3_free(aSorted);
   if( rc ){
     sqlite3_free(aPerm);
     sqlite3_free(aOff);
@@ -850,13 +857,13 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
     sqlite3_int64 c;
     #pragma omp parallel for num_threads(nThread) schedule(dynamic, 16)
     for(c=0; c<(sqlite3_int64)nChunk; c++){
-      size_t lo = aChunk[c], hi = aChunk[c+1], p;
+      size_t lo = aChunk[c], hi = aChunk[c+1];
       ParAcc *a = &aAcc[c*nAgg];
       int j;
       if( hi>aOff[aChunkGroup[c]+1] ) hi = aOff[aChunkGroup[c]+1];
-      for(j=0; j<nAgg; j++) accInit(&a[j]);
-      for(p=lo; p<hi; p++){
-        for(j=0; j<nAgg; j++) accStep(&aRun[j], &a[j], (sqlite3_int64)p);
+      for(j=0; j<nAgg; j++){
+        accInit(&a[j]);
+        foldChunk(&aRun[j], &a[j], 1, 0, lo, hi);
       }
     }
   }
