@@ -91,7 +91,7 @@ void parPlanFree(ParPlan *p){
 
 /* ---- the builder's state ------------------------------------------------------ */
 
-typedef struct ParRepl { int iStart, iEnd; char *zText; } ParRepl;
+typedef struct ParRepl { int iStart, iEnd; ParSpan span; char *zText; } ParRepl;
 
 typedef struct ParBuild {
   sqlite3 *db;
@@ -134,6 +134,7 @@ static void buildRepl(ParBuild *pB, ParSpan s, char *zText){
   pB->aRepl = a;
   a[pB->nRepl].iStart = s.iStart;
   a[pB->nRepl].iEnd = s.iEnd;
+  a[pB->nRepl].span = s;
   a[pB->nRepl].zText = zText;
   pB->nRepl++;
 }
@@ -220,6 +221,17 @@ static int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
   const ParToken *a = pB->pSel->aTok;
   int i, bChain = 1;
   if( !bUtf8 ) return PAR_COLL_UNKNOWN;
+  /* Parentheses around an expression change nothing. */
+  while( iTokEnd-iTok>=2 && a[iTok].eType==PT_LP && a[iTokEnd-1].eType==PT_RP ){
+    int d = 0, j, bOuter = 1;
+    for(j=iTok; j<iTokEnd-1; j++){
+      if( a[j].eType==PT_LP ) d++;
+      if( a[j].eType==PT_RP && --d==0 ){ bOuter = 0; break; }
+    }
+    if( !bOuter ) break;
+    iTok++;
+    iTokEnd--;
+  }
   /* "expr COLLATE name" at the top level. */
   if( iTokEnd-iTok>=3 && parTokIs(z, &a[iTokEnd-2], "COLLATE") ){
     char *zName = parDequote(z + a[iTokEnd-1].i, a[iTokEnd-1].n);
@@ -275,8 +287,6 @@ static int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
   return PAR_COLL_BINARY;
 }
 
-/* ---- building the plan ---------------------------------------------------------- */
-
 static int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg){
   if( pB->pPlan->zWhy==0 ){
     pB->pPlan->zWhy = sqlite3_mprintf(zFmt, zArg);
@@ -284,6 +294,63 @@ static int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg){
   }
   return 1;
 }
+
+/* The loops of zSql's query plan, one "SCAN ..."/"SEARCH ..." line each,
+** and whether GROUP BY sorts (a temp b-tree) rather than reading an index
+** in group order.  NULL on error. */
+static char *buildLoops(sqlite3 *db, const char *zSql, int *pbGroupSort){
+  sqlite3_stmt *pStmt = 0;
+  sqlite3_str *pStr;
+  char *zEqp = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", zSql);
+  *pbGroupSort = 0;
+  if( zEqp==0 || sqlite3_prepare_v2(db, zEqp, -1, &pStmt, 0) ){
+    sqlite3_free(zEqp);
+    return 0;
+  }
+  sqlite3_free(zEqp);
+  pStr = sqlite3_str_new(db);
+  while( sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zDetail = (const char*)sqlite3_column_text(pStmt, 3);
+    if( zDetail==0 ) continue;
+    if( strncmp(zDetail, "SCAN ", 5)==0 || strncmp(zDetail, "SEARCH ", 7)==0 ){
+      sqlite3_str_appendf(pStr, "%s\n", zDetail);
+    }
+    if( strstr(zDetail, "TEMP B-TREE FOR GROUP BY") ) *pbGroupSort = 1;
+  }
+  sqlite3_finalize(pStmt);
+  return sqlite3_str_finish(pStr);
+}
+
+/* Results that depend on the order of rows inside a group (group_concat,
+** bare columns, which of equal values min/max keep) match SQLite's only
+** if the extraction query visits rows in the order SQLite's own plan
+** does: the same loops, and GROUP BY by sorting (stable) rather than by
+** reading an index in group order. */
+static void buildCheckOrder(ParBuild *pB){
+  ParPlan *pPlan = pB->pPlan;
+  int k, bSensitive = pPlan->nBare>0, bSort1 = 0, bSort2 = 0;
+  char *z1, *z2;
+  for(k=0; k<pPlan->nAgg; k++){
+    int e = pPlan->aAgg[k].eFunc;
+    if( e==PAR_AGG_GROUP_CONCAT || e==PAR_AGG_MIN || e==PAR_AGG_MAX ) bSensitive = 1;
+  }
+  if( !bSensitive ) return;
+  z1 = buildLoops(pB->db, pPlan->zSql, &bSort1);
+  z2 = buildLoops(pB->db, pPlan->zExtract, &bSort2);
+  if( z1==0 || z2==0 ){
+    buildWhy(pB, "the query plan could not be read%s", "");
+  }else if( strcmp(z1, z2)!=0 ){
+    buildWhy(pB, "SQLite would visit the rows in another order than the "
+             "extraction query (its plan: %s), and the result depends on it", z1);
+  }else if( pPlan->nKey>0 && !bSort1 ){
+    buildWhy(pB, "SQLite reads the groups in index order, and the result "
+             "depends on the order of rows inside groups%s", "");
+  }
+  sqlite3_free(z1);
+  sqlite3_free(z2);
+}
+
+/* ---- building the plan ---------------------------------------------------------- */
 
 /* Token range of the expression a GROUP BY term stands for, after
 ** resolving an ordinal or an alias as SQLite does. */
@@ -430,7 +497,7 @@ static void buildPlan(ParBuild *pB){
       }
     }
     if( PAR_ROWS_MAX<=k ){ buildWhy(pB, "more result columns than par_rows serves%s", ""); goto done; }
-    buildRepl(pB, pA->call, sqlite3_mprintf("_pn%d", k));
+    buildRepl(pB, pA->call, sqlite3_mprintf("_pnb%d", k));
   }
 
   /* SQLite resets its "min/max hit" flag before each min/max step, so the
@@ -469,9 +536,15 @@ static void buildPlan(ParBuild *pB){
     int iExpr, j, bAlias = 0;
     if( buildInAgg(pSel, s) ) continue;
     /* An ORDER BY term that is just a name of the select list's aliases
+    ** (in parentheses or with a COLLATE, which SQLite looks through)
     ** means that result column: leave it to the final SQL. */
     for(j=0; j<pSel->nOrder; j++){
-      if( pSel->aOrder[j].span.iStart==s.iStart && pSel->aOrder[j].span.iEnd==s.iEnd ){
+      const ParToken *a = pSel->aTok;
+      int t0 = pSel->aOrder[j].span.iTok, t1 = pSel->aOrder[j].span.iTokEnd;
+      while( t1-t0>=3 && a[t0].eType==PT_LP && a[t1-1].eType==PT_RP ){ t0++; t1--; }
+      if( t1-t0>=3 && parTokIs(z, &a[t1-2], "COLLATE") ) t1 -= 2;
+      while( t1-t0>=3 && a[t0].eType==PT_LP && a[t1-1].eType==PT_RP ){ t0++; t1--; }
+      if( t1-t0==1 && t0==s.iTok ){
         char *zDeq = parDequote(z + s.iStart, s.iEnd - s.iStart);
         int c;
         for(c=0; zDeq && c<pSel->nCol; c++){
@@ -497,7 +570,7 @@ static void buildPlan(ParBuild *pB){
       goto done;
     }
     /* The affinity letter is filled in below, after preparing. */
-    buildRepl(pB, s, sqlite3_mprintf("_p?%d", pPlan->nAgg + j));
+    buildRepl(pB, s, sqlite3_mprintf("_p??%d", pPlan->nAgg + j));
   }
   if( pB->rc ) goto done;
   pPlan->nBare = nBare;
@@ -530,6 +603,8 @@ static void buildPlan(ParBuild *pB){
     }
     sqlite3_finalize(pEnc);
   }
+  buildCheckOrder(pB);
+  if( pPlan->zWhy ) goto done;
   for(i=0; i<pPlan->nKey; i++){
     pPlan->aKeyColl[i] = buildCollation(pB, pExtract, i, aKeyTok[2*i], aKeyTok[2*i+1], bUtf8);
   }
@@ -546,8 +621,17 @@ static void buildPlan(ParBuild *pB){
   for(k=0; k<pB->nRepl; k++){
     char *zQ = strchr(pB->aRepl[k].zText, '?');
     if( zQ ){
-      int j = atoi(zQ+1) - pPlan->nAgg;
-      *zQ = aBareAff[j];
+      /* A bare column keeps its affinity and its collation. */
+      int j = atoi(zQ+2) - pPlan->nAgg, e;
+      ParSpan s = pB->aRepl[k].span;
+      e = buildCollation(pB, pExtract, aBareExpr[j], s.iTok, s.iTokEnd, bUtf8);
+      if( e<0 ){
+        buildWhy(pB, "a bare column whose collation is not known: %s",
+                 pB->aRepl[k].zText);
+        goto done;
+      }
+      zQ[0] = aBareAff[j];
+      zQ[1] = PAR_ROWS_COLL[e];
     }
   }
 

@@ -10,11 +10,13 @@
 
 /* Columns of the result batch are handed to the final SQL through the
 ** table-valued function par_rows(?1): column j of the batch is available
-** under the name "_p<a><j>", where <a> picks the column affinity SQLite
+** under the name "_p<a><c><j>", where <a> picks the column affinity SQLite
 ** applies in comparisons: n (none), i (INTEGER), r (REAL), t (TEXT),
-** u (NUMERIC).  At most PAR_ROWS_MAX batch columns. */
-#define PAR_ROWS_MAX 100
+** u (NUMERIC), and <c> the column's collation: b (BINARY), n (NOCASE),
+** r (RTRIM).  At most PAR_ROWS_MAX batch columns. */
+#define PAR_ROWS_MAX 64
 #define PAR_ROWS_AFF "nirtu"
+#define PAR_ROWS_COLL "bnr"
 
 /* Collation of a key, min/max or DISTINCT argument: PAR_COLL_* or this
 ** when the planner cannot tell (the query then runs natively if the

@@ -23,10 +23,11 @@
 **     batch bound by sqlite3_bind_pointer; the cursor returns that
 **     statement's rows.  A SELECT that is not accelerated runs natively
 **     and the cursor returns its rows.
-**  3. par_rows(batch) serves column j of a batch under the names _pn<j>,
-**     _pi<j>, _pr<j>, _pt<j>, _pu<j> (no affinity, INTEGER, REAL, TEXT,
-**     NUMERIC), so comparisons in the final SQL see the affinity of the
-**     column the value came from.
+**  3. par_rows(batch) serves column j of a batch under the names
+**     _p<a><c><j>: <a> an affinity (n none, i INTEGER, r REAL, t TEXT,
+**     u NUMERIC) and <c> a collation (b BINARY, n NOCASE, r RTRIM), so
+**     comparisons and ORDER BY in the final SQL see the affinity and the
+**     collation of the column the value came from.
 */
 #include "groupby.h"
 
@@ -50,18 +51,24 @@ typedef struct ParRowsCursor {
 } ParRowsCursor;
 
 #define PAR_ROWS_NAFF 5
-#define PAR_ROWS_HIDDEN (PAR_ROWS_MAX*PAR_ROWS_NAFF)
+#define PAR_ROWS_NCOLL 3
+#define PAR_ROWS_NVAR (PAR_ROWS_NAFF*PAR_ROWS_NCOLL)
+#define PAR_ROWS_HIDDEN (PAR_ROWS_MAX*PAR_ROWS_NVAR)
 
 static int parRowsConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
                           sqlite3_vtab **ppVtab, char **pzErr){
   static const char *azType[] = { "", " INTEGER", " REAL", " TEXT", " NUMERIC" };
+  static const char *azColl[] = { "", " COLLATE NOCASE", " COLLATE RTRIM" };
   sqlite3_str *pStr = sqlite3_str_new(db);
   char *zSql;
-  int j, a, rc;
+  int j, a, k, rc;
   sqlite3_str_appendall(pStr, "CREATE TABLE x(");
   for(j=0; j<PAR_ROWS_MAX; j++){
     for(a=0; a<PAR_ROWS_NAFF; a++){
-      sqlite3_str_appendf(pStr, "_p%c%d%s, ", PAR_ROWS_AFF[a], j, azType[a]);
+      for(k=0; k<PAR_ROWS_NCOLL; k++){
+        sqlite3_str_appendf(pStr, "_p%c%c%d%s%s, ", PAR_ROWS_AFF[a], PAR_ROWS_COLL[k], j,
+                            azType[a], azColl[k]);
+      }
     }
   }
   sqlite3_str_appendall(pStr, "batch HIDDEN)");
@@ -130,7 +137,7 @@ static int parRowsEof(sqlite3_vtab_cursor *cur){
 
 static int parRowsColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
   ParRowsCursor *pCur = (ParRowsCursor*)cur;
-  int j = i/PAR_ROWS_NAFF;
+  int j = i/PAR_ROWS_NVAR;
   if( i<PAR_ROWS_HIDDEN && j<pCur->pB->nCol ){
     parColumnResult(&pCur->pB->aCol[j], pCur->iRow, ctx);
   }
