@@ -350,6 +350,57 @@ static void buildCheckOrder(ParBuild *pB){
   sqlite3_free(z2);
 }
 
+/* SQLite moves each AND term of HAVING that uses no aggregate and only
+** GROUP BY expressions into WHERE, so groups it removes are never
+** aggregated (and cannot, say, raise "integer overflow").  Do the same:
+** append such terms to the extraction query's WHERE (they stay in the
+** final SQL too, where they keep every surviving group).  A term counts
+** when each column reference in it is written exactly like a GROUP BY
+** term. */
+static void buildHavingToWhere(ParBuild *pB, sqlite3_str *pStr, int bWhere){
+  ParSelect *pSel = pB->pSel;
+  const char *z = pSel->zSql;
+  const ParToken *a = pSel->aTok;
+  int t0, t, d = 0, bBetween = 0, bAny = bWhere;
+  if( !pSel->bHaving || pSel->nGroup==0 ) return;
+  t0 = pSel->having.span.iTok;
+  for(t=t0; t<=pSel->having.span.iTokEnd; t++){
+    int bEnd = t==pSel->having.span.iTokEnd;
+    if( !bEnd ){
+      if( a[t].eType==PT_LP ) d++;
+      if( a[t].eType==PT_RP ) d--;
+      if( d==0 && parTokIs(z, &a[t], "BETWEEN") ) bBetween = 1;
+      if( d==0 && parTokIs(z, &a[t], "AND") ){
+        if( bBetween ){ bBetween = 0; continue; }
+        bEnd = 1;
+      }
+    }
+    if( bEnd && t>t0 ){
+      int iStart = a[t0].i, iEnd = a[t-1].i + a[t-1].n, k, g, bOk = 1, nRef = 0;
+      for(k=0; k<pSel->nAgg && bOk; k++){
+        if( pSel->aAgg[k].call.iStart>=iStart && pSel->aAgg[k].call.iEnd<=iEnd ) bOk = 0;
+      }
+      for(k=0; k<pSel->nRef && bOk; k++){
+        ParSpan r = pSel->aRef[k];
+        int bKey = 0;
+        if( r.iStart<iStart || r.iEnd>iEnd ) continue;
+        nRef++;
+        for(g=0; g<pSel->nGroup; g++){
+          ParSpan gs = pSel->aGroup[g].span;
+          if( gs.iEnd-gs.iStart==r.iEnd-r.iStart
+           && sqlite3_strnicmp(z+gs.iStart, z+r.iStart, r.iEnd-r.iStart)==0 ) bKey = 1;
+        }
+        if( !bKey ) bOk = 0;
+      }
+      if( bOk && nRef>0 ){
+        sqlite3_str_appendf(pStr, " %s (%.*s)", bAny ? "AND" : "WHERE", iEnd-iStart, z+iStart);
+        bAny = 1;
+      }
+      t0 = t+1;
+    }
+  }
+}
+
 /* ---- building the plan ---------------------------------------------------------- */
 
 /* Token range of the expression a GROUP BY term stands for, after
@@ -585,9 +636,10 @@ static void buildPlan(ParBuild *pB){
   if( pB->nExpr==0 ) sqlite3_str_appendall(pStr, "0");
   sqlite3_str_appendf(pStr, " FROM %s", pB->zFrom);
   if( pSel->bWhere ){
-    sqlite3_str_appendf(pStr, " WHERE %.*s", pSel->where.iEnd - pSel->where.iStart,
+    sqlite3_str_appendf(pStr, " WHERE (%.*s)", pSel->where.iEnd - pSel->where.iStart,
                         z + pSel->where.iStart);
   }
+  buildHavingToWhere(pB, pStr, pSel->bWhere);
   pPlan->zExtract = sqlite3_str_finish(pStr);
   pPlan->nExtractCol = pB->nExpr ? pB->nExpr : 1;
   if( pPlan->zExtract==0 ){ buildNoMem(pB); goto done; }
