@@ -1,0 +1,1422 @@
+#!/usr/bin/python3
+"""Differential tests of parallel views: every view must return exactly the
+rows of the same SELECT run natively by SQLite.
+
+    /usr/bin/python3 tests/test_views.py ./parallel.so
+    VIEWS_CASES=4 /usr/bin/python3 tests/test_views.py ./parallel.so   # 4x the random cases
+    VIEWS_SEED=7  ...                                                    # another random world
+
+Structure (each group reports its own FAIL lines, prefixed by its name):
+  random        random GROUP BY queries from the accelerated grammar whose
+                answer does not depend on which row of a group SQLite looks
+                at first or last (keys that hold equal-but-different values,
+                1/1.0, 'A'/'a', 'a '/'a', are shown through an expression
+                that is the same for every row of the group; min/max of such
+                values likewise).
+  rowchoice     random queries whose answer depends on SQLite's row order
+                within a group: group_concat, bare columns, keys shown raw,
+                min/max among equal-but-different values, sum(DISTINCT) over
+                1/1.0, sum() overflow over int64 extremes.
+  big           a 70000-row table with few groups (chunks of large groups,
+                threads really started) and one with many groups.
+  threads       the same view at par_config('threads') 1, 2, 3 with
+                min_rows 0: bit-identical rows (repr of floats).
+  scan          a view scanned twice, after a data change, joined with a
+                table, constrained by WHERE, column names.
+  errors        creation errors: schema, statement kind, several statements,
+                SQL errors, bad arguments; nothing changes after an error.
+  native        shapes that are not accelerated return the native rows and
+                par_explain says "native:".
+  targeted      hand-written cases for documented semantics (collations in
+                ORDER BY/HAVING/DISTINCT, aliases, sum overflow, text that
+                looks like a number, ...).
+
+Comparison: INTEGER, TEXT, BLOB, NULL exactly, type included; REAL within
+1e-12 relative, or 1e-12 times the sum of absolute input values of the
+query's sum/total/avg arguments when near 0.  Rows as sequences when the
+SELECT has an ORDER BY that fully determines the order, else as multisets.
+A native error (e.g. "integer overflow") must come out of the view as an
+error containing the native message.
+
+The last line is "views: N passed, N failed" (one test per case).
+"""
+import math
+import os
+import random
+import re
+import sqlite3
+import sys
+import time
+import traceback
+
+EXT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./parallel.so")
+SCALE = float(os.environ.get("VIEWS_CASES", "1"))
+SEED = int(os.environ.get("VIEWS_SEED", "20250601"))
+MAX_DETAIL = 12          # FAIL lines with full detail per group; later ones are one line
+MAX_LINES = 60           # FAIL lines per group at all; later ones are only counted
+
+N_RANDOM = 1500          # random-group cases at VIEWS_CASES=1
+N_ROWCHOICE = 700        # rowchoice-group cases at VIEWS_CASES=1
+
+
+def connect(path=":memory:"):
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.enable_load_extension(True)
+    conn.load_extension(EXT)
+    conn.enable_load_extension(False)
+    return conn
+
+
+# ---- bookkeeping ------------------------------------------------------------------
+
+class Results:
+    def __init__(self):
+        self.npass = 0
+        self.nfail = 0
+        self.group_pass = {}
+        self.group_fail = {}
+        self.shown = {}
+
+    def ok(self, group):
+        self.npass += 1
+        self.group_pass[group] = self.group_pass.get(group, 0) + 1
+
+    def fail(self, group, title, detail=""):
+        self.nfail += 1
+        self.group_fail[group] = self.group_fail.get(group, 0) + 1
+        n = self.shown.get(group, 0)
+        self.shown[group] = n + 1
+        if n < MAX_DETAIL:
+            print("FAIL %s: %s" % (group, title))
+            if detail:
+                for line in detail.rstrip("\n").split("\n"):
+                    print("    " + line)
+        elif n < MAX_LINES:
+            print("FAIL %s: %s" % (group, title.split("\n")[0][:300]))
+        elif n == MAX_LINES:
+            print("FAIL %s: (further failures of this group are only counted)" % group)
+
+    def summary(self):
+        groups = sorted(set(self.group_pass) | set(self.group_fail))
+        for g in groups:
+            print("  group %-10s %5d passed, %5d failed"
+                  % (g, self.group_pass.get(g, 0), self.group_fail.get(g, 0)))
+
+
+R = Results()
+
+
+def check(group, title, fn):
+    """Run one hand-written test: pass unless it raises."""
+    try:
+        fn()
+        R.ok(group)
+    except Exception as e:
+        R.fail(group, title, "".join(traceback.format_exception(type(e), e, e.__traceback__))[-3000:])
+
+
+# ---- running a SELECT natively and as a view -----------------------------------
+
+_view_seq = [0]
+
+
+def quote_arg(sql):
+    return "'" + sql.replace("'", "''") + "'"
+
+
+def run_native(conn, sql):
+    try:
+        return ("ok", conn.execute(sql).fetchall())
+    except sqlite3.Error as e:
+        return ("error", str(e))
+
+
+def run_view(conn, sql, scans=1):
+    """Create a temp parallel view of sql, scan it `scans` times, drop it.
+    Returns ("ok", rows) (rows of the first scan, later scans must agree),
+    ("error", message) or ("create-error", message)."""
+    _view_seq[0] += 1
+    name = "pv%d" % _view_seq[0]
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.%s USING parallel(%s)" % (name, quote_arg(sql)))
+    except sqlite3.Error as e:
+        return ("create-error", str(e))
+    try:
+        first = None
+        for _ in range(scans):
+            try:
+                rows = conn.execute("SELECT * FROM temp.%s" % name).fetchall()
+                res = ("ok", rows)
+            except sqlite3.Error as e:
+                res = ("error", str(e))
+            if first is None:
+                first = res
+            elif res[0] != first[0] or (res[0] == "ok" and [rowrepr(r) for r in res[1]]
+                                         != [rowrepr(r) for r in first[1]]):
+                return ("unstable", "scan 1 gave %s, a later scan %s"
+                        % (short(first), short(res)))
+        return first
+    finally:
+        conn.execute("DROP TABLE temp.%s" % name)
+
+
+def explain(conn, sql):
+    try:
+        return conn.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+    except sqlite3.Error as e:
+        return "error: %s" % e
+
+
+def rowrepr(row):
+    return tuple((type(v).__name__, repr(v)) for v in row)
+
+
+def short(res, n=12):
+    if res[0] != "ok":
+        return "%s: %s" % res
+    rows = res[1]
+    s = ", ".join(repr(r) for r in rows[:n])
+    if len(rows) > n:
+        s += ", ... (%d rows)" % len(rows)
+    return "[%s]" % s
+
+
+# ---- comparison --------------------------------------------------------------------
+
+def val_eq(x, y, tol):
+    if type(x) is not type(y):
+        return False
+    if isinstance(x, float):
+        if x == y:
+            return True
+        if math.isnan(x) or math.isnan(y) or math.isinf(x) or math.isinf(y):
+            return False
+        return abs(x - y) <= max(1e-12 * max(abs(x), abs(y)), tol)
+    return x == y
+
+
+def row_eq(r1, r2, tol):
+    return len(r1) == len(r2) and all(val_eq(a, b, tol) for a, b in zip(r1, r2))
+
+
+_RANK = {type(None): 0, int: 1, float: 1, str: 3, bytes: 4}
+
+
+def sort_key(row):
+    out = []
+    for v in row:
+        if v is None:
+            out.append((0, 0, ""))
+        elif isinstance(v, bool):
+            out.append((1, int(v), ""))
+        elif isinstance(v, int):
+            out.append((1, float("%.9g" % v), ""))
+        elif isinstance(v, float):
+            # Coarse, so that values within tolerance usually sort alike.
+            out.append((2, float("%.9g" % v) if not math.isinf(v) else v, ""))
+        elif isinstance(v, str):
+            out.append((3, 0, v))
+        else:
+            out.append((4, 0, v.hex()))
+    return out
+
+
+def rows_match(native, view, ordered, tol):
+    """None if the row lists agree, else a description of the first difference."""
+    if len(native) != len(view):
+        return "row count: native %d, view %d" % (len(native), len(view))
+    if ordered:
+        for i, (a, b) in enumerate(zip(native, view)):
+            if not row_eq(a, b, tol):
+                return "row %d: native %r, view %r" % (i, a, b)
+        return None
+    na = sorted(native, key=sort_key)
+    vb = sorted(view, key=sort_key)
+    if all(row_eq(a, b, tol) for a, b in zip(na, vb)):
+        return None
+    # Slow path: greedy matching (float keys may have sorted differently).
+    left = list(vb)
+    for a in na:
+        for j, b in enumerate(left):
+            if row_eq(a, b, tol):
+                del left[j]
+                break
+        else:
+            miss = [b for b in left if not any(row_eq(x, b, tol) for x in na)]
+            return "native row %r not in the view's rows; view rows not in native: %r" % (
+                a, miss[:5])
+    return None
+
+
+def compare(native, view, ordered, tol):
+    """None if the view's outcome matches the native one, else a description."""
+    if native[0] == "error":
+        if view[0] in ("error", "create-error") and native[1] in view[1]:
+            return None
+        return "native error %r, view %s" % (native[1], short(view))
+    if view[0] != "ok":
+        return "native %s, view %s" % (short(native), short(view))
+    return rows_match(native[1], view[1], ordered, tol)
+
+
+# ---- the random world ------------------------------------------------------------
+
+EXTREMES = [9223372036854775807, -9223372036854775808, 2**53 + 1, -(2**53 + 1),
+            9223372036854775806, 2**62, -(2**62)]
+SPECIAL_INTS = [0, 1, -1, 2, 3, 7, 42, -5, 1000000, 10**10, -10**10, 100]
+SPECIAL_REALS = [1.0, -0.0, 0.0, 1.5, 2.5, -3.25, 0.1, 0.2, 0.3, 1e-5, 3.0, 100.25,
+                 2.0**53, -7.5, 2.0, 1e15 + 0.5]
+BIG_REALS = [1e300, -1e300, 1.5e299]
+NUMERIC_TEXTS = ["1", " 12", "12 ", "1.0", "1e3", "0x10", "-0", "12abc", "3.5",
+                 "9223372036854775808", "-2", " ", ""]
+WORDS = ["abc", "ABC", "A", "a", "a ", "a  ", "b", "B", "B ", "aB", "Ab", "é", "É",
+         "x", "X", "zz", "Zz", "hello", "Hello ", "", " "]
+BLOBS = [b"", b"\x00", b"12", b"a", b"\x00\x01", b"A"]
+
+# name, declared type, value kind
+COLUMNS = [
+    ("a", "", "mixed"),
+    ("b", "INTEGER", "int"),
+    ("c", "REAL", "real"),
+    ("d", "TEXT", "text"),
+    ("e", "TEXT COLLATE NOCASE", "word"),
+    ("f", "TEXT COLLATE RTRIM", "word"),
+    ("g", "INTEGER", "small"),
+    ("h", "", "mixsmall"),
+    ("n", "INTEGER", "num"),
+]
+
+
+def value_pool(rng, kind, extreme, bigreal):
+    """Candidate values of a column: its vocabulary is drawn from these."""
+    if kind == "mixed":
+        pool = (SPECIAL_INTS + SPECIAL_REALS + NUMERIC_TEXTS + WORDS + BLOBS
+                + [rng.randint(-50, 50) for _ in range(20)]
+                + [round(rng.uniform(-100, 100), rng.choice([0, 1, 3, 9])) for _ in range(10)])
+        if extreme:
+            pool += EXTREMES * 2
+        if bigreal:
+            pool += BIG_REALS
+    elif kind == "int":
+        pool = (SPECIAL_INTS + [rng.randint(-1000, 1000) for _ in range(40)]
+                + [1.5, 2.0, -0.0, "12", "abc", "7", b"\x00"])
+        if extreme:
+            pool += EXTREMES * 3
+    elif kind == "real":
+        pool = (SPECIAL_REALS + [round(rng.uniform(-1000, 1000), rng.choice([1, 2, 6, 12]))
+                                 for _ in range(40)] + [1, 7, -3, "2.5", "abc", b"12"])
+        if extreme:
+            pool += [9223372036854775807, -9223372036854775808, 2**53 + 1]
+        if bigreal:
+            pool += BIG_REALS
+    elif kind == "text":
+        pool = WORDS + NUMERIC_TEXTS + [1, 1.0, 2.5, b"\x00", b"a"] + [
+            "".join(rng.choice("abAB ") for _ in range(rng.randint(0, 4))) for _ in range(20)]
+    elif kind == "word":
+        pool = WORDS + ["1", "1 ", " 1", "A ", "a  ", "b ", "É ", "12"] + [b"a", b""] + [
+            "".join(rng.choice("abAB ") for _ in range(rng.randint(0, 4))) for _ in range(20)]
+    elif kind == "small":
+        pool = [0, 1, 2, 3, 4, 5]
+    elif kind == "mixsmall":
+        pool = [1, 1.0, "1", 2, 2.0, "x", "X", b"\x00", 0, -0.0, 0.0, "2", 2.5]
+    elif kind == "num":
+        pool = list(range(0, 101))
+    else:
+        raise ValueError(kind)
+    return pool
+
+
+class Table:
+    def __init__(self, name, nrows, extreme, bigreal, indexes):
+        self.name = name
+        self.nrows = nrows
+        self.extreme = extreme
+        self.bigreal = bigreal
+        self.indexes = indexes
+
+
+def make_rows(rng, nrows, extreme, bigreal):
+    vocab = {}
+    pnull = {}
+    for cname, _, kind in COLUMNS:
+        pool = value_pool(rng, kind, extreme, bigreal)
+        k = rng.choice([1, 2, 3, 5, 8, 15, 40, 200])
+        k = min(k, len(pool)) if kind != "num" else rng.choice([5, 20, 101])
+        voc = rng.sample(pool, min(k, len(pool)))
+        if extreme and kind in ("mixed", "int") and rng.random() < 0.8:
+            voc += rng.sample(EXTREMES, 3)
+        vocab[cname] = voc
+        pnull[cname] = rng.choice([0.0, 0.05, 0.2, 0.5])
+    rows = []
+    for _ in range(nrows):
+        row = []
+        for cname, _, kind in COLUMNS:
+            if rng.random() < pnull[cname]:
+                row.append(None)
+            else:
+                voc = vocab[cname]
+                # Skewed choice: low indexes more often (duplicates).
+                i = min(int(rng.expovariate(3.0 / len(voc))), len(voc) - 1)
+                row.append(voc[i])
+        rows.append(row)
+    return rows
+
+
+def build_world(conn, rng):
+    tables = []
+    specs = [  # rows, extreme, bigreal, indexes
+        (0, False, False, []),
+        (1, False, False, []),
+        (1, True, False, []),
+        (2, False, False, ["e"]),
+        (5, True, False, []),
+        (12, False, False, []),
+        (40, False, False, ["g, c"]),
+        (60, True, False, []),
+        (150, False, False, []),
+        (300, False, True, ["h"]),
+        (600, False, False, ["e", "b, d"]),
+        (1200, True, False, []),
+        (2500, False, False, ["g, n"]),
+        (3000, False, False, []),
+    ]
+    for i, (nrows, extreme, bigreal, indexes) in enumerate(specs):
+        name = "t%d" % i
+        cols = ", ".join(("%s %s" % (c, d)).strip() for c, d, _ in COLUMNS)
+        conn.execute("CREATE TABLE %s(%s)" % (name, cols))
+        rows = make_rows(rng, nrows, extreme, bigreal)
+        conn.executemany("INSERT INTO %s VALUES(%s)" % (name, ",".join("?" * len(COLUMNS))), rows)
+        for j, idx in enumerate(indexes):
+            conn.execute("CREATE INDEX %s_i%d ON %s(%s)" % (name, j, name, idx))
+        tables.append(Table(name, nrows, extreme, bigreal, indexes))
+    # u: the other side of joins and of WHERE subqueries.
+    conn.execute("CREATE TABLE u(uk INTEGER, uw TEXT COLLATE NOCASE, ux)")
+    conn.executemany("INSERT INTO u VALUES(?,?,?)",
+                     [(k % 7, rng.choice(["a", "A", "b", "B ", None]), rng.choice([1, 1.0, "z", None, 2.5]))
+                      for k in range(12)])
+    conn.execute("CREATE TEMP VIEW tv AS SELECT * FROM t8 WHERE g <> 3")
+    conn.execute("ANALYZE")
+    return tables
+
+
+# ---- the query generator -------------------------------------------------------
+
+# Keys: (expression, canon kind).  The canon kind says which equal-but-
+# different values one group may hold: num (1 and 1.0), nocase ('A', 'a'),
+# rtrim ('a', 'a '), numnocase (both num and nocase).
+KEYS = [
+    ("g", None), ("b", None), ("c", None), ("d", None), ("e", "nocase"), ("f", "rtrim"),
+    ("h", "num"), ("a", "num"), ("n", None), ("b % 3", "num"), ("length(d)", None),
+    ("substr(d, 1, 1)", None), ("a COLLATE NOCASE", "numnocase"),
+    ("d COLLATE NOCASE", "nocase"), ("d COLLATE RTRIM", "rtrim"), ("e COLLATE BINARY", None),
+    ("typeof(a)", None), ("c > 0", None), ("upper(e)", None), ("n / 10", None),
+    ("coalesce(g, -1)", None), ("h + 0", "num"), ("CAST(a AS TEXT)", None),
+    ("f COLLATE NOCASE", "nocase"), ("g * 1.5", None), ("-b", None), ("abs(n - 50)", None),
+    ("a IS NULL", None), ("(e)", "nocase"), ("+e", "nocase"), ("CAST(e AS TEXT)", "nocase"),
+    ('"e"', "nocase"), ("{t}.f", "rtrim"), ("e || ''", None), ("lower(f)", None),
+    ("h COLLATE RTRIM", "num"),
+]
+SMALL_KEYS = ["g", "h", "n / 10", "coalesce(g, -1)", "typeof(a)", "c > 0", "e", "a IS NULL"]
+
+# Aggregate arguments: (expression, canon kind of its values, carries int64
+# extremes in an "extreme" table, small exact integers).
+ARGS = [
+    ("a", "num", True, False), ("b", None, True, False), ("c", None, False, False),
+    ("d", None, False, False), ("e", "nocase", False, False), ("f", "rtrim", False, False),
+    ("g", None, False, True), ("h", "num", False, False), ("n", None, False, True),
+    ("b + 1", None, True, False), ("c * 2", None, False, False), ("n * 1.5", None, False, False),
+    ("length(d)", None, False, True), ("a COLLATE NOCASE", "numnocase", True, False),
+    ("d COLLATE NOCASE", "nocase", False, False), ("e COLLATE BINARY", None, False, False),
+    ("-n", None, False, True), ("CASE WHEN g > 2 THEN b END", None, True, False),
+    ("coalesce(c, 0)", None, False, False), ("b || ''", None, False, False),
+    ("(e)", "nocase", False, False), ("+f", "rtrim", False, False), ("h + 0", "num", False, False),
+    ("typeof(a)", None, False, False), ("abs(n)", None, False, True), ("{t}.a", "num", True, False),
+    ("f COLLATE NOCASE", "nocase", False, False), ("d", None, False, False),
+]
+NUMERIC_ARGS = ["a", "b", "c", "g", "h", "n", "b + 1", "c * 2", "n * 1.5", "length(d)",
+                "-n", "CASE WHEN g > 2 THEN b END", "coalesce(c, 0)", "abs(n)", "d", "e",
+                "h + 0", "{t}.a"]
+ARG_INFO = {a[0]: a[1:] for a in ARGS}
+
+WHERES = [
+    "g > 1", "a IS NOT NULL", "b BETWEEN -5 AND 100", "typeof(a) <> 'blob'", "d LIKE 'a%'",
+    "e = 'a'", "f = 'a'", "c < 0.5", "h IN (1, '1', 'x')", "n % 2 = 0",
+    "g IN (SELECT uk FROM u)", "EXISTS (SELECT 1 FROM u WHERE u.uk = {t}.g)", "{t}.rowid % 3 <> 0",
+    "length(d) > 1", "a = 1", "NOT (g = 2)", "c IS NULL OR c > 10", "e > 'B'", "f < 'b'",
+    "b > 0 AND n < 50", "h = 1", "d GLOB '[a-z]*'", "coalesce(n, 0) >= 10", "a > 'a'",
+    "g = 99", "1", "e COLLATE BINARY = 'A'", "abs(c) < 100",
+]
+
+
+def canon(expr, kind):
+    """An expression equal for every value of one group of expr (see KEYS)."""
+    if kind is None:
+        return expr
+    x = "(%s)" % expr
+    num = ("CASE WHEN typeof({x})='real' AND {x}=CAST({x} AS INTEGER) AND abs({x})<9.0e18 "
+           "THEN CAST({x} AS INTEGER) ELSE {x} END").format(x=x)
+    if kind == "num":
+        return num
+    if kind == "nocase":
+        return "CASE WHEN typeof({x})='text' THEN lower({x}) ELSE {x} END".format(x=x)
+    if kind == "rtrim":
+        return "CASE WHEN typeof({x})='text' THEN rtrim({x}, ' ') ELSE {x} END".format(x=x)
+    if kind == "numnocase":
+        return ("CASE typeof({x}) WHEN 'text' THEN lower({x}) WHEN 'real' THEN ({n}) "
+                "ELSE {x} END").format(x=x, n=num)
+    raise ValueError(kind)
+
+
+class Query:
+    def __init__(self):
+        self.sql = ""
+        self.ordered = False
+        self.float_args = []     # arguments of sum/total/avg (tolerance scale)
+        self.sensitive = False   # depends on SQLite's row order within groups
+        self.table = None
+        self.from_sql = ""
+
+
+def gen_query(rng, table, mode):
+    """mode 'random': order-insensitive answers only; 'rowchoice': at least
+    one order-sensitive element."""
+    q = Query()
+    q.table = table
+    t = table.name
+    sub = lambda s: s.replace("{t}", t)
+    r = rng.random()
+    if r < 0.08:
+        frm = "%s JOIN u ON %s.g = u.uk" % (t, t)
+    elif r < 0.12:
+        frm = "%s LEFT JOIN u ON u.uk = %s.n %% 7" % (t, t)
+    elif r < 0.14:
+        frm = "(SELECT * FROM %s WHERE g IS NOT 3) AS %s" % (t, t)
+    elif r < 0.15 and t == "t8":
+        frm = "tv AS %s" % t
+    else:
+        frm = t
+    joined = "JOIN" in frm
+    q.from_sql = frm
+
+    items = []           # [text, alias]
+    key_refs = []        # how each key is named in GROUP BY / ORDER BY
+    nkeys = rng.choice([0, 1, 1, 1, 2, 2, 3])
+    keys = rng.sample(KEYS, nkeys)
+    if nkeys and rng.random() < 0.3:
+        small = rng.choice(SMALL_KEYS)
+        keys[0] = next(k for k in KEYS if k[0] == small)
+        if len(set(k[0] for k in keys)) < len(keys):
+            keys = keys[:1]
+    if joined and rng.random() < 0.3:
+        keys.append(("uw", "nocase"))
+    for i, (kexpr, kcanon) in enumerate(keys):
+        kexpr = sub(kexpr)
+        alias = "g%d" % i if rng.random() < 0.4 else None
+        shown = rng.random() < 0.85
+        if mode == "random":
+            disp = canon(kexpr, kcanon)
+        else:
+            disp = kexpr if rng.random() < 0.8 else canon(kexpr, kcanon)
+            if disp == kexpr and kcanon:
+                q.sensitive = True
+        how = rng.random()
+        if shown:
+            item = [disp, alias]
+            items.append(item)
+            if how < 0.2:
+                key_refs.append(("ord", item))
+                continue
+            if how < 0.35 and alias:
+                key_refs.append(("alias", item))
+                continue
+        key_refs.append(("text", kexpr))
+
+    # Aggregates.
+    nagg = rng.choice([1, 1, 2, 2, 3, 4])
+    for i in range(nagg):
+        items.append([gen_agg(rng, table, mode, q, joined, sub), "x%d" % i if rng.random() < 0.3 else None])
+
+    # Bare columns (rowchoice only).
+    if mode == "rowchoice" and rng.random() < 0.45:
+        for _ in range(rng.choice([1, 1, 2])):
+            bare = rng.choice(["d", "c", "a", "e", "b + 1", "f", "h", "n", "typeof(a)", sub("{t}.d")])
+            items.append([bare, None])
+            q.sensitive = True
+        if rng.random() < 0.5:
+            arg = rng.choice(["b", "c", "d", "n", "e", "a"])
+            items.append(["%s(%s)" % (rng.choice(["min", "max"]), arg), None])
+
+    if mode == "rowchoice" and not q.sensitive:
+        # Make sure something depends on the row order.
+        arg = rng.choice(["d", "a", "e", "c", "f", "h"])
+        if rng.random() < 0.6:
+            items.append(["group_concat(%s%s)" % (arg, rng.choice(["", ", '|'", ", ''"])), None])
+        else:
+            items.append([rng.choice(["d", "a", "f"]), None])
+        q.sensitive = True
+
+    if rng.random() < 0.4:
+        rng.shuffle(items)
+
+    def ref(kr):
+        if kr[0] == "ord":
+            return str(next(i for i, it in enumerate(items) if it is kr[1]) + 1)
+        if kr[0] == "alias":
+            return kr[1][1]
+        return kr[1]
+    group_terms = [ref(kr) for kr in key_refs]
+    order_terms = list(group_terms)
+
+    distinct = rng.random() < 0.12
+    sel = "SELECT %s%s FROM %s" % ("DISTINCT " if distinct else "",
+                                   ", ".join(x if a is None else "%s AS %s" % (x, a) for x, a in items),
+                                   frm)
+    if rng.random() < 0.45:
+        w = sub(rng.choice(WHERES))
+        if rng.random() < 0.3:
+            w = "%s %s %s" % (w, rng.choice(["AND", "OR"]), sub(rng.choice(WHERES)))
+        if joined:
+            w = w.replace("(1, '1', 'x')", "(1, 'x')")
+        sel += " WHERE " + w
+    if group_terms:
+        sel += " GROUP BY " + ", ".join(group_terms)
+    if rng.random() < 0.3:
+        sel += " HAVING " + gen_having(rng, keys, mode, sub)
+    if not distinct and rng.random() < 0.5:
+        terms = []
+        if rng.random() < 0.3:
+            terms.append(rng.choice(["count(*) DESC", "count(*)", "sum(n)", "max(g) DESC",
+                                     "count(DISTINCT g)"]))
+        for ot in order_terms:
+            terms.append(ot + rng.choice(["", " ASC", " DESC", " NULLS FIRST", " DESC NULLS LAST"]))
+        if not terms:
+            terms.append("count(*)")
+        sel += " ORDER BY " + ", ".join(terms)
+        q.ordered = True
+        if rng.random() < 0.4:
+            sel += " LIMIT %d" % rng.choice([0, 1, 2, 3, 10])
+            if rng.random() < 0.5:
+                sel += " OFFSET %d" % rng.choice([0, 1, 2, 5])
+    q.sql = sel
+    return q
+
+
+def gen_agg(rng, table, mode, q, joined, sub):
+    fn = rng.choice(["count(*)", "count", "count", "count_distinct", "sum", "sum", "total", "avg",
+                     "avg", "min", "max", "sum_distinct", "avg_distinct", "total_distinct",
+                     "min_distinct", "max_distinct", "expr", "expr"]
+                    + (["group_concat", "group_concat", "group_concat_distinct"]
+                       if mode == "rowchoice" else []))
+    if fn == "count(*)":
+        return "count(*)"
+    if fn == "expr":
+        e = rng.choice([
+            "round(avg(n), 2)", "sum(n) / count(*)", "count(*) * 2", "max(n) - min(n)",
+            "coalesce(sum(g), 0)", "count(DISTINCT h) * 1.0 / count(*)", "typeof(sum(n))",
+            "total(c) / 2", "avg(c) IS NULL", "sum(g) + count(*)", "abs(sum(-n))",
+            "typeof(sum(%s))" % rng.choice(["c", "d", "h", "g"]), "count(*) > 1",
+            "round(avg(g) + 0.5)", "length(max(d))", "min(g) || '-' || max(g)",
+        ]).replace("{t}", table.name)
+        for m in re.finditer(r"\b(?:sum|total|avg)\(([^()]*)\)", e):
+            q.float_args.append(m.group(1))
+        return e
+    if fn in ("sum", "total", "avg", "sum_distinct", "avg_distinct", "total_distinct"):
+        arg = rng.choice(NUMERIC_ARGS + (["uk"] if joined else []))
+    else:
+        arg = rng.choice([a[0] for a in ARGS] + (["uw", "ux"] if joined else []))
+    info = ARG_INFO.get(arg, ("num" if arg == "ux" else ("nocase" if arg == "uw" else None),
+                              False, False))
+    kcanon, carries_extreme, _ = info
+    argt = sub(arg)
+    distinct = fn.endswith("_distinct")
+    base = fn[:-len("_distinct")] if distinct else fn
+    call = "%s(%s%s)" % ("count" if base == "count_distinct" else base,
+                         "DISTINCT " if distinct or base == "count_distinct" else "", argt)
+    if base in ("sum", "total", "avg"):
+        q.float_args.append(argt)
+    if base == "sum" and table.extreme and carries_extreme:
+        # Integer overflow of a running sum depends on the row order.
+        q.sensitive = True
+        if mode == "random":
+            return "count(%s)" % argt
+    if base == "sum" and distinct and kcanon in ("num", "numnocase"):
+        # Which of 1 and 1.0 is kept decides INTEGER vs REAL.
+        q.sensitive = True
+        if mode == "random":
+            return "total(DISTINCT %s)" % argt
+    if base in ("min", "max") and kcanon:
+        if mode == "random" or rng.random() < 0.2:
+            return canon(call, kcanon)
+        q.sensitive = True
+    if base == "group_concat":
+        q.sensitive = True
+        if not distinct and rng.random() < 0.5:
+            call = "group_concat(%s, %s)" % (argt, rng.choice(["'|'", "''", "', '", "NULL", "g"]))
+    return call
+
+
+def gen_having(rng, keys, mode, sub):
+    opts = ["count(*) > 1", "count(*) >= 2", "sum(n) > 100", "max(n) < 90", "count(DISTINCT g) > 1",
+            "avg(n) > 40", "min(g) IS NOT NULL", "total(n) > 0", "count(d) = count(*)",
+            "sum(g) % 2 = 0"]
+    for kexpr, _ in keys:
+        kexpr = sub(kexpr)
+        opts += ["%s IS NOT NULL" % kexpr, "%s = 'a'" % kexpr, "%s > 'b'" % kexpr,
+                 "%s < 5" % kexpr, "%s IN ('a', 'b ', 1)" % kexpr]
+    h = rng.choice(opts)
+    if rng.random() < 0.3:
+        h = "%s %s %s" % (h, rng.choice(["AND", "OR"]), rng.choice(opts))
+    return h
+
+
+# ---- running random cases --------------------------------------------------------
+
+_scale_cache = {}
+
+
+def tolerance(conn, q):
+    s = 0.0
+    for arg in q.float_args:
+        key = (q.from_sql, arg)
+        if key not in _scale_cache:
+            try:
+                v = conn.execute("SELECT total(abs(CAST((%s) AS REAL))) FROM %s"
+                                 % (arg, q.from_sql)).fetchone()[0]
+            except sqlite3.Error:
+                v = 0.0
+            _scale_cache[key] = v or 0.0
+        s += _scale_cache[key]
+    return 1e-12 * s
+
+
+def run_case(conn, group, label, sql, ordered, tol, stats=None, scans=1):
+    native = run_native(conn, sql)
+    view = run_view(conn, sql, scans)
+    why = compare(native, view, ordered, tol)
+    if stats is not None:
+        plan = explain(conn, sql)
+        key = "native" if plan.startswith("native:") else ("error" if plan.startswith("error") else "accelerated")
+        stats[key] = stats.get(key, 0) + 1
+        if native[0] == "error":
+            stats["native-error"] = stats.get("native-error", 0) + 1
+    if why is None:
+        R.ok(group)
+        return True
+    R.fail(group, "%s: %s" % (label, sql),
+           "%s\nnative: %s\nview:   %s" % (why, short(native), short(view)))
+    return False
+
+
+def set_threads(conn, n):
+    conn.execute("SELECT par_config('threads', ?)", (n,)).fetchone()
+
+
+def random_group(conn, tables, rng, mode, ncases):
+    group = mode
+    stats = {}
+    conn.execute("SELECT par_config('min_rows', 0)").fetchone()
+    for i in range(ncases):
+        table = rng.choice(tables)
+        q = gen_query(rng, table, mode)
+        threads = 1 + i % 3
+        set_threads(conn, threads)
+        run_case(conn, group, "case %d (%s, threads %d)" % (i, table.name, threads),
+                 q.sql, q.ordered, tolerance(conn, q), stats, scans=2 if i % 10 == 0 else 1)
+    print("  %s: %d cases: %s" % (group, ncases, ", ".join("%s %d" % kv for kv in sorted(stats.items()))))
+
+
+# ---- big tables: chunks, threads ------------------------------------------------
+
+MAXINT = 9223372036854775807
+MININT = -9223372036854775808
+BIG_ROWS = 70000
+
+
+def build_big(conn, rng):
+    """big: 70000 rows; k puts ~95% of the rows in one group (more than one
+    65536-row chunk), w has many distinct values.  ov1/ov2: running-sum
+    traps around the chunk boundary."""
+    conn.execute("CREATE TABLE big(k, v INTEGER, r REAL, s TEXT COLLATE NOCASE, w INTEGER, "
+                 "ov1 INTEGER, ov2 INTEGER, m)")
+    words = ["a", "A", "b", "B", "abc", "ABC", "x", "", "é"]
+    rows = []
+    for i in range(BIG_ROWS):
+        x = rng.random()
+        k = 0 if x < 0.95 else rng.choice([1, 2, 3, None, "x", 1.0])
+        ov1 = 1
+        ov2 = 1
+        if i == 5:
+            ov1, ov2 = -MAXINT, MAXINT
+        if i == BIG_ROWS - 10:
+            ov1, ov2 = MAXINT, -MAXINT
+        rows.append((k, rng.randint(-1000, 1000) if rng.random() > 0.01 else None,
+                     round(rng.uniform(-1e6, 1e6), 3) if rng.random() > 0.01 else None,
+                     rng.choice(words), (i * 7919) % 40009, ov1, ov2,
+                     rng.choice([1, 1.0, "1", None, 2.5, b"\x00", "a", "A"])))
+    conn.executemany("INSERT INTO big VALUES(?,?,?,?,?,?,?,?)", rows)
+
+
+BIG_QUERIES = [
+    # (label, sql, ordered, float argument expressions, row-order sensitive)
+    ("few groups", "SELECT k, count(*), count(v), sum(v), total(r), avg(r), "
+     "lower(min(s)), lower(max(s)), count(DISTINCT s), sum(DISTINCT v), avg(DISTINCT r), "
+     "min(r), max(v) FROM big GROUP BY k ORDER BY k", True, ["v", "r"], False),
+    ("one group", "SELECT count(*), sum(v), total(r), avg(r), lower(min(s)), count(DISTINCT w), "
+     "sum(ov1), max(w) - min(w) FROM big", False, ["v", "r", "ov1"], False),
+    ("many groups", "SELECT w % 20000 AS q, count(*), sum(v), min(r), max(r), avg(v), "
+     "count(DISTINCT k) FROM big GROUP BY q ORDER BY q LIMIT 300 OFFSET 7", True, ["v"], False),
+    ("overflow running sum", "SELECT k, sum(ov2) FROM big GROUP BY k", False, [], True),
+    ("no overflow running sum", "SELECT k, sum(ov1), typeof(sum(ov1)) FROM big GROUP BY k",
+     False, [], True),
+    ("row order", "SELECT k, s, v, group_concat(v), group_concat(DISTINCT s), min(m), max(m) "
+     "FROM big GROUP BY k", False, [], True),
+    ("row order, min decides", "SELECT k, max(v), s, r FROM big WHERE w % 3 <> 1 GROUP BY k",
+     False, [], True),
+    ("reals by many keys", "SELECT w % 97, total(r), avg(r), sum(r), count(*) FROM big GROUP BY 1",
+     False, ["r"], False),
+    ("real sums, one group", "SELECT total(r * 1e-3 + v), avg(r) FROM big", False,
+     ["r * 1e-3 + v", "r"], False),
+    ("distinct reals", "SELECT k, avg(DISTINCT r), total(DISTINCT r) FROM big GROUP BY k",
+     False, ["r", "r"], False),
+    ("text key, concat", "SELECT lower(s), total(r), group_concat(w % 10, '') FROM big "
+     "WHERE v > 900 GROUP BY s", False, ["r"], True),
+]
+
+
+def big_group(conn, results_by_threads):
+    conn.execute("SELECT par_config('min_rows', 0)").fetchone()
+    for label, sql, ordered, fargs, sensitive in BIG_QUERIES:
+        tol = 0.0
+        for a in fargs:
+            tol += 1e-12 * (conn.execute("SELECT total(abs(CAST(%s AS REAL))) FROM big" % a)
+                            .fetchone()[0] or 0.0)
+        native = run_native(conn, sql)
+        group = "bigorder" if sensitive else "big"
+        for threads in (1, 2, 3):
+            set_threads(conn, threads)
+            view = run_view(conn, sql)
+            results_by_threads.setdefault(label, {})[threads] = (sql, view, ordered)
+            why = compare(native, view, ordered, tol)
+            if why is None:
+                R.ok(group)
+            else:
+                R.fail(group, "%s (threads %d): %s" % (label, threads, sql),
+                       "%s\nnative: %s\nview:   %s" % (why, short(native, 4), short(view, 4)))
+
+
+def threads_group(results_by_threads):
+    """The same view at 1, 2, 3 threads: bit-identical rows."""
+    for label, by in results_by_threads.items():
+        sql, ref, ordered = by[1]
+        for threads in (2, 3):
+            got = by[threads][1]
+            if ref[0] == "ok" and got[0] == "ok":
+                a = [rowrepr(r) for r in ref[1]]
+                b = [rowrepr(r) for r in got[1]]
+                same = a == b if ordered else sorted(a) == sorted(b)
+            else:
+                same = ref == got
+            if same:
+                R.ok("threads")
+            else:
+                detail = ""
+                if ref[0] == "ok" and got[0] == "ok":
+                    for i, (x, y) in enumerate(zip(ref[1], got[1])):
+                        if rowrepr(x) != rowrepr(y):
+                            detail = "first difference at row %d: %r vs %r" % (i, x, y)
+                            break
+                    else:
+                        detail = "row counts %d vs %d" % (len(ref[1]), len(got[1]))
+                else:
+                    detail = "%s vs %s" % (short(ref), short(got))
+                R.fail("threads", "threads 1 vs %d differ: %s" % (threads, sql), detail)
+
+
+# ---- scans: twice, after changes, in joins ------------------------------------
+
+def scan_group():
+    g = "scan"
+    c = connect()
+    c.execute("CREATE TABLE s(g INTEGER, e TEXT COLLATE NOCASE, v)")
+    c.executemany("INSERT INTO s VALUES(?,?,?)",
+                  [(i % 5, ["a", "A", "b", "B ", None][i % 5 if i % 3 else 0], [1, 2.5, "3", None][i % 4])
+                   for i in range(200)])
+    c.execute("CREATE TABLE u(uk INTEGER, uw TEXT)")
+    c.executemany("INSERT INTO u VALUES(?,?)", [(i % 7, "w%d" % i) for i in range(20)])
+    sel = "SELECT g, count(*) AS cnt, sum(v) AS sv, total(v) AS tv FROM s GROUP BY g"
+    c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % quote_arg(sel))
+
+    def same(a, b, ordered=False):
+        why = rows_match(a, b, ordered, 1e-9)
+        assert why is None, why
+
+    def twice():
+        r1 = c.execute("SELECT * FROM v").fetchall()
+        r2 = c.execute("SELECT * FROM v").fetchall()
+        assert [rowrepr(r) for r in r1] == [rowrepr(r) for r in r2], (r1, r2)
+        same(c.execute(sel).fetchall(), r1)
+    check(g, "a view scanned twice gives the same rows", twice)
+
+    def interleaved():
+        cur1 = c.execute("SELECT * FROM v")
+        first = cur1.fetchone()
+        all2 = c.execute("SELECT * FROM v").fetchall()
+        rest = cur1.fetchall()
+        same([first] + rest, all2)
+    check(g, "two scans of one view open at once", interleaved)
+
+    def after_change():
+        c.execute("INSERT INTO s VALUES(9, 'z', 100)")
+        c.execute("UPDATE s SET v = 7 WHERE g = 1")
+        same(c.execute(sel).fetchall(), c.execute("SELECT * FROM v").fetchall())
+        c.execute("DELETE FROM s WHERE g = 9")
+        same(c.execute(sel).fetchall(), c.execute("SELECT * FROM v").fetchall())
+    check(g, "every scan sees the current data", after_change)
+
+    def join():
+        got = c.execute("SELECT v.g, v.cnt, v.sv, u.uw FROM v JOIN u ON v.g = u.uk").fetchall()
+        want = c.execute("SELECT x.g, x.cnt, x.sv, u.uw FROM (%s) AS x JOIN u ON x.g = u.uk"
+                         % sel).fetchall()
+        same(want, got)
+        got = c.execute("SELECT u.uw, v.cnt FROM u LEFT JOIN v ON v.g = u.uk ORDER BY u.rowid").fetchall()
+        want = c.execute("SELECT u.uw, x.cnt FROM u LEFT JOIN (%s) AS x ON x.g = u.uk ORDER BY u.rowid"
+                         % sel).fetchall()
+        same(want, got, True)
+    check(g, "a view joined with a table", join)
+
+    def correlated():
+        got = c.execute("SELECT uk, (SELECT cnt FROM v WHERE v.g = u.uk) FROM u ORDER BY rowid").fetchall()
+        want = c.execute("SELECT uk, (SELECT cnt FROM (%s) AS x WHERE x.g = u.uk) FROM u ORDER BY rowid"
+                         % sel).fetchall()
+        same(want, got, True)
+    check(g, "a view scanned once per outer row (correlated subquery)", correlated)
+
+    def self_join():
+        got = c.execute("SELECT a.g, b.g FROM v AS a JOIN v AS b ON a.cnt = b.cnt").fetchall()
+        want = c.execute("SELECT a.g, b.g FROM (%s) AS a JOIN (%s) AS b ON a.cnt = b.cnt"
+                         % (sel, sel)).fetchall()
+        same(want, got)
+    check(g, "a view joined with itself", self_join)
+
+    def where():
+        got = c.execute("SELECT * FROM v WHERE cnt > 35 AND g <> 2").fetchall()
+        want = c.execute("SELECT * FROM (%s) WHERE cnt > 35 AND g <> 2" % sel).fetchall()
+        same(want, got)
+        got = c.execute("SELECT g, cnt FROM v ORDER BY cnt DESC, g LIMIT 2").fetchall()
+        want = c.execute("SELECT g, cnt FROM (%s) ORDER BY cnt DESC, g LIMIT 2" % sel).fetchall()
+        same(want, got, True)
+    check(g, "a view filtered, ordered and limited by the outer query", where)
+
+    def names():
+        for q in ["SELECT g, count(*), sum(v) AS \"s v\", g FROM s GROUP BY g",
+                  "SELECT e, lower(e) AS e, count(*) FROM s GROUP BY 1, 2",
+                  "SELECT count(*) FROM s"]:
+            want = [d[0] for d in c.execute(q).description]
+            c.execute("CREATE VIRTUAL TABLE temp.vn USING parallel(%s)" % quote_arg(q))
+            try:
+                got = [d[0] for d in c.execute("SELECT * FROM vn").description]
+                # A repeated name becomes name:1, as in a SQLite view.
+                c.execute("CREATE TEMP VIEW sv AS " + q)
+                want = [d[0] for d in c.execute("SELECT * FROM sv").description]
+                c.execute("DROP VIEW sv")
+                assert got == want, (q, got, want)
+            finally:
+                c.execute("DROP TABLE temp.vn")
+    check(g, "column names as in a SQLite view", names)
+
+    def drop_recreate():
+        c.execute("DROP TABLE temp.v")
+        c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % quote_arg(sel + " ORDER BY g DESC"))
+        same(c.execute(sel + " ORDER BY g DESC").fetchall(), c.execute("SELECT * FROM v").fetchall(), True)
+    check(g, "drop and re-create a view", drop_recreate)
+
+    def base_table_dropped():
+        c.execute("CREATE TABLE tmpb(x)")
+        c.execute("INSERT INTO tmpb VALUES(1),(1),(2)")
+        c.execute("CREATE VIRTUAL TABLE temp.vb USING parallel('SELECT x, count(*) FROM tmpb GROUP BY x')")
+        assert sorted(c.execute("SELECT * FROM vb").fetchall()) == [(1, 2), (2, 1)]
+        c.execute("DROP TABLE tmpb")
+        try:
+            c.execute("SELECT * FROM vb").fetchall()
+            raise AssertionError("no error after the base table was dropped")
+        except sqlite3.Error as e:
+            assert "tmpb" in str(e), str(e)
+        c.execute("DROP TABLE temp.vb")
+    check(g, "a view whose table was dropped fails with SQLite's error", base_table_dropped)
+    c.close()
+
+
+# ---- creation errors ---------------------------------------------------------------
+
+def error_group():
+    g = "errors"
+    c = connect()
+    c.execute("CREATE TABLE t(g INTEGER, d TEXT, n)")
+    c.executemany("INSERT INTO t VALUES(?,?,?)", [(i % 3, "d%d" % i, i) for i in range(30)])
+    c.execute("ATTACH ':memory:' AS aux")
+
+    def snapshot():
+        return (c.execute("SELECT g, d, n FROM t ORDER BY rowid").fetchall(),
+                c.execute("SELECT type, name, sql FROM sqlite_schema ORDER BY name").fetchall(),
+                c.execute("SELECT type, name, sql FROM sqlite_temp_schema ORDER BY name").fetchall(),
+                c.execute("SELECT type, name FROM aux.sqlite_schema ORDER BY name").fetchall())
+    base = snapshot()
+
+    def expect_create_error(stmt, fragment, vname="v"):
+        try:
+            c.execute(stmt)
+        except sqlite3.Error as e:
+            assert fragment in str(e), "error %r lacks %r" % (str(e), fragment)
+        else:
+            raise AssertionError("no error from %r" % stmt)
+        assert snapshot() == base, "something changed after %r" % stmt
+        try:
+            c.execute("SELECT * FROM %s" % vname).fetchall()
+        except sqlite3.Error as e:
+            assert "no such table" in str(e), str(e)
+        else:
+            raise AssertionError("a view %s exists after the error of %r" % (vname, stmt))
+
+    cases = [
+        ("CREATE VIRTUAL TABLE main.v USING parallel('SELECT g, count(*) FROM t GROUP BY g')",
+         "only be created in the temp schema"),
+        ("CREATE VIRTUAL TABLE v USING parallel('SELECT g, count(*) FROM t GROUP BY g')",
+         "only be created in the temp schema"),
+        ("CREATE VIRTUAL TABLE aux.v USING parallel('SELECT 1')", "only be created in the temp schema"),
+        ("CREATE VIRTUAL TABLE main.v USING parallel('DELETE FROM t')", ""),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('DELETE FROM t')", "not a read-only SELECT"),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('INSERT INTO t VALUES(1, 2, 3)')",
+         "not a read-only SELECT"),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('UPDATE t SET n = 0')", "not a read-only SELECT"),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('DROP TABLE t')", "not a read-only SELECT"),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('CREATE TABLE z(x)')", "not a read-only SELECT"),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('PRAGMA table_info(t)')", "not a read-only SELECT"),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('EXPLAIN SELECT 1')", "not a read-only SELECT"),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('EXPLAIN QUERY PLAN SELECT g FROM t')",
+         "not a read-only SELECT"),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('WITH x AS (SELECT 1) DELETE FROM t')",
+         "not a read-only SELECT"),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('SELECT 1; SELECT 2')", "only a single SELECT"),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('SELECT g FROM t; DELETE FROM t')",
+         "only a single SELECT"),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('SELECT count(*) FROM t; DROP TABLE t')",
+         "only a single SELECT"),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel", ""),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel()", ""),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel(SELECT 1)", ""),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel(SELECT g FROM t)", ""),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('SELECT 1', 'SELECT 2')", ""),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('')", ""),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('   ')", ""),
+        ("CREATE VIRTUAL TABLE temp.v USING parallel('-- only a comment')", ""),
+    ]
+    for stmt, frag in cases:
+        check(g, "error: %s" % stmt, lambda stmt=stmt, frag=frag: expect_create_error(stmt, frag))
+
+    # SQL errors carry SQLite's own message.
+    bad_sql = [
+        "SELECT nosuch FROM t",
+        "SELECT g, count(*) FROM t GROUP BY nosuch",
+        "SELECT g FROM nosuchtable",
+        "SELEC g FROM t",
+        "SELECT g, count(*) FROM t GROUP BY",
+        "SELECT group_concat(DISTINCT d, ',') FROM t",
+        "SELECT sum(count(*)) FROM t",
+        "SELECT g, count(*) FROM t GROUP BY 9",
+        "SELECT g, count(*) FROM t GROUP BY 2",
+        "SELECT g, count(*) FROM t WHERE count(*) > 1 GROUP BY g",
+        "SELECT nosuchfunc(g) FROM t GROUP BY g",
+        "SELECT sum(g, n) FROM t",
+        "SELECT t.nosuch, count(*) FROM t",
+        "SELECT g, count(*) FROM t GROUP BY g HAVING nosuch > 1",
+        "SELECT g, count(*) FROM t GROUP BY g ORDER BY 5",
+        "SELECT g, count(*) FROM t GROUP BY g ORDER BY nosuch",
+        "SELECT g, count(*) FROM t GROUP BY g LIMIT 'x'",
+        "SELECT count(*) AS c FROM t GROUP BY c",
+    ]
+    for sql in bad_sql:
+        def one(sql=sql):
+            try:
+                c.execute(sql).fetchall()
+            except sqlite3.Error as e:
+                native = str(e)
+            else:
+                raise AssertionError("native SQLite accepted %r" % sql)
+            try:
+                c.execute("SELECT * FROM sqlite_schema WHERE sql = ?", (sql,)).fetchall()
+                stmt_ok = True
+                c.execute("EXPLAIN " + sql).fetchall()
+            except sqlite3.Error:
+                stmt_ok = False
+            if not stmt_ok:
+                # An error when the SELECT is prepared: creating the view fails.
+                expect_create_error("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % quote_arg(sql),
+                                    native)
+                return
+            # An error when the SELECT runs: so does the scan of the view.
+            c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % quote_arg(sql))
+            try:
+                c.execute("SELECT * FROM v").fetchall()
+            except sqlite3.Error as e:
+                assert native in str(e), "error %r lacks %r" % (str(e), native)
+            else:
+                raise AssertionError("no error from scanning the view of %r" % sql)
+            finally:
+                c.execute("DROP TABLE temp.v")
+            assert snapshot() == base
+        check(g, "SQLite's own error for: %s" % sql, one)
+
+    def par_explain_errors():
+        for sql in ["SELECT nosuch FROM t", "DELETE FROM t", "SELECT 1; SELECT 2"]:
+            try:
+                c.execute("SELECT par_explain(?)", (sql,)).fetchone()
+            except sqlite3.Error:
+                pass
+            else:
+                raise AssertionError("par_explain accepted %r" % sql)
+        assert snapshot() == base
+    check(g, "par_explain of bad SQL is an error and changes nothing", par_explain_errors)
+
+    def still_works():
+        c.execute("CREATE VIRTUAL TABLE temp.v USING parallel('SELECT g, count(*) FROM t GROUP BY g')")
+        assert sorted(c.execute("SELECT * FROM v").fetchall()) == [(0, 10), (1, 10), (2, 10)]
+        try:
+            c.execute("CREATE VIRTUAL TABLE temp.v USING parallel('SELECT 1')")
+            raise AssertionError("a second temp.v was created")
+        except sqlite3.Error as e:
+            assert "already exists" in str(e), str(e)
+        assert sorted(c.execute("SELECT * FROM v").fetchall()) == [(0, 10), (1, 10), (2, 10)]
+        c.execute("DROP TABLE temp.v")
+    check(g, "after the errors a view can be created; a duplicate name is refused", still_works)
+    c.close()
+
+
+# ---- shapes that run natively --------------------------------------------------
+
+def native_group(conn):
+    g = "native"
+    shapes = [
+        ("window function", "SELECT g, n, sum(n) OVER (PARTITION BY g ORDER BY n, rowid) FROM t5",
+         False, "window"),
+        ("window over aggregate", "SELECT g, count(*), rank() OVER (ORDER BY count(*)) FROM t5 GROUP BY g",
+         False, "window"),
+        ("UNION", "SELECT g, count(*) FROM t5 GROUP BY g UNION SELECT 7, 8", False, "compound"),
+        ("UNION ALL", "SELECT g FROM t5 UNION ALL SELECT n FROM t6", False, "compound"),
+        ("EXCEPT", "SELECT g FROM t9 EXCEPT SELECT g FROM t5", False, "compound"),
+        ("subquery in select list", "SELECT g, (SELECT count(*) FROM u), count(*) FROM t9 GROUP BY g",
+         False, "subquery"),
+        ("subquery in HAVING", "SELECT g, count(*) FROM t9 GROUP BY g HAVING count(*) > (SELECT count(*) FROM u)",
+         False, "subquery"),
+        ("SELECT *", "SELECT * FROM t6", False, "SELECT *"),
+        ("SELECT t.*", "SELECT t6.* FROM t6", False, "*"),
+        ("WITH", "WITH x AS (SELECT g, n FROM t9) SELECT g, sum(n) FROM x GROUP BY g", False, "WITH"),
+        ("FILTER", "SELECT g, count(*) FILTER (WHERE n > 10) FROM t9 GROUP BY g", False, ""),
+        ("other aggregate", "SELECT g, json_group_array(n) FROM (SELECT g, n FROM t9 ORDER BY rowid) GROUP BY g",
+         False, ""),
+        ("no aggregate", "SELECT g, n FROM t9 WHERE n > 50", False, ""),
+        ("no FROM", "SELECT 1, 'a', 2.5", False, ""),
+        ("VALUES", "VALUES (1, 'a'), (2, 'b')", False, ""),
+    ]
+    for label, sql, ordered, why in shapes:
+        def one(sql=sql, why=why):
+            native = run_native(conn, sql)
+            assert native[0] == "ok", native
+            view = run_view(conn, sql)
+            diff = compare(native, view, ordered, 1e-9)
+            assert diff is None, "%s\nnative: %s\nview:   %s" % (diff, short(native), short(view))
+            plan = explain(conn, sql)
+            assert plan.startswith("native:"), plan
+            assert why.lower() in plan.lower(), plan
+        check(g, "%s: %s" % (label, sql), one)
+
+    # And the other way: documented accelerated shapes must not say native.
+    accelerated = [
+        "SELECT g, count(*), count(d), count(DISTINCT d), sum(n), total(c), avg(c), min(d), max(d), "
+        "group_concat(d), group_concat(d, '-') FROM t9 GROUP BY g",
+        "SELECT sum(DISTINCT n), total(DISTINCT n), avg(DISTINCT n), min(DISTINCT d), "
+        "max(DISTINCT d), group_concat(DISTINCT d) FROM t9 GROUP BY g",
+        "SELECT g % 2, n / 10, count(*) FROM t9 GROUP BY 1, 2",
+        "SELECT g AS k, count(*) FROM t9 GROUP BY k",
+        "SELECT e, count(*) FROM t9 GROUP BY e",
+        "SELECT f, count(*) FROM t9 GROUP BY f",
+        "SELECT d COLLATE NOCASE, count(*) FROM t9 GROUP BY 1",
+        "SELECT a, h, count(*) FROM t9 GROUP BY a, h",
+        "SELECT count(*), sum(n) FROM t9",
+        "SELECT g, round(avg(n), 2), sum(n) / count(*) FROM t9 GROUP BY g",
+        "SELECT g, count(*) FROM t9 WHERE n IN (SELECT uk FROM u) GROUP BY g HAVING count(*) > 1 "
+        "ORDER BY 2 DESC, g LIMIT 3 OFFSET 1",
+        "SELECT DISTINCT count(*) FROM t9 GROUP BY g",
+    ]
+    for sql in accelerated:
+        def acc(sql=sql):
+            plan = explain(conn, sql)
+            assert not plan.startswith("native:") and not plan.startswith("error"), plan
+        check(g, "accelerated (par_explain is not native): %s" % sql, acc)
+
+
+# ---- hand-written cases ------------------------------------------------------------
+
+def tcase(group, setup, sql, ordered=False, tol=1e-9, threads=1):
+    """A targeted case on a fresh connection: setup (SQL text or list of
+    (sql, params-list)), then the view of sql against native sql."""
+    c = connect()
+    try:
+        c.execute("SELECT par_config('min_rows', 0), par_config('threads', ?)", (threads,)).fetchone()
+        for st in setup:
+            if isinstance(st, tuple):
+                c.executemany(st[0], st[1])
+            else:
+                c.execute(st)
+        run_case(c, group, "targeted", sql, ordered, tol)
+    finally:
+        c.close()
+
+
+def rows_of(table, cols, values):
+    return ("INSERT INTO %s VALUES(%s)" % (table, ",".join("?" * cols)),
+            [v if isinstance(v, tuple) else (v,) for v in values])
+
+
+def targeted_group():
+    T = "targeted"
+    O = "targeted-rowchoice"
+    nc = ["CREATE TABLE t(e TEXT COLLATE NOCASE, g INTEGER, n INTEGER)",
+          rows_of("t", 3, [("a", 1, 1), ("A", 2, 2), ("B", 1, 3), ("b", 2, 4), ("c", 1, 5), (None, 1, 6)])]
+    # Collations of keys outside the group-by itself.
+    tcase(T, nc, "SELECT lower(e), count(*) FROM t GROUP BY e ORDER BY e", True)
+    tcase(T, nc, "SELECT lower(e), count(*) FROM t GROUP BY e ORDER BY e DESC", True)
+    tcase(T, nc, "SELECT lower(e), sum(n) FROM t GROUP BY e ORDER BY 1 DESC", True)
+    tcase(T, nc, "SELECT lower(e) AS k, count(*) FROM t GROUP BY e HAVING e > 'a'")
+    tcase(T, nc, "SELECT lower(e), count(*) FROM t GROUP BY e HAVING e = 'B'")
+    tcase(T, nc, "SELECT lower(e), count(*) FROM t GROUP BY e HAVING e IN ('A', 'b')")
+    tcase(T, nc, "SELECT DISTINCT e IS NOT NULL, lower(e) FROM t GROUP BY e, g")
+    tcase(T, nc, "SELECT count(*) FROM (SELECT DISTINCT e FROM t GROUP BY e, g)")
+    tcase(T, nc, "SELECT g, lower(min(e)), lower(max(e)) FROM t GROUP BY g ORDER BY g", True)
+    tcase(T, nc, "SELECT lower(e), count(*) FROM t GROUP BY (e)")
+    tcase(T, nc, "SELECT lower((e)), count(*) FROM t GROUP BY 1 ORDER BY 1", True)
+    tcase(T, nc, "SELECT count(*) FROM t GROUP BY (e) ORDER BY (e)", True)
+    tcase(T, nc, "SELECT count(DISTINCT (e)), count(DISTINCT e) FROM t")
+    tcase(T, nc, "SELECT lower(e), count(*) FROM t GROUP BY +e")
+    tcase(T, nc, "SELECT lower(e), count(*) FROM t GROUP BY CAST(e AS TEXT)")
+    tcase(T, nc, "SELECT lower(e), count(*) FROM t GROUP BY t.e ORDER BY t.e", True)
+    tcase(T, nc, "SELECT lower(e), count(*) FROM t GROUP BY \"e\" ORDER BY \"e\" DESC", True)
+    tcase(T, nc, "SELECT lower(e), count(*) FROM t GROUP BY e COLLATE BINARY")
+    tcase(T, nc, "SELECT e, count(*) FROM t GROUP BY e COLLATE BINARY ORDER BY e COLLATE BINARY", True)
+    tcase(T, nc, "SELECT lower(e), count(*) FROM t GROUP BY lower(e) ORDER BY min(e), 1", True)
+    tcase(T, nc, "SELECT upper(e) AS u, count(*) FROM t GROUP BY u ORDER BY u", True)
+    rt = ["CREATE TABLE t(f TEXT COLLATE RTRIM, n INTEGER)",
+          rows_of("t", 2, [("a", 1), ("a ", 2), ("a  ", 3), ("b", 4), ("A", 5), ("", 6), (" ", 7)])]
+    tcase(T, rt, "SELECT rtrim(f), count(*), sum(n) FROM t GROUP BY f ORDER BY f", True)
+    tcase(T, rt, "SELECT rtrim(f), count(*) FROM t GROUP BY f HAVING f > 'a'")
+    tcase(T, rt, "SELECT rtrim(f), count(*) FROM t GROUP BY f HAVING f = 'a'")
+    tcase(T, rt, "SELECT count(DISTINCT f), count(DISTINCT f COLLATE BINARY) FROM t")
+    tcase(T, rt, "SELECT rtrim(f), count(*) FROM t GROUP BY f COLLATE NOCASE")
+    tcase(T, rt, "SELECT count(*) FROM t GROUP BY f COLLATE nocase ORDER BY f COLLATE nocase DESC", True)
+    tcase(T, rt, "SELECT DISTINCT rtrim(f) FROM t GROUP BY f, n")
+    tcase(T, rt, "SELECT count(*) FROM (SELECT DISTINCT f FROM t GROUP BY n)")
+    # Non-ASCII text is not folded by NOCASE.
+    tcase(T, ["CREATE TABLE t(e TEXT COLLATE NOCASE)", rows_of("t", 1, ["é", "É", "e", "E", "ÉA", "éa"])],
+          "SELECT lower(e), count(*) FROM t GROUP BY e ORDER BY e", True)
+    # Long texts: differences after the first 8 or 16 bytes.
+    lt = ["CREATE TABLE t(d TEXT, e TEXT COLLATE NOCASE)",
+          rows_of("t", 2, [("aaaaaaaaaaaaaaaaX", "aaaaaaaaaaaaaaaaX"), ("aaaaaaaaaaaaaaaaY", "AAAAAAAAAAAAAAAAx"),
+                           ("aaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaaa"), ("aaaaaaaaaaaaaaaaX", "AAAAAAAAAAAAAAAAY"),
+                           ("a\x00b", "a\x00B"), ("a", "a\x00b"), ("a\x00", "A"), ("aaaaaaab", "aaaaaaaB")])]
+    tcase(T, lt, "SELECT d, count(*) FROM t GROUP BY d ORDER BY d", True)
+    tcase(T, lt, "SELECT lower(e), count(*) FROM t GROUP BY e ORDER BY e", True)
+    tcase(T, lt, "SELECT count(DISTINCT d), count(DISTINCT e), max(d), lower(max(e)) FROM t")
+    # Numbers: 1 and 1.0 one group; int64 extremes against reals; -0.0.
+    nums = ["CREATE TABLE t(a, c REAL, n INTEGER)",
+            rows_of("t", 3, [(1, 0.0, 1), (1.0, -0.0, 2), ("1", 0.0, 3), (2**53, 1.0, 4),
+                             (float(2**53), 2.0, 5), (2**53 + 1, 3.0, 6), (MAXINT, 4.0, 7),
+                             (float(2**63), 5.0, 8), (MININT, 6.0, 9), (-float(2**63), 7.0, 10),
+                             (MAXINT - 1, 8.0, 11), (float("inf"), 9.0, 12), (float("-inf"), 10.0, 13),
+                             (b"", 11.0, 14), ("", 12.0, 15), (None, 13.0, 16), (b"\x00", 14.0, 17),
+                             (-0.0, 15.0, 18), (0, 16.0, 19)])]
+    tcase(T, nums, "SELECT %s, count(*), sum(n), group_concat(n) FROM t GROUP BY a ORDER BY a"
+          % canon("a", "num"), True)
+    tcase(T, nums, "SELECT typeof(a), count(*), total(c) FROM t GROUP BY a, typeof(a) ORDER BY a, 1", True)
+    tcase(T, nums, "SELECT count(DISTINCT a), count(DISTINCT c), count(a) FROM t")
+    tcase(T, nums, "SELECT c, count(*) FROM t GROUP BY c ORDER BY c", True)
+    tcase(T, nums, "SELECT %s, sum(n) FROM t GROUP BY 1 ORDER BY 1 DESC" % canon("a + 0", "num"), True)
+    tcase(T, nums, "SELECT min(a), max(a), min(c), max(c) FROM t WHERE typeof(a) <> 'real' OR a <> 1")
+    # Sums: INTEGER while all inputs are integers; SQLite 3.40's running-sum overflow rule.
+    ov = ["CREATE TABLE t(g INTEGER, a)"]
+    tcase(T, ov + [rows_of("t", 2, [(1, MAXINT), (1, 1)])], "SELECT g, sum(a) FROM t GROUP BY g")
+    tcase(T, ov + [rows_of("t", 2, [(1, MININT), (1, -1)])], "SELECT sum(a) FROM t")
+    tcase(T, ov + [rows_of("t", 2, [(1, MAXINT), (1, 1), (1, -1)])], "SELECT g, sum(a) FROM t GROUP BY g")
+    tcase(T, ov + [rows_of("t", 2, [(1, MAXINT), (1, -1), (1, 1)])], "SELECT g, sum(a) FROM t GROUP BY g")
+    tcase(T, ov + [rows_of("t", 2, [(1, 0.5), (1, MAXINT), (1, 1)])], "SELECT g, sum(a) FROM t GROUP BY g",
+          tol=1e4)
+    tcase(T, ov + [rows_of("t", 2, [(1, MAXINT), (1, 1), (1, 0.5)])], "SELECT g, sum(a) FROM t GROUP BY g")
+    tcase(T, ov + [rows_of("t", 2, [(1, MAXINT), (1, 1), (2, 5)])],
+          "SELECT g, sum(a) FROM t WHERE g = 2 GROUP BY g")
+    tcase(T, ov + [rows_of("t", 2, [(1, MAXINT), (1, 1), (2, 5)])],
+          "SELECT g, total(a), avg(a), count(a) FROM t GROUP BY g", tol=1e4)
+    tcase(T, ov + [rows_of("t", 2, [(1, MAXINT), (1, MAXINT), (1, -MAXINT), (1, -MAXINT)])],
+          "SELECT sum(a) FROM t")
+    tcase(T, ov + [rows_of("t", 2, [(1, MAXINT), (2, MAXINT), (1, -MAXINT), (2, -MAXINT)])],
+          "SELECT g, sum(a), typeof(sum(a)) FROM t GROUP BY g")
+    tcase(T, ov + [rows_of("t", 2, [(1, MAXINT), (1, MAXINT)])], "SELECT sum(DISTINCT a) FROM t")
+    tcase(T, ov + [rows_of("t", 2, [(1, MAXINT), (1, 1)])], "SELECT g, count(*) FROM t GROUP BY g HAVING sum(a) > 0")
+    tcase(T, ov + [rows_of("t", 2, [(1, MAXINT), (1, 1)])], "SELECT g, sum(a) IS NULL FROM t GROUP BY g")
+    tcase(T, ov + [rows_of("t", 2, [(1, 1), (1, 1.0), (1, 2)])], "SELECT sum(DISTINCT a), typeof(sum(DISTINCT a)) FROM t")
+    tcase(T, ov + [rows_of("t", 2, [(1, 1.0), (1, 1), (1, 2)])], "SELECT sum(DISTINCT a), typeof(sum(DISTINCT a)) FROM t")
+    # Text and blobs that look like numbers.
+    tn = ["CREATE TABLE t(g INTEGER, a)",
+          rows_of("t", 2, [(1, "1"), (1, " 12"), (1, "12 "), (2, "12abc"), (2, "1e3"), (2, "0x10"),
+                           (3, b"12"), (3, b"\x00"), (3, b""), (4, "abc"), (4, 7), (5, "-0"), (5, " "),
+                           (6, "9223372036854775807"), (6, "1"), (7, "9223372036854775808"), (8, "1.0"),
+                           (8, 2), (9, None), (9, "")])]
+    tcase(T, tn, "SELECT g, sum(a), typeof(sum(a)), total(a), avg(a), count(a) FROM t GROUP BY g ORDER BY g", True)
+    tcase(T, tn, "SELECT g, sum(DISTINCT a), total(DISTINCT a), avg(DISTINCT a) FROM t GROUP BY g ORDER BY g", True)
+    tcase(T, tn, "SELECT sum(a), total(a), avg(a), min(a), max(a), count(DISTINCT a) FROM t")
+    # Infinities and NaN sums.
+    tcase(T, ["CREATE TABLE t(g, c REAL)",
+              rows_of("t", 2, [(1, float("inf")), (1, 1.0), (2, float("inf")), (2, float("-inf")),
+                               (3, 1e308), (3, 1e308), (4, -1e308), (4, 1e308), (4, 1e308)])],
+          "SELECT g, sum(c), total(c), avg(c), min(c), max(c) FROM t GROUP BY g ORDER BY g", True)
+    # Empty input.
+    em = ["CREATE TABLE t(g INTEGER, a, e TEXT COLLATE NOCASE)"]
+    tcase(T, em, "SELECT count(*), count(a), sum(a), total(a), avg(a), min(a), max(a), group_concat(a), "
+                 "count(DISTINCT a), sum(DISTINCT a) FROM t")
+    tcase(T, em, "SELECT g, count(*) FROM t GROUP BY g")
+    tcase(T, em, "SELECT count(*) FROM t HAVING count(*) > 0")
+    tcase(T, em + ["INSERT INTO t VALUES(1, 2, 'a')"], "SELECT count(*), sum(a) FROM t WHERE g > 5")
+    tcase(T, em + ["INSERT INTO t VALUES(1, 2, 'a')"], "SELECT count(*), sum(a) FROM t HAVING sum(a) > 1")
+    tcase(T, em + ["INSERT INTO t VALUES(1, 2, 'a')"], "SELECT count(*), sum(a) FROM t HAVING sum(a) > 5")
+    tcase(T, em + ["INSERT INTO t VALUES(NULL, NULL, NULL)"],
+          "SELECT g, count(*), count(a), sum(a), total(a), avg(a), min(e), group_concat(e) FROM t GROUP BY g")
+    # NULLs form one group; NULL, '' and x'' are three.
+    tcase(T, ["CREATE TABLE t(a, n INTEGER)",
+              rows_of("t", 2, [(None, 1), ("", 2), (b"", 3), (None, 4), ("", 5), (b"", 6), (0, 7)])],
+          "SELECT a, typeof(a), count(*), sum(n) FROM t GROUP BY a ORDER BY a", True)
+    # Aliases, ordinals and names.
+    al = ["CREATE TABLE t(d TEXT, n INTEGER, g INTEGER)",
+          rows_of("t", 3, [("b", 1, 1), ("a", 2, 1), ("B", 3, 2), ("c", 4, 2), ("a", 5, 3)])]
+    tcase(T, al, "SELECT upper(d) AS d, count(*) FROM t GROUP BY d ORDER BY d, 2", True)
+    tcase(T, al, "SELECT -n AS n, count(*) FROM t GROUP BY n ORDER BY n", True)
+    tcase(T, al, "SELECT -n AS n, count(*) FROM t GROUP BY -n ORDER BY n COLLATE BINARY", True)
+    tcase(T, al, "SELECT -n AS n, count(*) FROM t GROUP BY -n ORDER BY n DESC", True)
+    tcase(T, al, "SELECT g, -sum(n) AS n FROM t GROUP BY g ORDER BY n", True)
+    tcase(T, al, "SELECT g, -sum(n) AS n FROM t GROUP BY g ORDER BY n COLLATE BINARY", True)
+    tcase(T, al, "SELECT g, sum(n) AS s FROM t GROUP BY g HAVING s > 3")
+    tcase(T, al, "SELECT g, sum(n) AS n FROM t GROUP BY g HAVING n > 3")
+    tcase(T, al, "SELECT g, count(*) AS cnt FROM t GROUP BY g ORDER BY cnt DESC, g", True)
+    tcase(T, al, "SELECT g % 2 AS k, count(*) FROM t WHERE k = 1 GROUP BY k")
+    tcase(T, al, "SELECT g * 10 AS k, n FROM t GROUP BY 1 ORDER BY 1", True)
+    tcase(T, al, "SELECT 'it''s' AS q, g, count(*) FROM t GROUP BY g ORDER BY g", True)
+    tcase(T, al, "select G, COUNT(*), Sum( n ), count ( * ) from T group by g order by 1", True)
+    tcase(T, al, "SELECT main.t.g, t.g, count(*) FROM main.t GROUP BY t.g ORDER BY 1", True)
+    tcase(T, al, "SELECT g, /* c1 */ count(*) -- c2\n , sum(n) FROM t -- c3\n GROUP BY g -- c4", False)
+    tcase(T, al, "SELECT g, count(*) + -- c\n 1 FROM t GROUP BY g ORDER BY g -- end", True)
+    tcase(T, al, "SELECT g, count(*) FROM t GROUP BY g ORDER BY g LIMIT 2, 1", True)
+    tcase(T, al, "SELECT g, count(*) FROM t GROUP BY g ORDER BY g LIMIT -1 OFFSET 1", True)
+    tcase(T, al, "SELECT g, count(*) FROM t GROUP BY g ORDER BY g LIMIT 1 + 1", True)
+    tcase(T, al, "SELECT g, count(*) FROM t GROUP BY g ORDER BY g NULLS LAST LIMIT 0", True)
+    tcase(T, al, "SELECT count(*) FROM t GROUP BY g ORDER BY count(DISTINCT d), g", True)
+    tcase(T, al, "SELECT g, count(*) AS _pn0 FROM t GROUP BY g")
+    tcase(T, al, "SELECT g AS _pi0, sum(n) AS x FROM t GROUP BY g")
+    tcase(T, al, "SELECT [g], `n` % 2, count(*) FROM t GROUP BY [g], `n` % 2")
+    tcase(T, ["CREATE TABLE w(\"my col\" INTEGER, [x y] TEXT, \"q\"\"t\")",
+              rows_of("w", 3, [(1, "a", 1), (1, "b", 2), (2, "a", None)])],
+          "SELECT \"my col\", count([x y]), sum(\"q\"\"t\") FROM w GROUP BY \"my col\" ORDER BY 1", True)
+    tcase(T, al, "SELECT g, count(*) FROM t WHERE d IN (SELECT d FROM t WHERE n > 2) GROUP BY g")
+    tcase(T, al, "SELECT g, count(*), TRUE, FALSE, NULL, x'00', 2.5 FROM t GROUP BY g")
+    tcase(T, al, "SELECT g IS NULL, count(*) FROM t GROUP BY g IS NULL")
+    tcase(T, al, "SELECT count(*) FROM t WHERE g > 1 HAVING count(*) > 1")
+    tcase(T, al, "SELECT max(n) - min(n), count(*) FROM t GROUP BY d COLLATE NOCASE")
+    # Joins and subqueries in FROM (collation through a subquery).
+    jn = ["CREATE TABLE t(e TEXT COLLATE NOCASE, g INTEGER)", "CREATE TABLE u(uk INTEGER, uw TEXT COLLATE NOCASE)",
+          rows_of("t", 2, [("a", 1), ("A", 2), ("b", 1), ("B", 3)]),
+          rows_of("u", 2, [(1, "x"), (1, "X"), (2, "y"), (3, "x")])]
+    tcase(T, jn, "SELECT lower(e), count(*) FROM (SELECT e FROM t) GROUP BY e ORDER BY e", True)
+    tcase(T, jn, "SELECT lower(uw), count(*), sum(g) FROM t JOIN u ON t.g = u.uk GROUP BY uw ORDER BY uw", True)
+    tcase(T, jn, "SELECT lower(e), lower(uw), count(*) FROM t, u WHERE t.g = u.uk GROUP BY e, uw "
+                 "ORDER BY e DESC, uw", True)
+    tcase(T, jn, "SELECT lower(uw), count(g) FROM u LEFT JOIN t ON t.g = u.uk + 5 GROUP BY 1")
+    tcase(T, jn + ["CREATE VIEW vw AS SELECT e AS ve, g FROM t"],
+          "SELECT lower(ve), count(*) FROM vw GROUP BY ve ORDER BY ve", True)
+    # An index makes SQLite visit a group's rows in index order.
+    ix = ["CREATE TABLE t(g INTEGER, c REAL, d TEXT)", "CREATE INDEX t_gc ON t(g, c)",
+          rows_of("t", 3, [(1, 5.0, "p"), (2, 1.0, "q"), (1, 2.0, "r"), (1, 9.0, "s"), (2, 0.5, "t"),
+                           (1, 2.0, "u")])]
+    tcase(O, ix, "SELECT g, group_concat(d) FROM t GROUP BY g")
+    tcase(O, ix, "SELECT g, d FROM t GROUP BY g")
+    tcase(O, ix, "SELECT g, max(c), d FROM t GROUP BY g")
+    tcase(O, ix, "SELECT g, min(c), d FROM t GROUP BY g")
+    tcase(O, ix, "SELECT g, group_concat(c) FROM t WHERE c > 1 GROUP BY g")
+    tcase(O, ix, "SELECT group_concat(d), d FROM t")
+    tcase(O, ix, "SELECT group_concat(d) FROM t WHERE g = 1")
+    tcase(O, ix, "SELECT g, group_concat(d) FROM t WHERE c > 0 GROUP BY g ORDER BY g", True)
+    tcase(O, ix, "SELECT c, group_concat(d) FROM t GROUP BY c")
+    # Which row a key, a bare column, min/max and group_concat come from.
+    rc = ["CREATE TABLE t(e TEXT COLLATE NOCASE, a, g INTEGER, n INTEGER, d TEXT)",
+          rows_of("t", 5, [("a", 1, 1, 5, "p"), ("A", 1.0, 1, 9, "q"), ("b", 2, 2, 9, "r"), ("B", 2.0, 2, 1, "s"),
+                           ("a", 1, 1, 9, "t"), ("b", 2.0, 2, 1, "u"), (None, None, 3, None, "v")])]
+    tcase(O, rc, "SELECT e, count(*) FROM t GROUP BY e")
+    tcase(O, rc, "SELECT a, count(*) FROM t GROUP BY a")
+    tcase(O, rc, "SELECT e, a, d FROM t GROUP BY e")
+    tcase(O, rc, "SELECT g, d, max(n) FROM t GROUP BY g")
+    tcase(O, rc, "SELECT g, d, min(n) FROM t GROUP BY g")
+    tcase(O, rc, "SELECT g, d, min(n), max(n) FROM t GROUP BY g")
+    tcase(O, rc, "SELECT g, d, max(n), min(n) FROM t GROUP BY g")
+    tcase(O, rc, "SELECT g, max(n), d FROM t GROUP BY g HAVING min(n) > 0")
+    tcase(O, rc, "SELECT g, max(n), d FROM t GROUP BY g ORDER BY min(n), g", True)
+    tcase(O, rc, "SELECT g, d, max(e) FROM t GROUP BY g")
+    tcase(O, rc, "SELECT g, min(e), max(e), min(a), max(a) FROM t GROUP BY g")
+    tcase(O, rc, "SELECT min(e), max(e), min(a), max(a), d FROM t")
+    tcase(O, rc, "SELECT max(n), d, e FROM t")
+    tcase(O, rc, "SELECT g, group_concat(e), group_concat(DISTINCT e), group_concat(a, ';') FROM t GROUP BY g")
+    tcase(O, rc, "SELECT g, group_concat(DISTINCT a) FROM t GROUP BY g")
+    tcase(O, rc, "SELECT g, group_concat(d, e) FROM t GROUP BY g")
+    tcase(O, rc, "SELECT g, group_concat(d, NULL), group_concat(NULL), group_concat(n, '') FROM t GROUP BY g")
+    tcase(O, rc, "SELECT g, group_concat(d) FROM t GROUP BY g ORDER BY group_concat(d)", True)
+    tcase(O, rc, "SELECT g, sum(DISTINCT a), typeof(sum(DISTINCT a)) FROM t GROUP BY g")
+    tcase(O, rc, "SELECT DISTINCT e FROM t GROUP BY e, g")
+    tcase(O, rc, "SELECT e, count(*) FROM t GROUP BY e ORDER BY e", True)
+    tcase(O, ["CREATE TABLE t(g, x)", rows_of("t", 2, [(1, b"a\x00b"), (1, b"\x00"), (1, "z"), (2, b""), (2, "")])],
+          "SELECT g, group_concat(x), length(group_concat(x, '-')), group_concat(x, x'00') FROM t GROUP BY g")
+
+
+# ---- main ----------------------------------------------------------------------------
+
+def main():
+    t0 = time.time()
+    conn = connect()
+    conn.execute("SELECT par_config('min_rows', 0)").fetchone()
+    tables = build_world(conn, random.Random(SEED))
+    timings = []
+
+    def timed(label, fn, *args):
+        t = time.time()
+        try:
+            fn(*args)
+        except Exception:
+            R.fail(label, "the test group itself raised", traceback.format_exc()[-3000:])
+        timings.append("%s %.1fs" % (label, time.time() - t))
+
+    timed("random", random_group, conn, tables, random.Random(SEED + 1), "random", int(N_RANDOM * SCALE))
+    timed("rowchoice", random_group, conn, tables, random.Random(SEED + 2), "rowchoice",
+          int(N_ROWCHOICE * SCALE))
+    timed("targeted", targeted_group)
+    timed("native", native_group, conn)
+    timed("scan", scan_group)
+    timed("errors", error_group)
+    by_threads = {}
+
+    def big():
+        build_big(conn, random.Random(SEED + 3))
+        big_group(conn, by_threads)
+        threads_group(by_threads)
+    timed("big+threads", big)
+    conn.close()
+    R.summary()
+    print("  time: %s; total %.1fs (seed %d, VIEWS_CASES=%g)"
+          % (", ".join(timings), time.time() - t0, SEED, SCALE))
+    print("views: %d passed, %d failed" % (R.npass, R.nfail))
+    return 1 if R.nfail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
