@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Blocks per thread in one window of px_scan_blocks(): 16 blocks of 8192
-** doubles is 1 MiB of input and 1 MiB of output, well inside L2. */
-#ifndef PX_WINDOW_BLOCKS
-#define PX_WINDOW_BLOCKS 16
-#endif
+/* Blocks per thread in one window of px_scan_blocks(): 2^17 elements, 1
+** MiB of doubles in and 1 MiB out, well inside L2 (16 blocks of 8192).  It
+** is a number of elements, not of blocks, so that tiny-block test builds do
+** not synchronise the threads every few elements. */
+#define PX_WINDOW_BLOCKS (PX_BLOCK < ((size_t)1 << 17) ? ((size_t)1 << 17) / PX_BLOCK : 1)
 
 int px_threads_for(size_t nBlock, int nthreads){
   if( nBlock <= PX_PAR_MIN_BLOCKS || nthreads <= 1 ) return 1;

@@ -14,8 +14,8 @@
 **   2. Buckets.  Every bucket is then sorted on its own: buckets larger
 **      than SORT_BIG (skewed input) by another parallel pass, one after
 **      the other; the rest in parallel, handed out dynamically, by a
-**      serial, cache-resident MSD radix sort (sort_rec) on SORT_REC_BITS
-**      bits at a time, which recomputes the varying bits of each bucket
+**      serial, cache-resident MSD radix sort (sort_rec) on up to
+**      SORT_REC_BITS bits at a time, which recomputes the varying bits of each bucket
 **      (an all-equal bucket is done) and finishes buckets of at most
 **      SORT_SMALL elements by insertion sort.  The schedule cannot change
 **      the output: a stable sort's output is unique.
@@ -38,10 +38,17 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
+#ifndef SORT_TOP_BITS
 #define SORT_TOP_BITS 11   /* digit of a parallel pass */
-#define SORT_REC_BITS 8    /* digit of a cache-resident pass */
+#endif
+#ifndef SORT_REC_BITS
+#define SORT_REC_BITS 12   /* widest digit of a cache-resident pass */
+#endif
+#ifndef SORT_SMALL
 #define SORT_SMALL    48   /* insertion sort at or below this many */
+#endif
 
 /* Buckets above this many elements get a parallel pass of their own; as
 ** many keys and permutation entries as fit in a core's L2 cache.  In a
@@ -130,6 +137,24 @@ static int top_shift(uint64_t mask, int nBits){
   return h >= nBits ? h - nBits + 1 : 0;
 }
 
+/* The moving half of a counting-sort pass: element i in [a, b) of (kS, pS)
+** goes to position aPos[d]++ of (kD, pD), d its digit.  With and without a
+** permutation are separate loops, so that neither tests pD per element. */
+static inline void scatter(const uint64_t *kS, const uint32_t *pS, uint64_t *kD,
+                           uint32_t *pD, size_t a, size_t b, int shift, int nBits,
+                           uint32_t *aPos){
+  size_t i;
+  if( pD ){
+    for(i=a; i<b; i++){
+      uint32_t j = aPos[digit(kS[i], shift, nBits)]++;
+      kD[j] = kS[i];
+      pD[j] = pS[i];
+    }
+  }else{
+    for(i=a; i<b; i++) kD[aPos[digit(kS[i], shift, nBits)]++] = kS[i];
+  }
+}
+
 /* ---- the cache-resident serial sort ------------------------------------- */
 
 /* Stable insertion sort of [lo, lo+n) of buffer s into buffer 0 (in place
@@ -152,127 +177,196 @@ static void sort_small(const sort_bufs *pB, int s, size_t lo, size_t n){
   }
 }
 
-/* Sorts [lo, lo+n) of buffer s, leaving the result in buffer 0. */
-static void sort_rec(const sort_bufs *pB, int s, size_t lo, size_t n){
-  uint32_t aStart[((size_t)1 << SORT_REC_BITS) + 1];
+/* Sorts [lo, lo+n) of buffer s, leaving the result in buffer 0; the keys
+** are known to agree in bits above-1 and up.  The digit has about log2(n)
+** bits (at most SORT_REC_BITS), so that buckets hold one or two elements
+** on average and the insertion sorts are short.  The histogram is counted
+** in the same pass as the varying bits, on a guess: the digit just below
+** bit `above`; only when the guess is wrong is it counted again. */
+static void sort_rec(const sort_bufs *pB, int s, size_t lo, size_t n, int above){
+  uint32_t aEnd[(size_t)1 << SORT_REC_BITS];
   const uint64_t *kS = pB->k[s] + lo;
   const uint32_t *pS = pB->p[s] ? pB->p[s] + lo : 0;
   uint64_t *kD = pB->k[1-s] + lo;
   uint32_t *pD = pB->p[1-s] ? pB->p[1-s] + lo : 0;
-  uint64_t mask;
-  size_t i, d, nBucket = (size_t)1 << SORT_REC_BITS;
-  int shift;
+  uint64_t mask = 0;
+  size_t i, d, nBucket;
+  uint32_t a, run, c, cMax;
+  int shift, nBits;
 
   if( n<=SORT_SMALL ){
     sort_small(pB, s, lo, n);
     return;
   }
-  mask = varying_range(kS, 0, n, kS[0]);
+  nBits = 63 - __builtin_clzll((uint64_t)n);
+  if( nBits>SORT_REC_BITS ) nBits = SORT_REC_BITS;
+  nBucket = (size_t)1 << nBits;
+  shift = above > nBits ? above - nBits : 0;
+
+  /* aEnd[d] counts digit d, then holds the start of bucket d, and after
+  ** the scatter its end. */
+  memset(aEnd, 0, nBucket * sizeof(uint32_t));
+  for(i=0; i<n; i++){
+    mask |= kS[i] ^ kS[0];
+    aEnd[digit(kS[i], shift, nBits)]++;
+  }
   if( mask==0 ){
     if( s ) copy_range(pB, lo, lo + n);
     return;
   }
-  shift = top_shift(mask, SORT_REC_BITS);
-
-  /* Counting sort on the digit, from buffer s into buffer 1-s. */
-  memset(aStart, 0, sizeof(aStart));
-  for(i=0; i<n; i++) aStart[digit(kS[i], shift, SORT_REC_BITS) + 1]++;
-  for(d=1; d<=nBucket; d++) aStart[d] += aStart[d-1];
-  for(i=0; i<n; i++){
-    uint32_t j = aStart[digit(kS[i], shift, SORT_REC_BITS)]++;
-    kD[j] = kS[i];
-    if( pD ) pD[j] = pS[i];
+  if( top_shift(mask, nBits)!=shift ){
+    shift = top_shift(mask, nBits);
+    memset(aEnd, 0, nBucket * sizeof(uint32_t));
+    for(i=0; i<n; i++) aEnd[digit(kS[i], shift, nBits)]++;
   }
-  /* aStart[d] is now the end of bucket d, the start of bucket d+1. */
+  for(run=0, cMax=0, d=0; d<nBucket; d++){
+    c = aEnd[d];
+    aEnd[d] = run;
+    run += c;
+    if( c>cMax ) cMax = c;
+  }
+  scatter(kS, pS, kD, pD, 0, n, shift, nBits, aEnd);
 
   if( (mask & (((uint64_t)1 << shift) - 1))==0 ){
     /* The digit held every varying bit: each bucket is all-equal. */
     if( s==0 ) copy_range(pB, lo, lo + n);
     return;
   }
-  for(d=0; d<nBucket; d++){
-    uint32_t a = d ? aStart[d-1] : 0;
-    if( aStart[d]>a ) sort_rec(pB, 1-s, lo + a, aStart[d] - a);
+  if( cMax<=SORT_SMALL ){
+    /* Every bucket is small: one insertion sort over the whole range
+    ** finishes them all (no element moves past a bucket boundary, as every
+    ** key of a later bucket is larger), without a call per bucket. */
+    sort_small(pB, 1-s, lo, n);
+    return;
+  }
+  for(a=0, d=0; d<nBucket; a=aEnd[d++]){
+    /* A bucket of one that landed in buffer 0 is done. */
+    if( aEnd[d]-a > (uint32_t)(s==1) ) sort_rec(pB, 1-s, lo + a, aEnd[d] - a, shift);
   }
 }
 
 /* ---- the parallel pass -------------------------------------------------- */
 
 /* One stable counting-sort pass of [lo, lo+n) from buffer s into buffer
-** 1-s on the nBits-bit digit at shift, by up to nt threads.  When aStart is
-** not NULL, aStart[d] receives the start of bucket d relative to lo, for d
-** in 0..2^nBits (the last one is n).  pB->aHist has room for nt * 2^nBits
-** counters. */
-static void radix_pass(const sort_bufs *pB, int s, size_t lo, size_t n,
-                       int shift, int nBits, int nt, uint32_t *aStart){
+** 1-s on the nBits-bit digit at *pShift, by up to nt threads.
+**
+** When pMask is not NULL, *pShift is a guess: the pass also computes the
+** bits that vary (into *pMask), and when the digit that ends at the
+** highest of them is not the guess, it counts again with that digit and
+** sets *pShift.  If no bit varies, nothing moves.
+**
+** When aStart is not NULL, aStart[d] receives the start of bucket d
+** relative to lo, for d in 0..2^nBits (the last one is n).  pB->aHist has
+** room for nt * 2^nBits counters. */
+static void radix_pass(const sort_bufs *pB, int s, size_t lo, size_t n, int nBits,
+                       int nt, int *pShift, uint64_t *pMask, uint32_t *aStart){
   const uint64_t *kS = pB->k[s] + lo;
   const uint32_t *pS = pB->p[s] ? pB->p[s] + lo : 0;
   uint64_t *kD = pB->k[1-s] + lo;
   uint32_t *pD = pB->p[1-s] ? pB->p[1-s] + lo : 0;
   size_t nBucket = (size_t)1 << nBits;
+  uint64_t mask = 0;
+  int shift = *pShift;
   #pragma omp parallel num_threads(nt) if(nt>1)
   {
     int t = omp_get_thread_num(), nTeam = omp_get_num_threads();
+    int sh = shift;
     uint32_t *aMine = pB->aHist + (size_t)t * nBucket;
+    uint64_t m = 0;
     size_t a, b, i;
     px_team_range(n, t, nTeam, &a, &b);
     memset(aMine, 0, nBucket * sizeof(uint32_t));
-    for(i=a; i<b; i++) aMine[digit(kS[i], shift, nBits)]++;
-    #pragma omp barrier
-    /* Counters become starts: bucket-major, then thread order. */
-    #pragma omp single
-    {
-      uint32_t run = 0, c;
-      size_t d;
-      int u;
-      for(d=0; d<nBucket; d++){
-        if( aStart ) aStart[d] = run;
-        for(u=0; u<nTeam; u++){
-          c = pB->aHist[(size_t)u * nBucket + d];
-          pB->aHist[(size_t)u * nBucket + d] = run;
-          run += c;
-        }
+    if( pMask ){
+      for(i=a; i<b; i++){
+        m |= kS[i] ^ kS[0];
+        aMine[digit(kS[i], sh, nBits)]++;
       }
-      if( aStart ) aStart[nBucket] = run;
+      #pragma omp atomic
+      mask |= m;
+      #pragma omp barrier
+      if( mask && top_shift(mask, nBits)!=sh ){
+        sh = top_shift(mask, nBits);
+        memset(aMine, 0, nBucket * sizeof(uint32_t));
+        for(i=a; i<b; i++) aMine[digit(kS[i], sh, nBits)]++;
+      }
+    }else{
+      for(i=a; i<b; i++) aMine[digit(kS[i], sh, nBits)]++;
     }
-    for(i=a; i<b; i++){
-      uint32_t j = aMine[digit(kS[i], shift, nBits)]++;
-      kD[j] = kS[i];
-      if( pD ) pD[j] = pS[i];
+    if( pMask==0 || mask ){
+      #pragma omp barrier
+      /* Counters become starts: bucket-major, then thread order. */
+      #pragma omp single
+      {
+        uint32_t run = 0, c;
+        size_t d;
+        int u;
+        for(d=0; d<nBucket; d++){
+          if( aStart ) aStart[d] = run;
+          for(u=0; u<nTeam; u++){
+            c = pB->aHist[(size_t)u * nBucket + d];
+            pB->aHist[(size_t)u * nBucket + d] = run;
+            run += c;
+          }
+        }
+        if( aStart ) aStart[nBucket] = run;
+      }
+      scatter(kS, pS, kD, pD, a, b, sh, nBits, aMine);
     }
+  }
+  if( pMask ){
+    *pMask = mask;
+    if( mask ) *pShift = top_shift(mask, nBits);
   }
 }
 
 /* Sorts [lo, lo+n) of buffer s in parallel, leaving the result in buffer
-** 0: a parallel pass on the top digit, then the buckets (see above). */
-static void sort_par(const sort_bufs *pB, int s, size_t lo, size_t n){
+** 0; the keys agree in bits above-1 and up.  A parallel pass on the top
+** digit, then the buckets (see above). */
+static void sort_par(const sort_bufs *pB, int s, size_t lo, size_t n, int above){
   uint32_t aStart[TOP_NBUCKET + 1];
   int nt = px_threads_for(px_nblocks(n), pB->nthreads);
-  uint64_t mask = varying_bits(pB->k[s] + lo, n, nt);
+  int shift = above > SORT_TOP_BITS ? above - SORT_TOP_BITS : 0;
+  uint64_t mask;
   size_t d;
-  int shift;
+  radix_pass(pB, s, lo, n, SORT_TOP_BITS, nt, &shift, &mask, aStart);
   if( mask==0 ){
     if( s ) copy_back(pB, lo, n, nt);
     return;
   }
-  shift = top_shift(mask, SORT_TOP_BITS);
-  radix_pass(pB, s, lo, n, shift, SORT_TOP_BITS, nt, aStart);
   if( (mask & (((uint64_t)1 << shift) - 1))==0 ){
     if( s==0 ) copy_back(pB, lo, n, nt);
     return;
   }
   for(d=0; d<TOP_NBUCKET; d++){
     size_t len = aStart[d+1] - aStart[d];
-    if( len>SORT_BIG ) sort_par(pB, 1-s, lo + aStart[d], len);
+    if( len>SORT_BIG ) sort_par(pB, 1-s, lo + aStart[d], len, shift);
   }
   #pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if(nt>1)
   for(d=0; d<TOP_NBUCKET; d++){
     size_t len = aStart[d+1] - aStart[d];
-    if( len>0 && len<=SORT_BIG ) sort_rec(pB, 1-s, lo + aStart[d], len);
+    if( len>0 && len<=SORT_BIG ) sort_rec(pB, 1-s, lo + aStart[d], len, shift);
   }
 }
 
 /* ---- entry points ------------------------------------------------------- */
+
+/* A scratch allocation of nByte bytes, freed with free().  Large ones ask
+** Linux for transparent huge pages: the top-level scatter writes to 2^11
+** places at once in each of two arrays, and with 4 KiB pages the faults
+** and TLB misses of the fresh scratch cost as much as the sorting. */
+static void *scratch_alloc(size_t nByte){
+#ifdef MADV_HUGEPAGE
+  const size_t szHuge = (size_t)2 << 20;
+  if( nByte>=2*szHuge ){
+    void *p = 0;
+    size_t sz = (nByte + szHuge - 1) / szHuge * szHuge;
+    if( posix_memalign(&p, szHuge, sz) ) return 0;
+    madvise(p, sz, MADV_HUGEPAGE);    /* advice only: failure is harmless */
+    return p;
+  }
+#endif
+  return malloc(nByte);
+}
 
 /* Allocates the scratch of *pB for n elements and digits of nBits bits;
 ** returns PX_OK or PX_ENOMEM (then nothing is left allocated). */
@@ -283,8 +377,8 @@ static int bufs_open(sort_bufs *pB, uint64_t *aKey, uint32_t *aPerm,
   pB->k[0] = aKey;
   pB->p[0] = aPerm;
   pB->nthreads = nthreads;
-  pB->k[1] = malloc(n * sizeof(uint64_t));
-  pB->p[1] = aPerm ? malloc(n * sizeof(uint32_t)) : 0;
+  pB->k[1] = scratch_alloc(n * sizeof(uint64_t));
+  pB->p[1] = aPerm ? scratch_alloc(n * sizeof(uint32_t)) : 0;
   pB->aHist = malloc(((size_t)nt << nBits) * sizeof(uint32_t));
   if( pB->k[1]==0 || (aPerm && pB->p[1]==0) || pB->aHist==0 ){
     free(pB->k[1]);
@@ -313,9 +407,9 @@ int px_sort_u64_perm(uint64_t *aKey, uint32_t *aPerm, size_t n, int nthreads){
   }
   if( bufs_open(&b, aKey, aPerm, n, SORT_TOP_BITS, nthreads) ) return PX_ENOMEM;
   if( n<=SORT_BIG ){
-    sort_rec(&b, 0, 0, n);
+    sort_rec(&b, 0, 0, n, 64);
   }else{
-    sort_par(&b, 0, 0, n);
+    sort_par(&b, 0, 0, n, 64);
   }
   bufs_close(&b);
   return PX_OK;
@@ -335,7 +429,7 @@ int px_sort_u64_perm_lsd(uint64_t *aKey, uint32_t *aPerm, size_t n,
   for(shift=0; shift<64; shift+=nBits){
     int w = 64 - shift < nBits ? 64 - shift : nBits;
     if( digit(mask, shift, w)==0 ) continue;
-    radix_pass(&b, s, 0, n, shift, w, nt, 0);
+    radix_pass(&b, s, 0, n, w, nt, &shift, 0, 0);
     s = 1 - s;
   }
   if( s ) copy_back(&b, 0, n, nt);

@@ -1,0 +1,197 @@
+/*
+** bench_kernels.c: kernel throughput against memcpy, 1 thread vs all cores.
+**
+**   make bench-kernels   (or ./build/bench_kernels [n [reps [only]]], where
+**                        only, if given, keeps the kernels whose name
+**                        contains it)
+**
+** For every kernel, on n = 10M elements by default: elements per second,
+** GB/s of input, and the ratio of that to memcpy's bandwidth with the same
+** number of threads, at 1 thread and at px_ncores() threads.
+**
+** How the numbers are defined.  Each figure is the best of REPS runs (the
+** run least disturbed by the rest of the machine).  memcpy bandwidth is
+** bytes copied per second (each thread memcpy()s a contiguous share of an
+** n-element array of 8-byte values); a kernel's GB/s is bytes of input per
+** second, where the input is what the kernel must read once: 8 bytes per
+** element for i64/f64 scans and reductions, 8 + 1 for a segmented scan
+** (value and head flag), 8 + 4 for gather (index and value) and for the
+** sorts (key and permutation), 4 for a histogram.  So "vs memcpy" 0.5 means
+** the kernel consumes its input at half the rate memcpy copies it.
+**
+** Targets (PASS / MISS): scans and reductions >= 0.5 of memcpy, the sort
+** of random u64 keys with a permutation >= 80M keys/s, the histogram into
+** 100 bins >= 500M values/s; sort and histogram targets are for all cores.
+** The sort is timed three ways to justify MSD: the plain parallel LSD with
+** 8-bit and with 11-bit digits, and the MSD that px_sort_u64_perm() uses.
+*/
+#include "par.h"
+#include "sort.h"
+#include "scan.h"
+#include "reduce.h"
+#include "gather.h"
+#include "histogram.h"
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t n = 10000000;
+static int nRep = 7;
+
+/* Inputs and outputs, allocated and touched once. */
+static int64_t *aI, *aOutI;
+static double *aF, *aOutF;
+static uint8_t *aHead, *aFlag;
+static uint32_t *aIdx, *aBin, *aPerm, *aPerm0;
+static uint64_t *aKey, *aKey0, *aCount;
+
+static uint64_t rng_state = 42;
+static uint64_t rnd(void){                /* splitmix64 */
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static void *xmalloc(size_t sz){
+  void *p = malloc(sz);
+  if( p==0 ){ fprintf(stderr, "out of memory\n"); exit(1); }
+  memset(p, 0, sz);                        /* fault the pages in now */
+  return p;
+}
+
+/* ---- the kernels under test ----------------------------------------------- */
+
+static void run_memcpy(int nt){
+  #pragma omp parallel num_threads(nt)
+  {
+    size_t lo, hi;
+    px_team_range(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+    memcpy(aOutI + lo, aI + lo, (hi - lo) * sizeof(int64_t));
+  }
+}
+static void run_scan_i64(int nt){ px_scan_incl_i64(aI, aOutI, n, nt); }
+static void run_scan_f64(int nt){ px_scan_excl_f64(aF, aOutF, n, nt); }
+static void run_segscan(int nt){ px_segscan_f64(PX_SUM, aF, aHead, aOutF, n, nt); }
+static void run_reduce_i64(int nt){ int64_t x; px_reduce_i64(PX_SUM, aI, n, &x, nt); }
+static void run_reduce_f64(int nt){ double x; px_reduce_f64(PX_SUM, aF, n, &x, nt); }
+static void run_max_f64(int nt){ double x; px_reduce_f64(PX_MAX, aF, n, &x, nt); }
+static void run_gather(int nt){ px_gather_u64((uint64_t*)aI, aIdx, (uint64_t*)aOutI, n, nt); }
+static void run_scatter(int nt){ px_scatter_u64((uint64_t*)aI, aPerm0, (uint64_t*)aOutI, n, nt); }
+static void run_compact(int nt){ px_compact_u64((uint64_t*)aI, aFlag, n, (uint64_t*)aOutI, nt); }
+static void run_hist(int nt){ px_histogram_u32(aBin, n, 100, aCount, nt); }
+
+/* Sorts start from the same random keys and the identity permutation. */
+static void prep_sort(void){
+  memcpy(aKey, aKey0, n * sizeof(uint64_t));
+  memcpy(aPerm, aPerm0, n * sizeof(uint32_t));
+}
+static void run_sort_msd(int nt){ px_sort_u64_perm(aKey, aPerm, n, nt); }
+static void run_sort_lsd8(int nt){ px_sort_u64_perm_lsd(aKey, aPerm, n, 8, nt); }
+static void run_sort_lsd11(int nt){ px_sort_u64_perm_lsd(aKey, aPerm, n, 11, nt); }
+static void run_sort_keys(int nt){ px_sort_u64_perm(aKey, 0, n, nt); }
+
+typedef struct bench {
+  const char *zName;
+  double szIn;                 /* bytes of input per element */
+  void (*xRun)(int nt);
+  void (*xPrep)(void);         /* untimed set-up before each run, or NULL */
+  int eTarget;                 /* 0 none, 1 >= 0.5 memcpy, 2 keys/s, 3 values/s */
+  double rTarget;              /* elements/s for targets 2 and 3 */
+} bench;
+
+static const bench aBench[] = {
+  { "scan_incl_i64",        8, run_scan_i64,   0, 1, 0 },
+  { "scan_excl_f64",        8, run_scan_f64,   0, 1, 0 },
+  { "segscan_f64 sum",      9, run_segscan,    0, 0, 0 },
+  { "reduce_i64 sum",       8, run_reduce_i64, 0, 1, 0 },
+  { "reduce_f64 sum",       8, run_reduce_f64, 0, 1, 0 },
+  { "reduce_f64 max",       8, run_max_f64,    0, 0, 0 },
+  { "gather_u64",          12, run_gather,     0, 0, 0 },
+  { "scatter_u64",         12, run_scatter,    0, 0, 0 },
+  { "compact_u64 (50%)",    9, run_compact,    0, 0, 0 },
+  { "histogram 100 bins",   4, run_hist,       0, 3, 500e6 },
+  { "sort lsd 8-bit+perm", 12, run_sort_lsd8,  prep_sort, 0, 0 },
+  { "sort lsd 11-bit+perm",12, run_sort_lsd11, prep_sort, 0, 0 },
+  { "sort msd+perm",       12, run_sort_msd,   prep_sort, 2, 80e6 },
+  { "sort msd keys only",   8, run_sort_keys,  prep_sort, 0, 0 },
+};
+
+/* Best time of nRep runs of p with nt threads, in seconds. */
+static double best_time(void (*xRun)(int), void (*xPrep)(void), int nt){
+  double best = 1e30, t;
+  int r;
+  for(r=0; r<nRep; r++){
+    if( xPrep ) xPrep();
+    t = omp_get_wtime();
+    xRun(nt);
+    t = omp_get_wtime() - t;
+    if( t<best ) best = t;
+  }
+  return best;
+}
+
+int main(int argc, char **argv){
+  int aThr[2], nThr, it, ib, nMiss = 0;
+  const char *zOnly = 0;
+  double aCopy[2];
+  size_t i;
+  if( argc>1 ) n = (size_t)strtoull(argv[1], 0, 10);
+  if( argc>2 ) nRep = atoi(argv[2]);
+  if( argc>3 ) zOnly = argv[3];
+  aThr[0] = 1;
+  aThr[1] = px_ncores();
+  nThr = aThr[1]>1 ? 2 : 1;
+
+  aI = xmalloc(n * 8); aOutI = xmalloc(n * 8);
+  aF = xmalloc(n * 8); aOutF = xmalloc(n * 8);
+  aHead = xmalloc(n); aFlag = xmalloc(n);
+  aIdx = xmalloc(n * 4); aBin = xmalloc(n * 4);
+  aPerm = xmalloc(n * 4); aPerm0 = xmalloc(n * 4);
+  aKey = xmalloc(n * 8); aKey0 = xmalloc(n * 8);
+  aCount = xmalloc(100 * 8);
+  for(i=0; i<n; i++){
+    uint64_t r = rnd();
+    aI[i] = (int64_t)(r >> 20) - ((int64_t)1 << 43);
+    aF[i] = (double)(int64_t)r / 9223372036854775808.0;
+    aHead[i] = r % 1000 == 0;             /* segments of ~1000 */
+    aFlag[i] = (r >> 32) & 1;             /* keep half */
+    aIdx[i] = (uint32_t)((r >> 16) % n);
+    aBin[i] = (uint32_t)((r >> 24) % 100);
+    aKey0[i] = rnd();
+    aPerm0[i] = (uint32_t)i;
+  }
+
+  printf("bench_kernels: n = %zu, best of %d runs; threads 1 and %d (px_ncores)\n",
+         n, nRep, aThr[nThr-1]);
+  printf("GB/s = 1e9 bytes/s; a kernel's GB/s counts the bytes of its input, memcpy's\n"
+         "the bytes it copies; \"vs memcpy\" divides by memcpy with as many threads.\n\n");
+  for(it=0; it<nThr; it++){
+    aCopy[it] = (double)n * 8 / best_time(run_memcpy, 0, aThr[it]) / 1e9;
+    printf("memcpy (%d thread%s): %6.2f GB/s\n", aThr[it], aThr[it]>1 ? "s" : "", aCopy[it]);
+  }
+  printf("\n%-22s %3s %10s %8s %10s  %s\n", "kernel", "thr", "Melem/s", "GB/s", "vs memcpy", "target");
+  for(ib=0; ib<(int)(sizeof(aBench)/sizeof(aBench[0])); ib++){
+    const bench *p = &aBench[ib];
+    if( zOnly && strstr(p->zName, zOnly)==0 ) continue;
+    for(it=0; it<nThr; it++){
+      double t = best_time(p->xRun, p->xPrep, aThr[it]);
+      double rElem = (double)n / t, rGB = rElem * p->szIn / 1e9, rRatio = rGB / aCopy[it];
+      int bAll = it==nThr-1;
+      char zTarget[64] = "";
+      if( p->eTarget==1 ){
+        snprintf(zTarget, sizeof(zTarget), ">= 0.50 memcpy: %s", rRatio>=0.5 ? "PASS" : "MISS");
+        nMiss += rRatio<0.5;
+      }else if( p->eTarget>=2 && bAll ){
+        snprintf(zTarget, sizeof(zTarget), ">= %.0fM %s/s: %s", p->rTarget/1e6,
+                 p->eTarget==2 ? "keys" : "values", rElem>=p->rTarget ? "PASS" : "MISS");
+        nMiss += rElem<p->rTarget;
+      }
+      printf("%-22s %3d %10.1f %8.2f %10.2f  %s\n", p->zName, aThr[it], rElem/1e6, rGB,
+             rRatio, zTarget);
+    }
+  }
+  printf("\ntargets missed: %d\n", nMiss);
+  return 0;
+}
