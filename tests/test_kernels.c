@@ -31,7 +31,6 @@
 #include "reduce.h"
 #include "gather.h"
 #include "histogram.h"
-#include <omp.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -500,6 +499,13 @@ static void test_reduce_f64(void){
     check_reduce_f64(in, n, "special values");
     for(i=0; i<n; i++) in[i] = NAN;
     check_reduce_f64(in, n, "all NaN");
+    /* Sparse zeros of both signs: the max (min) is the first zero. */
+    for(i=0; i<n; i++){
+      in[i] = check_below(&rng, 16) ? -1.0 : check_below(&rng, 2) ? -0.0 : 0.0;
+    }
+    check_reduce_f64(in, n, "sparse zeros and -1");
+    for(i=0; i<n; i++) in[i] = -in[i];
+    check_reduce_f64(in, n, "sparse zeros and 1");
     /* 1e16, 1, -1e16 repeated (whole periods): the sum is the number of
     ** periods; a plain left-to-right sum returns 0. */
     for(i=0; i<n; i++) in[i] = i%3==0 ? 1e16 : i%3==1 ? 1.0 : -1e16;
@@ -808,17 +814,16 @@ int main(void){
     const size_t a[] = { 0, 1, 2, B-1, B, B+1, 2*B+3, 7*B, 37*B+11, B>=1024 ? 1000003 : 20011 };
     for(i=0; i<(int)(sizeof(a)/sizeof(a[0])); i++) aSize[nSize++] = a[i];
   }
-#define T(x) do{ double t0=omp_get_wtime(); x; fprintf(stderr, "%s %.2f\n", #x, omp_get_wtime()-t0);}while(0)
-  T(test_par());
-  T(test_scan_i64());
-  T(test_scan_f64());
-  T(test_segscan());
-  T(test_reduce_i64());
-  T(test_reduce_f64());
-  T(test_gather());
-  T(test_compact());
-  T(test_histogram());
-  T(test_keys());
-  T(test_sort());
+  test_par();
+  test_scan_i64();
+  test_scan_f64();
+  test_segscan();
+  test_reduce_i64();
+  test_reduce_f64();
+  test_gather();
+  test_compact();
+  test_histogram();
+  test_keys();
+  test_sort();
   return check_summary("kernels");
 }
