@@ -522,7 +522,7 @@ static void outFloat(ParColumn *pDst, sqlite3_int64 i, double r){
 }
 
 /* Write the aggregates a[0..nAgg-1] of group gi.  Returns 1 when sum()
-** overflowed (SQLite's "integer overflow" error), else 0. */
+** overflowed (the caller then lets SQLite run the SELECT), else 0. */
 static int outGroup(const ParAggRun *aRun, int nAgg, const ParAcc *a, ParBatch *pOut,
                     sqlite3_int64 gi){
   int j, bOverflow = 0;
@@ -1004,8 +1004,12 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   sqlite3_free(aPerm);
   sqlite3_free(aOff);
   if( rc==SQLITE_OK && bOverflow ){
-    *pzErr = sqlite3_mprintf("integer overflow");
-    rc = SQLITE_ERROR;
+    /* Whether SQLite reports "integer overflow" depends on which groups
+    ** its plan finalizes (HAVING moved to WHERE, LIMIT stopping early):
+    ** let SQLite itself answer. */
+    parBatchFree(*ppOut);
+    *ppOut = 0;
+    *pbNative = 1;
   }
   if( rc ){
     parBatchFree(*ppOut);

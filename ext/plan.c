@@ -86,6 +86,7 @@ void parPlanFree(ParPlan *p){
   sqlite3_free(p->aAgg);
   sqlite3_free(p->aBareCol);
   sqlite3_free(p->zFinal);
+  sqlite3_free(p->aDirect);
   sqlite3_free(p);
 }
 
@@ -350,94 +351,102 @@ static void buildCheckOrder(ParBuild *pB){
   sqlite3_free(z2);
 }
 
-/* SQLite moves each AND term of HAVING that uses no aggregate and only
-** GROUP BY expressions into WHERE, so groups it removes are never
-** aggregated (and cannot, say, raise "integer overflow").  Do the same:
-** append such terms to the extraction query's WHERE (they stay in the
-** final SQL too, where they keep every surviving group).  A term counts
-** when each column reference in it is written exactly like a GROUP BY
-** term. */
-static void buildHavingToWhere(ParBuild *pB, sqlite3_str *pStr, int bWhere){
-  ParSelect *pSel = pB->pSel;
-  const char *z = pSel->zSql;
-  const ParToken *a = pSel->aTok;
-  int t0, t, d = 0, bBetween = 0, bAny = bWhere;
-  if( !pSel->bHaving || pSel->nGroup==0 ) return;
-  t0 = pSel->having.span.iTok;
-  for(t=t0; t<=pSel->having.span.iTokEnd; t++){
-    int bEnd = t==pSel->having.span.iTokEnd;
-    if( !bEnd ){
-      if( a[t].eType==PT_LP ) d++;
-      if( a[t].eType==PT_RP ) d--;
-      if( d==0 && parTokIs(z, &a[t], "BETWEEN") ) bBetween = 1;
-      if( d==0 && parTokIs(z, &a[t], "AND") ){
-        if( bBetween ){ bBetween = 0; continue; }
-        bEnd = 1;
-      }
-    }
-    if( bEnd && t>t0 ){
-      int iStart = a[t0].i, iEnd = a[t-1].i + a[t-1].n, k, g, bOk = 1, nRef = 0;
-      for(k=0; k<pSel->nAgg && bOk; k++){
-        if( pSel->aAgg[k].call.iStart>=iStart && pSel->aAgg[k].call.iEnd<=iEnd ) bOk = 0;
-      }
-      for(k=0; k<pSel->nRef && bOk; k++){
-        ParSpan r = pSel->aRef[k];
-        int bKey = 0;
-        if( r.iStart<iStart || r.iEnd>iEnd ) continue;
-        nRef++;
-        for(g=0; g<pSel->nGroup; g++){
-          ParSpan gs = pSel->aGroup[g].span;
-          if( gs.iEnd-gs.iStart==r.iEnd-r.iStart
-           && sqlite3_strnicmp(z+gs.iStart, z+r.iStart, r.iEnd-r.iStart)==0 ) bKey = 1;
-        }
-        if( !bKey ) bOk = 0;
-      }
-      if( bOk && nRef>0 ){
-        sqlite3_str_appendf(pStr, " %s (%.*s)", bAny ? "AND" : "WHERE", iEnd-iStart, z+iStart);
-        bAny = 1;
-      }
-      t0 = t+1;
-    }
+/* Are spans a and b the same tokens (keywords and names compared without
+** regard to case)? */
+static int buildSameTokens(ParSelect *pSel, ParSpan a, ParSpan b){
+  int i;
+  if( a.iTokEnd-a.iTok != b.iTokEnd-b.iTok ) return 0;
+  for(i=0; i<a.iTokEnd-a.iTok; i++){
+    const ParToken *x = &pSel->aTok[a.iTok+i], *y = &pSel->aTok[b.iTok+i];
+    if( x->eType!=y->eType || x->n!=y->n ) return 0;
+    if( x->eType==PT_ID ? sqlite3_strnicmp(pSel->zSql+x->i, pSel->zSql+y->i, x->n)
+                        : memcmp(pSel->zSql+x->i, pSel->zSql+y->i, x->n) ) return 0;
   }
+  return 1;
 }
 
 /* ---- building the plan ---------------------------------------------------------- */
 
+static ParSpan buildTokSpan(ParSelect *pSel, int iTok, int iTokEnd);
+
+/* Index of the token after the parenthesis that closes the one at i. */
+static int skipParensTo(const ParToken *a, int i){
+  int d = 0;
+  for(; a[i].eType!=PT_EOF; i++){
+    if( a[i].eType==PT_LP ) d++;
+    if( a[i].eType==PT_RP && --d==0 ) return i+1;
+  }
+  return i;
+}
+
 /* Token range of the expression a GROUP BY term stands for, after
 ** resolving an ordinal or an alias as SQLite does. */
-static void buildKeyRange(ParBuild *pB, const ParExpr *pTerm, int *piTok, int *piTokEnd){
+static void buildKeyRange(ParBuild *pB, const ParExpr *pTerm, int *piTok, int *piTokEnd,
+                          int *piColl){
   ParSelect *pSel = pB->pSel;
-  const ParToken *t = &pSel->aTok[pTerm->span.iTok];
-  *piTok = pTerm->span.iTok;
-  *piTokEnd = pTerm->span.iTokEnd;
-  if( pTerm->span.iTokEnd - pTerm->span.iTok != 1 ) return;
-  if( t->eType==PT_NUMBER ){
-    int k = 0, j;
-    for(j=0; j<t->n; j++){
-      char c = pSel->zSql[t->i+j];
-      if( c<'0' || c>'9' || k>100000 ){ k = -1; break; }
-      k = k*10 + (c-'0');
+  const ParToken *a = pSel->aTok;
+  const char *z = pSel->zSql;
+  int t0 = pTerm->span.iTok, t1 = pTerm->span.iTokEnd, iColl = -1, j;
+  *piTok = t0;
+  *piTokEnd = t1;
+  *piColl = -2;
+  /* SQLite looks through COLLATE, parentheses and unary plus ("GROUP BY
+  ** +1", "(1)", "0x1" and "2 COLLATE NOCASE" are all ordinals). */
+  for(;;){
+    if( t1-t0>=3 && parTokIs(z, &a[t1-2], "COLLATE") && iColl<0 ){
+      iColl = t1-1;
+      t1 -= 2;
+    }else if( t1-t0>=3 && a[t0].eType==PT_LP && a[t1-1].eType==PT_RP
+           && skipParensTo(a, t0)==t1 ){
+      t0++;
+      t1--;
+    }else if( t1-t0>=2 && a[t0].eType==PT_OP && a[t0].n==1 && z[a[t0].i]=='+' ){
+      t0++;
+    }else{
+      break;
     }
-    if( k>=1 && k<=pSel->nCol ){
-      *piTok = pSel->aCol[k-1].span.iTok;
-      *piTokEnd = pSel->aCol[k-1].span.iTokEnd;
+  }
+  if( t1-t0!=1 ) return;
+  if( a[t0].eType==PT_NUMBER ){
+    sqlite3_int64 k = 0;
+    const char *zNum = z + a[t0].i;
+    int n = a[t0].n, bHex = n>2 && zNum[0]=='0' && (zNum[1]=='x' || zNum[1]=='X');
+    for(j=bHex ? 2 : 0; j<n && k>=0; j++){
+      char c = zNum[j];
+      int v = (c>='0' && c<='9') ? c-'0' : (bHex && c>='a' && c<='f') ? c-'a'+10
+            : (bHex && c>='A' && c<='F') ? c-'A'+10 : -1;
+      if( v<0 || k>100000 ){ k = -1; break; }
+      k = k*(bHex ? 16 : 10) + v;
     }
-  }else if( t->eType==PT_ID || t->eType==PT_QID ){
-    char *zName = parSpanText(pSel->zSql, pTerm->span);
+    if( k<1 || k>pSel->nCol ) return;
+    *piTok = pSel->aCol[k-1].span.iTok;
+    *piTokEnd = pSel->aCol[k-1].span.iTokEnd;
+  }else if( a[t0].eType==PT_ID || a[t0].eType==PT_QID ){
+    char *zName = parSpanText(z, buildTokSpan(pSel, t0, t0+1));
     char *zDeq = zName ? parDequote(zName, (int)strlen(zName)) : 0;
-    int j;
+    int bFound = 0;
     if( zName && zDeq && !buildResolves(pB, zName) ){
-      for(j=0; j<pSel->nCol; j++){
+      for(j=0; j<pSel->nCol && !bFound; j++){
         if( pSel->aCol[j].zAlias && sqlite3_stricmp(pSel->aCol[j].zAlias, zDeq)==0 ){
           *piTok = pSel->aCol[j].span.iTok;
           *piTokEnd = pSel->aCol[j].span.iTokEnd;
-          break;
+          bFound = 1;
         }
       }
     }
     if( zName==0 || zDeq==0 ) buildNoMem(pB);
     sqlite3_free(zName);
     sqlite3_free(zDeq);
+    if( !bFound ) return;
+  }else{
+    return;
+  }
+  /* Replaced by a select-list expression: a COLLATE on the term applies. */
+  if( iColl>=0 ){
+    char *zName = parDequote(z + a[iColl].i, a[iColl].n);
+    int e = zName ? parCollFromName(zName) : -1;
+    sqlite3_free(zName);
+    *piColl = e<0 ? PAR_COLL_UNKNOWN : e;
   }
 }
 
@@ -463,7 +472,7 @@ static void buildPlan(ParBuild *pB){
   ParSelect *pSel = pB->pSel;
   ParPlan *pPlan = pB->pPlan;
   const char *z = pSel->zSql;
-  int i, k, *aKeyTok = 0;
+  int i, k, *aKeyTok = 0, *aKeyColl0 = 0;
   sqlite3_str *pStr;
   sqlite3_stmt *pExtract = 0;
   int bUtf8 = 1;
@@ -504,12 +513,17 @@ static void buildPlan(ParBuild *pB){
   pPlan->aKeyColl = sqlite3_malloc64(sizeof(int)*(pSel->nGroup+1));
   pPlan->azKey = sqlite3_malloc64(sizeof(char*)*(pSel->nGroup+1));
   aKeyTok = sqlite3_malloc64(sizeof(int)*2*(pSel->nGroup+1));
-  if( pPlan->aKeyColl==0 || pPlan->azKey==0 || aKeyTok==0 ){ buildNoMem(pB); goto done; }
+  aKeyColl0 = sqlite3_malloc64(sizeof(int)*(pSel->nGroup+1));
+  if( pPlan->aKeyColl==0 || pPlan->azKey==0 || aKeyTok==0 || aKeyColl0==0 ){
+    buildNoMem(pB);
+    goto done;
+  }
   memset(pPlan->azKey, 0, sizeof(char*)*(pSel->nGroup+1));
   for(i=0; i<pSel->nGroup; i++){
-    int iTok, iTokEnd;
+    int iTok, iTokEnd, iColl;
     char *zKey;
-    buildKeyRange(pB, &pSel->aGroup[i], &iTok, &iTokEnd);
+    buildKeyRange(pB, &pSel->aGroup[i], &iTok, &iTokEnd, &iColl);
+    aKeyColl0[i] = iColl;
     aKeyTok[2*i] = iTok;
     aKeyTok[2*i+1] = iTokEnd;
     zKey = parSpanText(z, buildTokSpan(pSel, iTok, iTokEnd));
@@ -568,6 +582,21 @@ static void buildPlan(ParBuild *pB){
          && pA->call.iEnd<=pSel->aOrder[j].span.iEnd ) rank = 1;
       }
       rank = rank*(1<<24) + pA->call.iStart;
+      /* SQLite merges identical aggregate calls into the first one it
+      ** analysed: a duplicate ranks where that one does. */
+      for(j=0; j<pSel->nAgg; j++){
+        ParAggCall *pB2 = &pSel->aAgg[j];
+        int r2 = 0, q;
+        if( j==k || !buildSameTokens(pSel, pA->call, pB2->call) ) continue;
+        if( pSel->bHaving && pB2->call.iStart>=pSel->having.span.iStart
+         && pB2->call.iEnd<=pSel->having.span.iEnd ) r2 = 2;
+        for(q=0; q<pSel->nOrder; q++){
+          if( pB2->call.iStart>=pSel->aOrder[q].span.iStart
+           && pB2->call.iEnd<=pSel->aOrder[q].span.iEnd ) r2 = 1;
+        }
+        r2 = r2*(1<<24) + pB2->call.iStart;
+        if( r2<rank ) rank = r2;
+      }
       if( rank>best ){ best = rank; pPlan->iDecide = k; }
       if( pA->bDistinct && pSel->nRef>0 ){
         buildWhy(pB, "bare columns together with min/max(DISTINCT ...)%s", "");
@@ -639,7 +668,6 @@ static void buildPlan(ParBuild *pB){
     sqlite3_str_appendf(pStr, " WHERE (%.*s)", pSel->where.iEnd - pSel->where.iStart,
                         z + pSel->where.iStart);
   }
-  buildHavingToWhere(pB, pStr, pSel->bWhere);
   pPlan->zExtract = sqlite3_str_finish(pStr);
   pPlan->nExtractCol = pB->nExpr ? pB->nExpr : 1;
   if( pPlan->zExtract==0 ){ buildNoMem(pB); goto done; }
@@ -658,7 +686,8 @@ static void buildPlan(ParBuild *pB){
   buildCheckOrder(pB);
   if( pPlan->zWhy ) goto done;
   for(i=0; i<pPlan->nKey; i++){
-    pPlan->aKeyColl[i] = buildCollation(pB, pExtract, i, aKeyTok[2*i], aKeyTok[2*i+1], bUtf8);
+    pPlan->aKeyColl[i] = aKeyColl0[i]>-2 ? aKeyColl0[i]
+        : buildCollation(pB, pExtract, i, aKeyTok[2*i], aKeyTok[2*i+1], bUtf8);
   }
   for(k=0; k<pPlan->nAgg; k++){
     ParAggCall *pA = &pSel->aAgg[k];
@@ -685,6 +714,27 @@ static void buildPlan(ParBuild *pB){
       zQ[0] = aBareAff[j];
       zQ[1] = PAR_ROWS_COLL[e];
     }
+  }
+
+  /* A final SQL that only picks result columns (no HAVING, ORDER BY,
+  ** LIMIT, DISTINCT, each item one aggregate or one bare column) is
+  ** skipped: the view reads the result batch directly. */
+  if( !pSel->bHaving && pSel->nOrder==0 && !pSel->bLimit && !pSel->bDistinct ){
+    int *aDirect = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));
+    if( aDirect==0 ){ buildNoMem(pB); goto done; }
+    for(i=0; i<pSel->nCol && aDirect; i++){
+      int r, bFound = 0;
+      for(r=0; r<pB->nRepl; r++){
+        if( pB->aRepl[r].iStart==pSel->aCol[i].span.iStart
+         && pB->aRepl[r].iEnd==pSel->aCol[i].span.iEnd ){
+          const char *zT = pB->aRepl[r].zText;   /* "_p" aff coll number */
+          aDirect[i] = atoi(zT+4);
+          bFound = 1;
+        }
+      }
+      if( !bFound ){ sqlite3_free(aDirect); aDirect = 0; }
+    }
+    pPlan->aDirect = aDirect;
   }
 
   /* The final SQL. */
@@ -729,6 +779,7 @@ static void buildPlan(ParBuild *pB){
 done:
   sqlite3_finalize(pExtract);
   sqlite3_free(aKeyTok);
+  sqlite3_free(aKeyColl0);
   sqlite3_free(aBareExpr);
   sqlite3_free(aBareAff);
 }
@@ -741,11 +792,14 @@ int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr){
 
   *ppPlan = 0;
   *pzErr = 0;
-  rc = parPrepareSelect(db, zSql, 0, pzErr);
+  sqlite3_stmt *pStmt = 0;
+  rc = parPrepareSelect(db, zSql, &pStmt, pzErr);
   if( rc ) return rc;
   pPlan = sqlite3_malloc(sizeof(*pPlan));
-  if( pPlan==0 ) return SQLITE_NOMEM;
+  if( pPlan==0 ){ sqlite3_finalize(pStmt); return SQLITE_NOMEM; }
   memset(pPlan, 0, sizeof(*pPlan));
+  pPlan->nCol = sqlite3_column_count(pStmt);
+  sqlite3_finalize(pStmt);
   pPlan->zSql = sqlite3_mprintf("%s", zSql);
   rc = parSelectParse(zSql, &sel);
   if( rc==SQLITE_OK && pPlan->zSql ){

@@ -39,6 +39,7 @@ struct ParPlanAgg {
 typedef struct ParPlan ParPlan;
 struct ParPlan {
   char *zSql;        /* the SELECT as given */
+  int nCol;          /* columns it returns */
   char *zWhy;        /* NULL: accelerated; else why it runs natively */
   char *zExtract;    /* extraction query */
   int nKey;          /* extraction columns 0..nKey-1: the GROUP BY keys */
@@ -54,6 +55,8 @@ struct ParPlan {
                      ** of bare columns (SQLite's last in its analysis
                      ** order: select list, ORDER BY, HAVING), or -1 */
   char *zFinal;      /* final SQL over par_rows(?1) */
+  int *aDirect;      /* when not NULL the final SQL only picks columns:
+                     ** view column i is result column aDirect[i] */
 };
 
 /* Plan zSql on db.  Returns SQLITE_OK with *ppPlan set (accelerated or

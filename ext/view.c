@@ -173,7 +173,8 @@ typedef struct ParView {
   sqlite3_vtab base;
   sqlite3 *db;
   ParContext *pCtx;    /* the connection's settings (not owned) */
-  ParPlan *pPlan;
+  ParPlan *pPlan;      /* the plan at creation (each scan plans again) */
+  int nCol;            /* columns declared for the view */
 } ParView;
 
 typedef struct ParViewCursor {
@@ -183,6 +184,9 @@ typedef struct ParViewCursor {
   ParBatch *pOut;        /* group-by result, read by pStmt */
   sqlite3_int64 iRow;
   int bEof;
+  const int *aDirect;    /* set: rows come straight from pOut (plan.h) */
+  ParPlan *pPlan;        /* this scan's plan (owned: other cursors of the
+                         ** same view may scan at the same time) */
 } ParViewCursor;
 
 /* Set the error message of a virtual table, freeing the previous one. */
@@ -267,6 +271,7 @@ static int parViewConnect(sqlite3 *db, void *pAux, int argc, const char *const*a
   memset(pView, 0, sizeof(*pView));
   pView->db = db;
   pView->pCtx = (ParContext*)pAux;
+  pView->nCol = nCol;
   rc = parPlanBuild(db, zSql, &pView->pPlan, &zErr);
   if( rc ) goto error;
   *ppVtab = &pView->base;
@@ -322,6 +327,9 @@ static void parViewCursorReset(ParViewCursor *pCur){
   pCur->pOut = pCur->pIn = 0;
   pCur->iRow = 0;
   pCur->bEof = 1;
+  pCur->aDirect = 0;
+  parPlanFree(pCur->pPlan);
+  pCur->pPlan = 0;
 }
 
 static int parViewClose(sqlite3_vtab_cursor *cur){
@@ -358,6 +366,15 @@ static int parViewRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   aMs[0] = aMs[1] = 0;
   if( *pbNative ) return SQLITE_OK;
   rc = parBatchFromSql(db, pPlan->zExtract, parMemLimit(pCtx), ppIn, pzErr);
+  if( rc==SQLITE_ERROR ){
+    /* An SQL function failed on some row (abs(-9223372036854775808)...):
+    ** whether SQLite fails too depends on the rows it reaches (LIMIT), so
+    ** let SQLite run the SELECT and say. */
+    sqlite3_free(*pzErr);
+    *pzErr = 0;
+    *pbNative = 1;
+    return SQLITE_OK;
+  }
   t1 = parNowMs();
   aMs[0] = t1 - t0;
   if( rc==SQLITE_OK ){
@@ -394,14 +411,37 @@ static int parViewFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxSt
 
   parViewCursorReset(pCur);
   pCur->bEof = 0;
-  rc = parViewRun(pView->pCtx, pView->db, pView->pPlan, &pCur->pIn, &pCur->pOut,
+  /* Plan again: tables, indexes and collations may have changed since
+  ** the last scan, and the plan depends on all of them. */
+  {
+    ParPlan *pNew = 0;
+    rc = parPlanBuild(pView->db, pView->pPlan->zSql, &pNew, &zErr);
+    if( rc==SQLITE_OK && pNew->nCol!=pView->nCol ){
+      parPlanFree(pNew);
+      zErr = sqlite3_mprintf("the view's SELECT now returns a different number of "
+                             "columns; drop and create the view again");
+      rc = SQLITE_ERROR;
+    }
+    if( rc ){
+      parViewSetError(&pView->base, "%s", zErr ? zErr : sqlite3_errstr(rc));
+      sqlite3_free(zErr);
+      return rc;
+    }
+    pCur->pPlan = pNew;
+  }
+  rc = parViewRun(pView->pCtx, pView->db, pCur->pPlan, &pCur->pIn, &pCur->pOut,
                   &bNative, &zStrategy, aMs, &zErr);
   if( rc ){
     parViewSetError(&pView->base, "%s", zErr ? zErr : sqlite3_errstr(rc));
     sqlite3_free(zErr);
     return rc;
   }
-  rc = parViewPrepareFinal(pView->db, pView->pPlan, pCur->pOut, &pCur->pStmt);
+  if( pCur->pOut && pCur->pPlan->aDirect ){
+    pCur->aDirect = pCur->pPlan->aDirect;
+    pCur->bEof = pCur->pOut->nRow==0;
+    return SQLITE_OK;
+  }
+  rc = parViewPrepareFinal(pView->db, pCur->pPlan, pCur->pOut, &pCur->pStmt);
   if( rc ){
     parViewSetError(&pView->base, "%s", sqlite3_errmsg(pView->db));
     return rc;
@@ -410,7 +450,13 @@ static int parViewFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxSt
 }
 
 static int parViewNext(sqlite3_vtab_cursor *cur){
-  return parViewStep((ParViewCursor*)cur);
+  ParViewCursor *pCur = (ParViewCursor*)cur;
+  if( pCur->aDirect ){
+    pCur->iRow++;
+    pCur->bEof = pCur->iRow >= pCur->pOut->nRow;
+    return SQLITE_OK;
+  }
+  return parViewStep(pCur);
 }
 
 static int parViewEof(sqlite3_vtab_cursor *cur){
@@ -419,6 +465,10 @@ static int parViewEof(sqlite3_vtab_cursor *cur){
 
 static int parViewColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
   ParViewCursor *pCur = (ParViewCursor*)cur;
+  if( pCur->aDirect ){
+    parColumnResult(&pCur->pOut->aCol[pCur->aDirect[i]], pCur->iRow, ctx);
+    return SQLITE_OK;
+  }
   sqlite3_result_value(ctx, sqlite3_column_value(pCur->pStmt, i));
   return SQLITE_OK;
 }
