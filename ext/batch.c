@@ -481,20 +481,19 @@ error:
   return rc;
 }
 
-int parBatchFromSql(sqlite3 *db, const char *zSql, sqlite3_int64 mxMem,
-                    ParBatch **ppBatch, char **pzErr){
+int parPrepareOne(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt,
+                  const char *zNone, const char *zMany, char **pzErr){
   sqlite3_stmt *pStmt = 0, *pNext = 0;
   const char *zTail = 0;
   int rc;
-  *ppBatch = 0;
-  *pzErr = 0;
+  *ppStmt = 0;
   rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, &zTail);
   if( rc ){
     *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
     return rc;
   }
   if( pStmt==0 ){
-    *pzErr = sqlite3_mprintf("no SQL statement given");
+    *pzErr = sqlite3_mprintf("%s", zNone);
     return SQLITE_ERROR;
   }
   /* Anything but whitespace and comments after the statement is a second
@@ -504,10 +503,23 @@ int parBatchFromSql(sqlite3 *db, const char *zSql, sqlite3_int64 mxMem,
     sqlite3_finalize(pNext);
     if( rc || pNext ){
       sqlite3_finalize(pStmt);
-      *pzErr = sqlite3_mprintf("only one SQL statement is allowed");
+      *pzErr = sqlite3_mprintf("%s", zMany);
       return SQLITE_ERROR;
     }
   }
+  *ppStmt = pStmt;
+  return SQLITE_OK;
+}
+
+int parBatchFromSql(sqlite3 *db, const char *zSql, sqlite3_int64 mxMem,
+                    ParBatch **ppBatch, char **pzErr){
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  *ppBatch = 0;
+  *pzErr = 0;
+  rc = parPrepareOne(db, zSql, &pStmt, "no SQL statement given",
+                     "only one SQL statement is allowed", pzErr);
+  if( rc ) return rc;
   if( !sqlite3_stmt_readonly(pStmt) || sqlite3_column_count(pStmt)==0 ){
     sqlite3_finalize(pStmt);
     *pzErr = sqlite3_mprintf("not a read-only query: %s", zSql);

@@ -95,6 +95,12 @@ struct ParBatch {
 int parBatchFromSql(sqlite3 *db, const char *zSql, sqlite3_int64 mxMem,
                     ParBatch **ppBatch, char **pzErr);
 
+/* Prepare zSql, which must be exactly one statement (comments and spaces
+** may follow): *ppStmt on success, else an error with message zNone (no
+** statement), zMany (more than one) or SQLite's own. */
+int parPrepareOne(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt,
+                  const char *zNone, const char *zMany, char **pzErr);
+
 /* The same from a prepared statement, which is stepped to the end (not
 ** reset, not finalized). */
 int parBatchFromStmt(sqlite3_stmt *pStmt, sqlite3_int64 mxMem,

@@ -31,29 +31,13 @@
 #include <string.h>
 
 int parPrepareSelect(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt, char **pzErr){
-  sqlite3_stmt *pStmt = 0, *pNext = 0;
-  const char *zTail = 0;
+  sqlite3_stmt *pStmt = 0;
   ParToken *aTok;
   int nTok = 0, rc, bSelect;
   if( ppStmt ) *ppStmt = 0;
-  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, &zTail);
-  if( rc ){
-    *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-    return rc;
-  }
-  if( pStmt==0 ){
-    *pzErr = sqlite3_mprintf("no SELECT statement given");
-    return SQLITE_ERROR;
-  }
-  if( zTail && *zTail ){
-    rc = sqlite3_prepare_v2(db, zTail, -1, &pNext, 0);
-    sqlite3_finalize(pNext);
-    if( rc || pNext ){
-      sqlite3_finalize(pStmt);
-      *pzErr = sqlite3_mprintf("only a single SELECT statement is allowed");
-      return SQLITE_ERROR;
-    }
-  }
+  rc = parPrepareOne(db, zSql, &pStmt, "no SELECT statement given",
+                     "only a single SELECT statement is allowed", pzErr);
+  if( rc ) return rc;
   aTok = parTokenize(zSql, &nTok);
   if( aTok==0 ){
     sqlite3_finalize(pStmt);
