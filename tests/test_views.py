@@ -449,7 +449,9 @@ KEYS = [
     ("f COLLATE NOCASE", "nocase"), ("g * 1.5", None), ("-b", None), ("abs(n - 50)", None),
     ("a IS NULL", None), ("(e)", "nocase"), ("+e", "nocase"), ("CAST(e AS TEXT)", "nocase"),
     ('"e"', "nocase"), ("{t}.f", "rtrim"), ("e || ''", None), ("lower(f)", None),
-    ("h COLLATE RTRIM", "num"),
+    ("h COLLATE RTRIM", "num"), ("CASE WHEN g > 2 THEN e ELSE d END", None), ("coalesce(e, d)", None),
+    ("likely(e)", None), ("+(e)", "nocase"), ("e || d", None), ("iif(g > 2, e, f)", None),
+    ("min(e, d)", None), ("CASE e WHEN 'a' THEN 1 WHEN 'b' THEN 2 END", None),
 ]
 SMALL_KEYS = ["g", "h", "n / 10", "coalesce(g, -1)", "typeof(a)", "c > 0", "e", "a IS NULL"]
 
@@ -467,6 +469,9 @@ ARGS = [
     ("(e)", "nocase", False, False), ("+f", "rtrim", False, False), ("h + 0", "num", False, False),
     ("typeof(a)", None, False, False), ("abs(n)", None, False, True), ("{t}.a", "num", True, False),
     ("f COLLATE NOCASE", "nocase", False, False), ("d", None, False, False),
+    ("+e", "nocase", False, False), ("CAST(e AS TEXT)", "nocase", False, False),
+    ("substr(e, 1, 1)", None, False, False), ("likely(e)", None, False, False),
+    ("e || d", None, False, False), ("min(e, d)", None, False, False), ("max(n, g)", None, False, True),
 ]
 NUMERIC_ARGS = ["a", "b", "c", "g", "h", "n", "b + 1", "c * 2", "n * 1.5", "length(d)",
                 "-n", "CASE WHEN g > 2 THEN b END", "coalesce(c, 0)", "abs(n)", "d", "e",
@@ -571,6 +576,16 @@ def gen_query(rng, table, mode):
     for i in range(nagg):
         items.append([gen_agg(rng, table, mode, q, joined, sub), "x%d" % i if rng.random() < 0.3 else None])
 
+    # Expressions mixing a key with aggregates.
+    if keys and rng.random() < 0.2:
+        kexpr, kcanon = rng.choice(keys)
+        kexpr = sub(kexpr)
+        kd = canon(kexpr, kcanon) if mode == "random" else kexpr
+        items.append([rng.choice(["(%s) || '/' || count(*)", "CASE WHEN (%s) IS NULL THEN count(*) ELSE max(n) END",
+                                  "coalesce(max(d), %s)", "typeof(%s) || typeof(sum(g))"]) % kd, None])
+        if mode != "random" and kcanon:
+            q.sensitive = True
+
     # Bare columns (rowchoice only).
     if mode == "rowchoice" and rng.random() < 0.45:
         for _ in range(rng.choice([1, 1, 2])):
@@ -609,6 +624,9 @@ def gen_query(rng, table, mode):
         return kr[1]
     group_terms = [ref(kr, form, False) for kr, form in ord_forms]
     order_terms = [ref(kr, form, True) for kr, form in ord_forms]
+    # Parentheses and unary + keep a term's collation.
+    order_terms = [rng.choice(["%s", "%s", "%s", "(%s)", "+(%s)"]) % t if kr[0] == "text" else t
+                   for t, (kr, _) in zip(order_terms, ord_forms)]
 
     # Not over REAL aggregates: values equal within the tolerance may or may
     # not be merged.
@@ -1038,6 +1056,119 @@ def scan_group():
             assert "tmpb" in str(e), str(e)
         c.execute("DROP TABLE temp.vb")
     check(g, "a view whose table was dropped fails with SQLite's error", base_table_dropped)
+    c.close()
+
+    # A progress handler that interrupts, and an authorizer: the view obeys
+    # them as the SELECT would, and the connection stays usable.
+    c = connect()
+    c.execute("CREATE TABLE t(g INTEGER, e TEXT COLLATE NOCASE, n, secret)")
+    c.executemany("INSERT INTO t VALUES(?,?,?,?)", [(i % 7, "aAbB"[i % 4], i, i * 10) for i in range(50000)])
+    sel = "SELECT g, lower(e), count(*), sum(n) FROM t GROUP BY g, e"
+    c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % quote_arg(sel))
+
+    def interrupted():
+        for steps in (1, 1000):
+            calls = [0]
+
+            def handler():
+                calls[0] += 1
+                return 1 if calls[0] > 3 else 0
+            c.set_progress_handler(handler, steps)
+            try:
+                for q in (sel, "SELECT * FROM v"):
+                    try:
+                        c.execute(q).fetchall()
+                        raise AssertionError("not interrupted: %s (every %d steps)" % (q, steps))
+                    except sqlite3.OperationalError as e:
+                        assert "interrupted" in str(e), str(e)
+                    calls[0] = 0
+            finally:
+                c.set_progress_handler(None, 0)
+        rows_eq = rows_match(c.execute(sel).fetchall(), c.execute("SELECT * FROM v").fetchall(), False, 1e-9)
+        assert rows_eq is None, rows_eq
+    check(g, "a progress handler interrupts a scan; the view works afterwards", interrupted)
+
+    def authorized():
+        def auth(action, a1, a2, db, trig):
+            if action == sqlite3.SQLITE_PRAGMA:
+                return sqlite3.SQLITE_DENY
+            if action == sqlite3.SQLITE_READ and a2 == "n":
+                return sqlite3.SQLITE_IGNORE
+            if action == sqlite3.SQLITE_READ and a2 == "secret":
+                return sqlite3.SQLITE_DENY
+            return sqlite3.SQLITE_OK
+        c.set_authorizer(auth)
+        try:
+            for q in [sel, "SELECT g, count(*), sum(secret) FROM t GROUP BY g",
+                      "SELECT e, max(n), group_concat(g) FROM (SELECT * FROM t ORDER BY rowid) GROUP BY e"]:
+                native, view = run_native(c, q), run_view(c, q)
+                why = compare(native, view, False, 1e-9)
+                assert why is None, "%s: %s\nnative: %s\nview:   %s" % (q, why, short(native), short(view))
+            native = run_native(c, sel)
+            why = compare(native, ("ok", c.execute("SELECT * FROM v").fetchall()), False, 1e-9)
+            assert why is None, why
+        finally:
+            c.set_authorizer(None)
+    check(g, "an authorizer (IGNORE a column, DENY a column, DENY pragmas) applies as to the SELECT", authorized)
+    c.close()
+
+    # A view whose SELECT comes to refer to itself (through a temp view
+    # created after it) is an error, as SQLite's "circularly defined" views
+    # are, not a crash.  Run in a child process.
+    for label, script in [
+        ("itself", "CREATE TABLE w(g INTEGER, n); INSERT INTO w VALUES(1, 2);"
+                   "CREATE VIRTUAL TABLE temp.a USING parallel('SELECT g, count(*) AS n FROM w GROUP BY g');"
+                   "DROP TABLE w; CREATE TEMP VIEW w AS SELECT * FROM a;"),
+        ("two views", "CREATE TABLE w(g INTEGER, n); INSERT INTO w VALUES(1, 2);"
+                      "CREATE VIRTUAL TABLE temp.a USING parallel('SELECT g, count(*) AS n FROM w GROUP BY g');"
+                      "CREATE VIRTUAL TABLE temp.b USING parallel('SELECT g, sum(n) AS n FROM a GROUP BY g');"
+                      "DROP TABLE w; CREATE TEMP VIEW w AS SELECT * FROM b;")]:
+        def cyclic(script=script):
+            code = ("import sqlite3, sys\n"
+                    "c = sqlite3.connect(':memory:', isolation_level=None)\n"
+                    "c.enable_load_extension(True)\n"
+                    "c.load_extension(sys.argv[1])\n"
+                    "c.executescript(sys.argv[2])\n"
+                    "for t in ('a', 'b'):\n"
+                    "    try:\n"
+                    "        print(t, 'rows', c.execute('SELECT * FROM ' + t).fetchall())\n"
+                    "    except sqlite3.Error as e:\n"
+                    "        print(t, 'error', e)\n"
+                    "print('alive')\n")
+            import subprocess
+            out = subprocess.run([sys.executable, "-c", code, EXT, script], capture_output=True, text=True,
+                                 timeout=120)
+            assert out.returncode == 0 and "alive" in out.stdout, \
+                "exit status %d, output %r, stderr %r" % (out.returncode, out.stdout, out.stderr[-1500:])
+            assert "a error" in out.stdout, out.stdout
+        check(g, "a view defined in a cycle (%s) is an error, not a crash" % label, cyclic)
+
+    # Outer queries see the view's columns as they see a SQLite view's:
+    # same collations (a column of a NOCASE or RTRIM column compares and
+    # orders under that collation) and same affinities.
+    c = connect()
+    c.execute("CREATE TABLE s(g INTEGER, e TEXT COLLATE NOCASE, f TEXT COLLATE RTRIM, d TEXT, r REAL, v)")
+    c.executemany("INSERT INTO s VALUES(?,?,?,?,?,?)",
+                  [(i % 5, "aAbB"[i % 4], ["x", "x "][i % 2], str(i % 3), i % 4 / 2, i) for i in range(20)])
+    sel = "SELECT g, e, f, d, r, count(*) AS cnt, e COLLATE BINARY AS eb, upper(d) AS ud FROM s GROUP BY g"
+    c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % quote_arg(sel))
+    c.execute("CREATE TEMP VIEW sv AS " + sel)
+    outers = ["SELECT g FROM %s WHERE e = 'a' ORDER BY g", "SELECT g, e FROM %s ORDER BY e, g",
+              "SELECT g FROM %s WHERE f = 'x' ORDER BY g", "SELECT DISTINCT e FROM %s ORDER BY 1",
+              "SELECT lower(e), count(*) FROM %s GROUP BY e ORDER BY 1", "SELECT g FROM %s WHERE e > 'A' ORDER BY g",
+              "SELECT g FROM %s WHERE eb = 'a' ORDER BY g", "SELECT g FROM %s WHERE g = '3'",
+              "SELECT g FROM %s WHERE d = 1 ORDER BY g", "SELECT g FROM %s WHERE r = '0.5' ORDER BY g",
+              "SELECT g FROM %s WHERE cnt = '4' ORDER BY g", "SELECT g FROM %s WHERE ud = 1 ORDER BY g",
+              "SELECT g, typeof(g), typeof(r), typeof(cnt) FROM %s ORDER BY g",
+              "SELECT a.g, b.g FROM %s AS a JOIN s AS b ON a.e = b.e ORDER BY 1, 2",
+              "SELECT max(e), min(f) FROM %s"]
+    for outer in outers:
+        def one(outer=outer):
+            want = c.execute(outer % "sv").fetchall()
+            got = c.execute(outer % "v").fetchall()
+            assert [rowrepr(r) for r in want] == [rowrepr(r) for r in got], \
+                "SQLite view: %r\nparallel view: %r" % (want, got)
+        check(g, "like a SQLite view: " + outer % "v", one)
     c.close()
 
 
