@@ -250,6 +250,19 @@ static int parViewConnect(sqlite3 *db, void *pAux, int argc, const char *const*a
     azName[i] = z;
     sqlite3_str_appendf(pDecl, "%s\"%w\"%s%s", i ? ", " : "", z,
                         zType ? " " : "", zType ? zType : "");
+    {
+      /* A column taken straight from a table keeps its collation, as a
+      ** SQLite view's column does. */
+      const char *zTab = sqlite3_column_table_name(pStmt, i);
+      const char *zOrig = sqlite3_column_origin_name(pStmt, i);
+      const char *zColl = 0;
+      if( zTab && zOrig
+       && sqlite3_table_column_metadata(db, sqlite3_column_database_name(pStmt, i),
+                                        zTab, zOrig, 0, &zColl, 0, 0, 0)==SQLITE_OK
+       && zColl && sqlite3_stricmp(zColl, "BINARY")!=0 ){
+        sqlite3_str_appendf(pDecl, " COLLATE \"%w\"", zColl);
+      }
+    }
   }
   sqlite3_str_appendall(pDecl, ")");
   if( rc ) goto error;
