@@ -175,6 +175,8 @@ typedef struct ParView {
   ParContext *pCtx;    /* the connection's settings (not owned) */
   ParPlan *pPlan;      /* the plan at creation (each scan plans again) */
   int nCol;            /* columns declared for the view */
+  int nBusy;           /* xFilter/xNext of this view running: a scan that
+                       ** starts meanwhile means the view reads itself */
 } ParView;
 
 typedef struct ParViewCursor {
@@ -413,8 +415,24 @@ static int parViewPrepareFinal(sqlite3 *db, const ParPlan *pPlan, ParBatch *pOut
   return rc;
 }
 
+static int parViewFilterBusy(sqlite3_vtab_cursor *cur);
+
 static int parViewFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                          int argc, sqlite3_value **argv){
+  ParView *pView = (ParView*)cur->pVtab;
+  int rc;
+  if( pView->nBusy>0 ){
+    parViewSetError(&pView->base, "a parallel view cannot read itself (%s)",
+                    pView->pPlan->zSql);
+    return SQLITE_ERROR;
+  }
+  pView->nBusy++;
+  rc = parViewFilterBusy(cur);
+  pView->nBusy--;
+  return rc;
+}
+
+static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
   ParViewCursor *pCur = (ParViewCursor*)cur;
   ParView *pView = (ParView*)cur->pVtab;
   char *zErr = 0;
@@ -464,12 +482,17 @@ static int parViewFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxSt
 
 static int parViewNext(sqlite3_vtab_cursor *cur){
   ParViewCursor *pCur = (ParViewCursor*)cur;
+  ParView *pView = (ParView*)cur->pVtab;
+  int rc;
   if( pCur->aDirect ){
     pCur->iRow++;
     pCur->bEof = pCur->iRow >= pCur->pOut->nRow;
     return SQLITE_OK;
   }
-  return parViewStep(pCur);
+  pView->nBusy++;
+  rc = parViewStep(pCur);
+  pView->nBusy--;
+  return rc;
 }
 
 static int parViewEof(sqlite3_vtab_cursor *cur){
