@@ -9,8 +9,9 @@
 ** GB/s of input, and the ratio of that to memcpy's bandwidth with the same
 ** number of threads, at 1 thread and at px_ncores() threads.
 **
-** How the numbers are defined.  Each figure is the best of REPS runs (the
-** run least disturbed by the rest of the machine).  memcpy bandwidth is
+** How the numbers are defined.  Each figure is the best of nRep runs (the
+** run least disturbed by the rest of the machine; the median is printed
+** too).  The runs are interleaved: each round times every kernel once.  memcpy bandwidth is
 ** bytes copied per second (each thread memcpy()s a contiguous share of an
 ** n-element array of 8-byte values); a kernel's GB/s is bytes of input per
 ** second, where the input is what the kernel must read once: 8 bytes per
@@ -37,7 +38,7 @@
 #include <string.h>
 
 static size_t n = 10000000;
-static int nRep = 7;
+static int nRep = 9;
 
 /* Inputs and outputs, allocated and touched once. */
 static int64_t *aI, *aOutI;
@@ -102,6 +103,7 @@ typedef struct bench {
 } bench;
 
 static const bench aBench[] = {
+  { "memcpy",               8, run_memcpy,     0, 0, 0 },
   { "scan_incl_i64",        8, run_scan_i64,   0, 1, 0 },
   { "scan_excl_f64",        8, run_scan_f64,   0, 1, 0 },
   { "segscan_f64 sum",      9, run_segscan,    0, 0, 0 },
@@ -117,29 +119,34 @@ static const bench aBench[] = {
   { "sort msd+perm",       12, run_sort_msd,   prep_sort, 2, 80e6 },
   { "sort msd keys only",   8, run_sort_keys,  prep_sort, 0, 0 },
 };
+#define N_BENCH ((int)(sizeof(aBench)/sizeof(aBench[0])))
+#define MAX_REP 64
 
-/* Best time of nRep runs of p with nt threads, in seconds. */
-static double best_time(void (*xRun)(int), void (*xPrep)(void), int nt){
-  double best = 1e30, t;
-  int r;
-  for(r=0; r<nRep; r++){
-    if( xPrep ) xPrep();
-    t = omp_get_wtime();
-    xRun(nt);
-    t = omp_get_wtime() - t;
-    if( t<best ) best = t;
-  }
-  return best;
+/* One timed run of p with nt threads, in seconds. */
+static double time_once(const bench *p, int nt){
+  double t;
+  if( p->xPrep ) p->xPrep();
+  t = omp_get_wtime();
+  p->xRun(nt);
+  return omp_get_wtime() - t;
+}
+
+static int cmp_double(const void *a, const void *b){
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv){
-  int aThr[2], nThr, it, ib, nMiss = 0;
+  static double aTime[N_BENCH][2][MAX_REP];
+  int aThr[2], nThr, it, ib, r, nMiss = 0;
   const char *zOnly = 0;
   double aCopy[2];
   size_t i;
   if( argc>1 ) n = (size_t)strtoull(argv[1], 0, 10);
   if( argc>2 ) nRep = atoi(argv[2]);
   if( argc>3 ) zOnly = argv[3];
+  if( nRep<1 ) nRep = 1;
+  if( nRep>MAX_REP ) nRep = MAX_REP;
   aThr[0] = 1;
   aThr[1] = px_ncores();
   nThr = aThr[1]>1 ? 2 : 1;
@@ -152,32 +159,48 @@ int main(int argc, char **argv){
   aKey = xmalloc(n * 8); aKey0 = xmalloc(n * 8);
   aCount = xmalloc(100 * 8);
   for(i=0; i<n; i++){
-    uint64_t r = rnd();
-    aI[i] = (int64_t)(r >> 20) - ((int64_t)1 << 43);
-    aF[i] = (double)(int64_t)r / 9223372036854775808.0;
-    aHead[i] = r % 1000 == 0;             /* segments of ~1000 */
-    aFlag[i] = (r >> 32) & 1;             /* keep half */
-    aIdx[i] = (uint32_t)((r >> 16) % n);
-    aBin[i] = (uint32_t)((r >> 24) % 100);
+    uint64_t x = rnd();
+    aI[i] = (int64_t)(x >> 20) - ((int64_t)1 << 43);
+    aF[i] = (double)(int64_t)x / 9223372036854775808.0;
+    aHead[i] = x % 1000 == 0;             /* segments of ~1000 */
+    aFlag[i] = (x >> 32) & 1;             /* keep half */
+    aIdx[i] = (uint32_t)((x >> 16) % n);
+    aBin[i] = (uint32_t)((x >> 24) % 100);
     aKey0[i] = rnd();
     aPerm0[i] = (uint32_t)i;
   }
 
-  printf("bench_kernels: n = %zu, best of %d runs; threads 1 and %d (px_ncores)\n",
-         n, nRep, aThr[nThr-1]);
+  /* Round r times every kernel once at every thread count, so that a
+  ** burst of load from other processes spoils one run of many kernels
+  ** rather than every run of one. */
+  for(r=0; r<nRep; r++){
+    for(ib=0; ib<N_BENCH; ib++){
+      if( ib && zOnly && strstr(aBench[ib].zName, zOnly)==0 ) continue;
+      for(it=0; it<nThr; it++) aTime[ib][it][r] = time_once(&aBench[ib], aThr[it]);
+    }
+  }
+  for(ib=0; ib<N_BENCH; ib++){
+    for(it=0; it<nThr; it++) qsort(aTime[ib][it], nRep, sizeof(double), cmp_double);
+  }
+
+  printf("bench_kernels: n = %zu; best of %d runs (median in brackets); "
+         "threads 1 and %d (px_ncores)\n", n, nRep, aThr[nThr-1]);
   printf("GB/s = 1e9 bytes/s; a kernel's GB/s counts the bytes of its input, memcpy's\n"
          "the bytes it copies; \"vs memcpy\" divides by memcpy with as many threads.\n\n");
   for(it=0; it<nThr; it++){
-    aCopy[it] = (double)n * 8 / best_time(run_memcpy, 0, aThr[it]) / 1e9;
-    printf("memcpy (%d thread%s): %6.2f GB/s\n", aThr[it], aThr[it]>1 ? "s" : "", aCopy[it]);
+    aCopy[it] = (double)n * 8 / aTime[0][it][0] / 1e9;
+    printf("memcpy (%d thread%s): %6.2f GB/s  [%.2f]\n", aThr[it], aThr[it]>1 ? "s" : "",
+           aCopy[it], (double)n * 8 / aTime[0][it][nRep/2] / 1e9);
   }
-  printf("\n%-22s %3s %10s %8s %10s  %s\n", "kernel", "thr", "Melem/s", "GB/s", "vs memcpy", "target");
-  for(ib=0; ib<(int)(sizeof(aBench)/sizeof(aBench[0])); ib++){
+  printf("\n%-22s %3s %16s %7s %10s  %s\n", "kernel", "thr", "Melem/s [median]",
+         "GB/s", "vs memcpy", "target");
+  for(ib=1; ib<N_BENCH; ib++){
     const bench *p = &aBench[ib];
     if( zOnly && strstr(p->zName, zOnly)==0 ) continue;
     for(it=0; it<nThr; it++){
-      double t = best_time(p->xRun, p->xPrep, aThr[it]);
-      double rElem = (double)n / t, rGB = rElem * p->szIn / 1e9, rRatio = rGB / aCopy[it];
+      double rElem = (double)n / aTime[ib][it][0];
+      double rMed = (double)n / aTime[ib][it][nRep/2];
+      double rGB = rElem * p->szIn / 1e9, rRatio = rGB / aCopy[it];
       int bAll = it==nThr-1;
       char zTarget[64] = "";
       if( p->eTarget==1 ){
@@ -188,8 +211,8 @@ int main(int argc, char **argv){
                  p->eTarget==2 ? "keys" : "values", rElem>=p->rTarget ? "PASS" : "MISS");
         nMiss += rElem<p->rTarget;
       }
-      printf("%-22s %3d %10.1f %8.2f %10.2f  %s\n", p->zName, aThr[it], rElem/1e6, rGB,
-             rRatio, zTarget);
+      printf("%-22s %3d %7.1f [%6.1f] %7.2f %10.2f  %s\n", p->zName, aThr[it], rElem/1e6,
+             rMed/1e6, rGB, rRatio, zTarget);
     }
   }
   printf("\ntargets missed: %d\n", nMiss);

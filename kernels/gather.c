@@ -78,14 +78,20 @@ static void compact_add(void *pCtx, void *pAcc, const void *pSum){
   *(size_t*)pAcc += *(const size_t*)pSum;
 }
 
+/* Without branches: every element is written at the next free slot, which
+** only advances past kept ones.  The loop stops at the block's last kept
+** element, so no write lands beyond the block's own output (where another
+** thread may be writing). */
 static void compact_write(void *pCtx, size_t lo, size_t hi,
                           const void *pAcc, const void *pSum){
   const compact_ctx *p = pCtx;
+  const uint8_t *aFlag = p->aFlag;
   size_t j = *(const size_t*)pAcc, k;
+  while( hi>lo && aFlag[hi-1]==0 ) hi--;
   if( p->in ){
-    for(k=lo; k<hi; k++) if( p->aFlag[k] ) p->out[j++] = p->in[k];
+    for(k=lo; k<hi; k++){ p->out[j] = p->in[k]; j += aFlag[k]!=0; }
   }else{
-    for(k=lo; k<hi; k++) if( p->aFlag[k] ) p->aIdx[j++] = (uint32_t)k;
+    for(k=lo; k<hi; k++){ p->aIdx[j] = (uint32_t)k; j += aFlag[k]!=0; }
   }
 }
 

@@ -37,6 +37,7 @@ static uint64_t hist_range(const uint32_t *aBin, size_t lo, size_t hi,
       size_t end = hi - lo > HIST_FLUSH ? lo + HIST_FLUSH : hi;
       for(j=0; j<HIST_COPIES; j++) memset(a[j], 0, (nBin + 1) * sizeof(uint32_t));
       for(k=lo; k+HIST_COPIES<=end; k+=HIST_COPIES){
+        #pragma GCC unroll 8
         for(j=0; j<HIST_COPIES; j++){
           b = aBin[k+j];
           a[j][b < nBin ? b : nBin]++;

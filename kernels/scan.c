@@ -33,6 +33,10 @@
 
 #define SCAN_STRIPS 4
 
+/* Unrolls the loops over strips, which keeps each strip's running value in
+** a register instead of a stack slot. */
+#define SCAN_UNROLL _Pragma("GCC unroll 8")
+
 /* ---- plain scans -------------------------------------------------------
 ** Generated for T = uint64_t (the i64 scans: unsigned, so sums wrap without
 ** undefined behaviour) and T = double, with ZERO the identity of +. */
@@ -53,6 +57,7 @@ static void NAME##_reduce(void *pCtx, size_t lo, size_t hi, void *pSum){     \
   T s[SCAN_STRIPS];                                                          \
   for(j=0; j<SCAN_STRIPS; j++) s[j] = ZERO;                                  \
   for(k=lo; k<lo+m; k++){                                                    \
+    SCAN_UNROLL                                                              \
     for(j=0; j<SCAN_STRIPS; j++) s[j] += in[k + j*m];                        \
   }                                                                          \
   for(k=lo+SCAN_STRIPS*m; k<hi; k++) s[SCAN_STRIPS-1] += in[k];              \
@@ -77,6 +82,7 @@ static void NAME##_finish(void *pCtx, size_t lo, size_t hi,                  \
   for(j=1; j<SCAN_STRIPS; j++) r[j] = r[j-1] + aS[j-1];                      \
   if( p->bExcl ){                                                            \
     for(k=lo; k<lo+m; k++){                                                  \
+      SCAN_UNROLL                                                            \
       for(j=0; j<SCAN_STRIPS; j++){                                          \
         T x = in[k + j*m];                                                   \
         out[k + j*m] = r[j];                                                 \
@@ -90,6 +96,7 @@ static void NAME##_finish(void *pCtx, size_t lo, size_t hi,                  \
     }                                                                        \
   }else{                                                                     \
     for(k=lo; k<lo+m; k++){                                                  \
+      SCAN_UNROLL                                                            \
       for(j=0; j<SCAN_STRIPS; j++){                                          \
         r[j] += in[k + j*m];                                                 \
         out[k + j*m] = r[j];                                                 \

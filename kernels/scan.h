@@ -6,7 +6,11 @@
 ** Integer sums wrap around modulo 2^64 (they are computed in unsigned
 ** arithmetic, never undefined behaviour).  Floating-point results depend on
 ** n only, never on the thread count; they may differ from a left-to-right
-** serial loop in the last bits because the association is by block.
+** serial loop in the last bits because the association is by block (and,
+** in plain scans, by strips of a block): an output that sums k+1 inputs is
+** within 2 (k+1) DBL_EPSILON * (sum of their magnitudes) of the serial
+** loop's.  f64 min and max skip NaNs, and of equal values (-0.0, +0.0)
+** keep the earlier one, so they equal the serial loop's bit for bit.
 */
 #ifndef PX_SCAN_H
 #define PX_SCAN_H

@@ -4,33 +4,38 @@
 **
 ** How it works (most significant digit first):
 **
-**   1. Parallel pass.  The bits that vary across the input are the OR of
-**      key ^ key[0].  The digit is the SORT_TOP_BITS bits ending at the
-**      highest varying bit.  Each thread histograms the digit over its
-**      contiguous share of the blocks; bucket d of thread t starts after
-**      every element of a smaller digit and after bucket d of threads < t
-**      (bucket-major, thread-minor), so the scatter into the scratch
-**      buffer is stable.
-**   2. Buckets.  Every bucket is then sorted on its own: buckets larger
-**      than SORT_BIG (skewed input) by another parallel pass, one after
-**      the other; the rest in parallel, handed out dynamically, by a
-**      serial, cache-resident MSD radix sort (sort_rec) on up to
-**      SORT_REC_BITS bits at a time, which recomputes the varying bits of each bucket
-**      (an all-equal bucket is done) and finishes buckets of at most
-**      SORT_SMALL elements by insertion sort.  The schedule cannot change
-**      the output: a stable sort's output is unique.
+**   1. Parallel pass.  The digit is the SORT_TOP_BITS bits that end at the
+**      highest bit in which the keys differ (the OR of key ^ key[0]).  Each
+**      thread counts digits over its contiguous share of the blocks while
+**      it ORs that mask, on a guess: the top bits (or, for a bucket, the
+**      bits just below the parent's digit).  Only if the mask shows the
+**      guess wrong are the digits counted again.  Bucket d of thread t
+**      starts after every element of a smaller digit and after bucket d
+**      of threads < t (bucket-major, thread-minor), so the scatter into
+**      the scratch buffer is stable.
+**   2. Buckets.  Each bucket is then sorted on its own: buckets larger than
+**      SORT_BIG (skewed input) by another parallel pass, one after the
+**      other; the rest in parallel, handed out dynamically, by a serial,
+**      cache-resident MSD radix sort (sort_rec).  It takes a digit of
+**      about log2(bucket size) bits (at most SORT_REC_BITS), again at the
+**      highest varying bit of the bucket (an all-equal bucket is done);
+**      when every resulting bucket has at most SORT_SMALL elements, which
+**      is the usual case, one insertion sort over the whole range
+**      finishes them all, else the large buckets recurse.  The schedule
+**      cannot change the output: a stable sort's output is unique.
 **   3. Ping-pong.  Data moves between the caller's arrays (buffer 0) and
 **      the scratch (buffer 1) at the same offsets, one direction per pass;
 **      whatever ends in buffer 1 is copied back, so every finished range
 **      ends in buffer 0.
 **
-** Why MSD and not LSD: on 10M random keys bench/bench_kernels.c measures
-** both (px_sort_u64_perm_lsd() below is the plain parallel LSD baseline).
-** LSD makes one pass over memory per digit (6 with 11-bit digits, 8 with
-** 8-bit ones); MSD makes one, after which each bucket fits in the cache.
+** Why MSD and not LSD: bench/bench_kernels.c times both on 10M random keys
+** with a permutation (px_sort_u64_perm_lsd() below is the plain parallel
+** LSD baseline, sharing radix_pass()).  LSD makes one pass over memory per
+** digit (6 with 11-bit digits, 8 with 8-bit ones); MSD makes one, after
+** which each bucket fits in the cache, and it was about twice as fast.
 **
-** Keys whose digit is constant are skipped in both: LSD skips digits with
-** no varying bit, MSD starts each digit at the highest varying bit.
+** Bits that never vary cost nothing in either: LSD skips digits with no
+** varying bit, MSD puts each digit at the highest varying bit.
 */
 #include "sort.h"
 #include <assert.h>
