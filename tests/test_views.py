@@ -26,9 +26,11 @@ summary per group precedes the last line):
   big/bigorder  a 70000-row table: one group larger than a 65536-row chunk,
                 running-sum overflow traps around the chunk boundary, many
                 groups; at 1, 2 and 3 threads (bigorder: row-order answers).
-  threads       the views of "big" and the random cases on the 40000-row
-                table at par_config('threads') 1, 2, 3 with min_rows 0:
-                bit-identical rows (repr of floats).
+  threads       the views of "big" (also at 8 threads) and the random cases
+                on the 40000-row table at par_config('threads') 1, 2, 3 with
+                min_rows 0: bit-identical rows (repr of floats).
+  concurrent    views scanned at once on four connections from four Python
+                threads, at different thread counts.
   scan          a view scanned twice and concurrently, after data changes,
                 joined with a table and with itself, correlated, filtered,
                 column names, a dropped base table.
@@ -70,8 +72,8 @@ SEED = int(os.environ.get("VIEWS_SEED", "20250601"))
 MAX_DETAIL = 12          # FAIL lines with full detail per group; later ones are one line
 MAX_LINES = 60           # FAIL lines per group at all; later ones are only counted
 
-N_RANDOM = 3500          # random-group cases at VIEWS_CASES=1
-N_ROWCHOICE = 1600       # rowchoice-group cases at VIEWS_CASES=1
+N_RANDOM = 5000          # random-group cases at VIEWS_CASES=1
+N_ROWCHOICE = 2400       # rowchoice-group cases at VIEWS_CASES=1
 LARGE_ROWS = 40000       # one random table large enough for several threads
 LARGE_SHARE = 0.02       # share of random cases on it (each also run at 1, 2, 3 threads)
 
@@ -921,7 +923,7 @@ def big_group(conn, results_by_threads):
                             .fetchone()[0] or 0.0)
         native = run_native(conn, sql)
         group = "bigorder" if sensitive else "big"
-        for threads in (1, 2, 3):
+        for threads in (1, 2, 3, 8):
             set_threads(conn, threads)
             view = run_view(conn, sql)
             results_by_threads.setdefault(label, {})[threads] = (sql, view, ordered)
@@ -934,15 +936,58 @@ def big_group(conn, results_by_threads):
 
 
 def threads_group(results_by_threads):
-    """The same view at 1, 2, 3 threads: bit-identical rows."""
+    """The same view at 1, 2, 3 (and 8) threads: bit-identical rows."""
     for label, by in results_by_threads.items():
         sql, ref, ordered = by[1]
-        for threads in (2, 3):
+        for threads in (2, 3, 8):
             detail = same_bits(ref, by[threads][1], ordered)
             if detail is None:
                 R.ok("threads")
             else:
                 R.fail("threads", "threads 1 vs %d differ: %s" % (threads, sql), detail)
+
+
+def concurrent_group():
+    """Views scanned at the same time on four connections (one database file)
+    from four Python threads, at different thread counts: each gets SQLite's
+    answer."""
+    import tempfile
+    import threading
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "conc.db")
+        c = connect(path)
+        c.execute("CREATE TABLE t(g INTEGER, e TEXT COLLATE NOCASE, r REAL, n)")
+        rng = random.Random(SEED + 4)
+        c.execute("BEGIN")
+        c.executemany("INSERT INTO t VALUES(?,?,?,?)",
+                      [(rng.randint(0, 3000), rng.choice("aAbBcC"), rng.uniform(-1, 1), i) for i in range(60000)])
+        c.execute("COMMIT")
+        qs = ["SELECT g, count(*), total(r), group_concat(n) FROM t GROUP BY g",
+              "SELECT lower(e), count(DISTINCT g), sum(n), avg(r) FROM t GROUP BY e",
+              "SELECT count(*), sum(n), total(r) FROM t",
+              "SELECT g % 7, e, max(r), n FROM t GROUP BY 1, 2"]
+        want = {q: run_native(c, q) for q in qs}
+        tol = 1e-12 * 60000
+        results = []
+
+        def worker(k):
+            conn = connect(path)
+            conn.execute("SELECT par_config('min_rows', 0), par_config('threads', ?)", (1 + k % 3,)).fetchone()
+            for i in range(4):
+                q = qs[(k + i) % len(qs)]
+                results.append((k, q, compare(want[q], run_view(conn, q), False, tol)))
+            conn.close()
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        c.close()
+    for k, q, why in results:
+        if why is None:
+            R.ok("concurrent")
+        else:
+            R.fail("concurrent", "connection %d: %s" % (k, q), why)
 
 
 # ---- scans: twice, after changes, in joins ------------------------------------
@@ -1894,6 +1939,7 @@ def run_part(name):
             big_group(conn, by_threads)
             threads_group(by_threads)
             conn.close()
+            concurrent_group()
     except Exception:
         R.fail(name, "the test part itself raised", traceback.format_exc()[-3000:])
     R.summary()
