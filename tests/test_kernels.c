@@ -36,6 +36,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
 
 #define B PX_BLOCK
 
@@ -136,23 +140,19 @@ static void test_par(void){
 
 /* ---- scan.h: plain scans ------------------------------------------------- */
 
-/* The references: left to right, starting from 0. */
-static uint64_t ref_scan_u64(const uint64_t *in, uint64_t *out, size_t n, int bExcl){
-  uint64_t s = 0;
-  size_t i;
-  for(i=0; i<n; i++){
-    if( bExcl ){ out[i] = s; s += in[i]; }else{ s += in[i]; out[i] = s; }
-  }
-  return s;
+/* The references: left to right, starting from 0 (unsigned for i64, so
+** that sums wrap). */
+#define REF_SCAN(T, NAME)                                                    \
+static T NAME(const T *in, T *out, size_t n, int bExcl){                     \
+  T s = 0;                                                                   \
+  size_t i;                                                                  \
+  for(i=0; i<n; i++){                                                        \
+    if( bExcl ){ out[i] = s; s += in[i]; }else{ s += in[i]; out[i] = s; }    \
+  }                                                                          \
+  return s;                                                                  \
 }
-static double ref_scan_f64(const double *in, double *out, size_t n, int bExcl){
-  double s = 0;
-  size_t i;
-  for(i=0; i<n; i++){
-    if( bExcl ){ out[i] = s; s += in[i]; }else{ s += in[i]; out[i] = s; }
-  }
-  return s;
-}
+REF_SCAN(uint64_t, ref_scan_u64)
+REF_SCAN(double, ref_scan_f64)
 
 static void test_scan_i64(void){
   int iz, it, bExcl, bInPlace;
@@ -246,34 +246,26 @@ static void test_scan_f64(void){
 
 /* ---- scan.h: segmented scans --------------------------------------------- */
 
-/* The references.  f64 min / max skip NaNs and keep the earlier of equal
-** values, as scan.h documents. */
-static void ref_seg_i64(px_op op, const int64_t *in, const uint8_t *aHead, int64_t *out, size_t n){
-  int64_t s = 0;
-  size_t i;
-  for(i=0; i<n; i++){
-    int bNew = i==0 || aHead[i];
-    int64_t x = op==PX_COUNT ? 1 : in[i];
-    if( bNew ) s = x;
-    else if( op==PX_SUM || op==PX_COUNT ) s = (int64_t)((uint64_t)s + (uint64_t)x);
-    else if( op==PX_MIN ) s = x < s ? x : s;
-    else s = x > s ? x : s;
-    out[i] = s;
-  }
+/* The references, for T = int64_t (ADD wraps) and double.  f64 min / max
+** skip NaNs and keep the earlier of equal values, as scan.h documents (the
+** NaN tests are false for int64_t). */
+#define REF_SEG(T, NAME, ADD)                                                \
+static void NAME(px_op op, const T *in, const uint8_t *aHead, T *out, size_t n){ \
+  T s = 0;                                                                   \
+  size_t i;                                                                  \
+  for(i=0; i<n; i++){                                                        \
+    T x = op==PX_COUNT ? 1 : in[i];                                          \
+    if( i==0 || aHead[i] ) s = x;                                            \
+    else if( op==PX_SUM || op==PX_COUNT ) s = ADD(s, x);                     \
+    else if( op==PX_MIN ) s = (x < s || s != s) ? x : s;                     \
+    else s = (x > s || s != s) ? x : s;                                      \
+    out[i] = s;                                                              \
+  }                                                                          \
 }
-static void ref_seg_f64(px_op op, const double *in, const uint8_t *aHead, double *out, size_t n){
-  double s = 0;
-  size_t i;
-  for(i=0; i<n; i++){
-    int bNew = i==0 || aHead[i];
-    double x = op==PX_COUNT ? 1 : in[i];
-    if( bNew ) s = x;
-    else if( op==PX_SUM || op==PX_COUNT ) s += x;
-    else if( op==PX_MIN ) s = (x < s || s != s) ? x : s;
-    else s = (x > s || s != s) ? x : s;
-    out[i] = s;
-  }
-}
+#define ADD_WRAP(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+#define ADD_PLAIN(a, b) ((a) + (b))
+REF_SEG(int64_t, ref_seg_i64, ADD_WRAP)
+REF_SEG(double, ref_seg_f64, ADD_PLAIN)
 
 static const char *azOp[] = { "sum", "min", "max", "count" };
 
@@ -797,6 +789,42 @@ static void test_sort(void){
   CHECK(px_sort_u64_perm_lsd(0, 0, (size_t)UINT32_MAX + 1, 8, 1)==PX_ETOOBIG, "lsd");
 }
 
+/* Out of memory: with the address space limited to just above what the
+** process uses, the scratch of a 4M-element sort cannot be allocated; the
+** sort must say so and leave its input alone.  (Not under ASan, whose
+** shadow memory needs an unlimited address space.) */
+static void test_sort_enomem(void){
+#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
+  size_t n = (size_t)1 << 22, i, nPage = 0;
+  uint64_t *k = xmalloc(n*8), *k0 = xmalloc(n*8);
+  uint32_t *p = xmalloc(n*4);
+  struct rlimit old, lim;
+  int rc, rcLsd;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if( f==0 || fscanf(f, "%zu", &nPage)!=1 || getrlimit(RLIMIT_AS, &old) ){
+    if( f ) fclose(f);
+    free(k); free(k0); free(p);
+    return;
+  }
+  fclose(f);
+  fill_keys(k, n, 0);
+  memcpy(k0, k, n*8);
+  for(i=0; i<n; i++) p[i] = (uint32_t)i;
+  lim = old;
+  lim.rlim_cur = nPage * (size_t)sysconf(_SC_PAGESIZE) + ((size_t)16 << 20);
+  setrlimit(RLIMIT_AS, &lim);
+  rc = px_sort_u64_perm(k, p, n, 2);
+  rcLsd = px_sort_u64_perm_lsd(k, p, n, 8, 2);
+  setrlimit(RLIMIT_AS, &old);
+  check_case("sort without memory for its scratch is PX_ENOMEM");
+  CHECK(rc==PX_ENOMEM && rcLsd==PX_ENOMEM, "rc %d lsd %d", rc, rcLsd);
+  check_u64s(k, k0, n, "key untouched");
+  for(i=0; i<n && p[i]==i; i++){}
+  CHECK(i==n, "perm[%zu] changed", i);
+  free(k); free(k0); free(p);
+#endif
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 int main(void){
@@ -825,5 +853,6 @@ int main(void){
   test_histogram();
   test_keys();
   test_sort();
+  test_sort_enomem();
   return check_summary("kernels");
 }
