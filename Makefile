@@ -6,7 +6,9 @@
 #                        one line "N passed, N failed"
 #   make test-asan       the suite under AddressSanitizer + UBSan only
 #   make bench-kernels   kernel throughput against memcpy, 1 thread vs all
-#   make bench           the queries of DESIGN.md section 5, native vs views
+#   make bench           the queries of DESIGN.md section 5: native SQLite vs
+#                        parallel views vs DuckDB (when installed)
+#   make bench-duckdb    install DuckDB for make bench (npm, bench/duckdb)
 #
 # Targets that need SQLite's headers, the sqlite3 shell or Debian's python3
 # install them with apt-get when run as root (see tools/deps.sh).
@@ -33,7 +35,7 @@ ASAN_OBJ  = $(patsubst %.c,build/asan/%.o,$(KERNEL_SRC) $(EXT_SRC))
 ASANT_OBJ = $(patsubst %.c,build/asantiny/%.o,$(KERNEL_SRC))
 ASANC_OBJ = $(patsubst %.c,build/asancore/%.o,$(KERNEL_SRC) $(EXT_SRC))
 
-.PHONY: all deps demo test test-plain test-asan bench bench-kernels clean
+.PHONY: all deps demo test test-plain test-asan bench bench-duckdb bench-kernels clean
 all: parallel.so
 
 deps:
@@ -106,9 +108,19 @@ build/bench_kernels: bench/bench_kernels.c $(filter build/rel/kernels/%,$(REL_OB
 bench-kernels: build/bench_kernels
 	./build/bench_kernels
 
-# make bench: DESIGN.md section 5 (BENCH_ROWS, BENCH_REPS from the environment).
+# make bench: DESIGN.md section 5 (BENCH_ROWS, BENCH_REPS, BENCH_THREADS from
+# the environment); DuckDB takes part once make bench-duckdb has installed it.
 bench: deps parallel.so
 	/usr/bin/python3 bench/bench.py
+
+# DuckDB's engine comes prebuilt inside the npm package; bench/duckdb/package.json
+# pins its version and package-lock.json the rest.  npm install, not npm ci:
+# the lock holds only the platform packages the registry here serves, which
+# npm ci rejects as out of sync with the full list of optional ones.
+bench-duckdb:
+	@command -v npm >/dev/null 2>&1 || { \
+	  echo "bench-duckdb: needs node and npm (Debian: apt-get install -y nodejs npm)" >&2; exit 1; }
+	cd bench/duckdb && npm install --no-audit --no-fund
 
 clean:
 	rm -rf build parallel.so

@@ -17,11 +17,12 @@
 ** second, where the input is what the kernel must read once: 8 bytes per
 ** element for i64/f64 scans and reductions, 8 + 1 for a segmented scan
 ** (value and head flag), 8 + 4 for gather (index and value) and for the
-** sorts (key and permutation), 4 for a histogram.  So "vs memcpy" 0.5 means
+** sorts (key and permutation), 4 for a histogram of bin indices, 8 for
+** the fused histogram of doubles (value -> bin -> count).  So "vs memcpy" 0.5 means
 ** the kernel consumes its input at half the rate memcpy copies it.
 **
 ** Targets (PASS / MISS): scans and reductions >= 0.5 of memcpy, the sort
-** of random u64 keys with a permutation >= 80M keys/s, the histogram into
+** of random u64 keys with a permutation >= 80M keys/s, both histograms into
 ** 100 bins >= 500M values/s; sort and histogram targets are for all cores.
 ** The sort is timed three ways to justify MSD: the plain parallel LSD with
 ** 8-bit and with 11-bit digits, and the MSD that px_sort_u64_perm() uses.
@@ -46,6 +47,7 @@ static double *aF, *aOutF;
 static uint8_t *aHead, *aFlag;
 static uint32_t *aIdx, *aBin, *aPerm, *aPerm0;
 static uint64_t *aKey, *aKey0, *aCount;
+static double aEdge[101];
 
 static uint64_t rng_state = 42;
 static uint64_t rnd(void){                /* splitmix64 */
@@ -82,6 +84,8 @@ static void run_gather(int nt){ px_gather_u64((uint64_t*)aI, aIdx, (uint64_t*)aO
 static void run_scatter(int nt){ px_scatter_u64((uint64_t*)aI, aPerm0, (uint64_t*)aOutI, n, nt); }
 static void run_compact(int nt){ px_compact_u64((uint64_t*)aI, aFlag, n, (uint64_t*)aOutI, nt); }
 static void run_hist(int nt){ px_histogram_u32(aBin, n, 100, aCount, nt); }
+/* Doubles -> bin -> counts, fused: 100 equal-width bins over [-1, 1]. */
+static void run_hist_f64(int nt){ px_histogram_f64(aF, 0, n, aEdge, 100, aCount, nt); }
 
 /* Sorts start from the same random keys and the identity permutation. */
 static void prep_sort(void){
@@ -114,6 +118,7 @@ static const bench aBench[] = {
   { "scatter_u64",         12, run_scatter,    0, 0, 0 },
   { "compact_u64 (50%)",    9, run_compact,    0, 0, 0 },
   { "histogram 100 bins",   4, run_hist,       0, 3, 500e6 },
+  { "histogram_f64 100 bins",8, run_hist_f64,  0, 3, 500e6 },
   { "sort lsd 8-bit+perm", 12, run_sort_lsd8,  prep_sort, 0, 0 },
   { "sort lsd 11-bit+perm",12, run_sort_lsd11, prep_sort, 0, 0 },
   { "sort msd+perm",       12, run_sort_msd,   prep_sort, 2, 80e6 },
@@ -157,7 +162,8 @@ int main(int argc, char **argv){
   aIdx = xmalloc(n * 4); aBin = xmalloc(n * 4);
   aPerm = xmalloc(n * 4); aPerm0 = xmalloc(n * 4);
   aKey = xmalloc(n * 8); aKey0 = xmalloc(n * 8);
-  aCount = xmalloc(100 * 8);
+  aCount = xmalloc(PX_HIST_SLOTS(100) * 8);
+  px_edges_uniform(-1.0, 1.0, 100, aEdge);
   for(i=0; i<n; i++){
     uint64_t x = rnd();
     aI[i] = (int64_t)(x >> 20) - ((int64_t)1 << 43);

@@ -33,6 +33,7 @@
 #include "gather.h"
 #include "sort.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,12 +58,17 @@ int parCollFromName(const char *zName){
 static void *parBatchRealloc(ParBatch *pB, void *p, sqlite3_int64 nOld,
                              sqlite3_int64 nNew){
   void *pNew;
-  if( pB->mxMem>0 && pB->nMem - nOld + nNew > pB->mxMem ){
+  sqlite3_int64 nUsed = pB->pnShared ? __atomic_load_n(pB->pnShared, __ATOMIC_RELAXED)
+                                     : pB->nMem;
+  if( pB->mxMem>0 && nUsed - nOld + nNew > pB->mxMem ){
     pB->bOverLimit = 1;
     return 0;
   }
   pNew = sqlite3_realloc64(p, (sqlite3_uint64)nNew);
-  if( pNew ) pB->nMem += nNew - nOld;
+  if( pNew || nNew==0 ){
+    pB->nMem += nNew - nOld;
+    if( pB->pnShared ) __atomic_add_fetch(pB->pnShared, nNew - nOld, __ATOMIC_RELAXED);
+  }
   return pNew;
 }
 
@@ -261,7 +267,7 @@ void parColumnClear(ParColumn *pCol){
 
 void parBatchFree(ParBatch *pB){
   int i;
-  if( pB==0 ) return;
+  if( pB==0 || pB->nRef-- > 1 ) return;
   for(i=0; i<pB->nCol; i++) parColumnClear(&pB->aCol[i]);
   sqlite3_free(pB->aCol);
   sqlite3_free(pB);
@@ -344,9 +350,9 @@ static int parColumnStart(ParBatch *pB, ParColumn *pCol, int eType){
   }
 }
 
-static int parColumnAppend(ParBatch *pB, ParColumn *pCol, sqlite3_stmt *pStmt,
-                           int iCol, sqlite3_int64 iRow){
-  int eType = sqlite3_column_type(pStmt, iCol);
+static int parColumnAppend(ParBatch *pB, ParColumn *pCol, sqlite3_value *pVal,
+                           sqlite3_int64 iRow){
+  int eType = sqlite3_value_type(pVal);
   int rc = SQLITE_OK;
   int eWant;
   if( eType==SQLITE_NULL ){
@@ -370,13 +376,13 @@ static int parColumnAppend(ParBatch *pB, ParColumn *pCol, sqlite3_stmt *pStmt,
   if( rc ) return rc;
   switch( eType ){
     case SQLITE_INTEGER: {
-      sqlite3_int64 v = sqlite3_column_int64(pStmt, iCol);
+      sqlite3_int64 v = sqlite3_value_int64(pVal);
       if( pCol->eStore==PAR_COL_INT ) pCol->aInt[iRow] = v;
       else pCol->aVal[iRow] = (uint64_t)v;
       break;
     }
     case SQLITE_FLOAT: {
-      double r = sqlite3_column_double(pStmt, iCol);
+      double r = sqlite3_value_double(pVal);
       if( pCol->eStore==PAR_COL_REAL ) pCol->aReal[iRow] = r;
       else memcpy(&pCol->aVal[iRow], &r, 8);
       break;
@@ -387,11 +393,11 @@ static int parColumnAppend(ParBatch *pB, ParColumn *pCol, sqlite3_stmt *pStmt,
       int n;
       uint32_t iCode = 0;
       if( eType==SQLITE_TEXT ){
-        z = sqlite3_column_text(pStmt, iCol);
+        z = sqlite3_value_text(pVal);
       }else{
-        z = sqlite3_column_blob(pStmt, iCol);
+        z = sqlite3_value_blob(pVal);
       }
-      n = sqlite3_column_bytes(pStmt, iCol);
+      n = sqlite3_value_bytes(pVal);
       if( z==0 && n>0 ) return SQLITE_NOMEM;
       if( pCol->pDict==0 ){
         pCol->pDict = parBatchRealloc(pB, 0, 0, sizeof(ParDict));
@@ -414,24 +420,22 @@ static char *parDup(const char *z){
   return z ? sqlite3_mprintf("%s", z) : 0;
 }
 
-int parBatchFromStmt(sqlite3_stmt *pStmt, sqlite3_int64 mxMem,
-                     ParBatch **ppBatch, char **pzErr){
-  sqlite3 *db = sqlite3_db_handle(pStmt);
-  int nCol = sqlite3_column_count(pStmt);
-  ParBatch *pB = 0;
-  int rc = SQLITE_OK, i;
-
-  *ppBatch = 0;
-  *pzErr = 0;
+/* A new empty batch with the columns (names, declared types) of pStmt. */
+static int parBatchNew(sqlite3_stmt *pStmt, sqlite3_int64 mxMem,
+                       sqlite3_int64 *pnShared, ParBatch **ppB, char **pzErr){
+  int nCol = sqlite3_column_count(pStmt), i;
+  ParBatch *pB;
+  *ppB = 0;
   if( nCol<=0 ){
-    *pzErr = sqlite3_mprintf("statement returns no columns: %s",
-                             sqlite3_sql(pStmt));
+    *pzErr = sqlite3_mprintf("statement returns no columns: %s", sqlite3_sql(pStmt));
     return SQLITE_ERROR;
   }
   pB = sqlite3_malloc(sizeof(*pB));
   if( pB==0 ) goto nomem;
   memset(pB, 0, sizeof(*pB));
+  pB->nRef = 1;
   pB->mxMem = mxMem;
+  pB->pnShared = pnShared;
   pB->aCol = parBatchRealloc(pB, 0, 0, (sqlite3_int64)nCol*sizeof(ParColumn));
   if( pB->aCol==0 ) goto nomem;
   memset(pB->aCol, 0, nCol*sizeof(ParColumn));
@@ -442,43 +446,192 @@ int parBatchFromStmt(sqlite3_stmt *pStmt, sqlite3_int64 mxMem,
     pCol->zDeclType = parDup(sqlite3_column_decltype(pStmt, i));
     if( pCol->zName==0 ) goto nomem;
   }
+  *ppB = pB;
+  return SQLITE_OK;
+nomem:
+  parBatchFree(pB);
+  *pzErr = sqlite3_mprintf("out of memory while reading rows");
+  return SQLITE_NOMEM;
+}
 
+/* Append one row, the values aVal[0..nCol-1], to pB.  On error returns
+** SQLITE_NOMEM (see pB->bOverLimit) or SQLITE_FULL (a dictionary is full). */
+static int parBatchAppend(ParBatch *pB, sqlite3_value **aVal){
+  int i, rc;
+  if( pB->nRow==pB->nRowAlloc ){
+    sqlite3_int64 nNew = pB->nRowAlloc ? pB->nRowAlloc*2 : PAR_MIN_ALLOC;
+    if( parBatchGrow(pB, nNew) ) return SQLITE_NOMEM;
+  }
+  for(i=0; i<pB->nCol; i++){
+    rc = parColumnAppend(pB, &pB->aCol[i], aVal[i], pB->nRow);
+    if( rc ) return rc==SQLITE_NOMEM ? rc : SQLITE_FULL;
+  }
+  pB->nRow++;
+  return SQLITE_OK;
+}
+
+/* The message for an error rc of parBatchAppend. */
+static char *parBatchAppendError(ParBatch *pB, int rc){
+  if( rc==SQLITE_FULL ){
+    return sqlite3_mprintf("too many distinct values in one column");
+  }
+  if( pB->bOverLimit ){
+    return sqlite3_mprintf("memory limit of %lld MB exceeded while reading "
+                           "rows (see par_config('memory_mb'))",
+                           pB->mxMem/(1024*1024));
+  }
+  return sqlite3_mprintf("out of memory while reading rows");
+}
+
+/* SQLite code for an error rc of parBatchAppend. */
+static int parBatchAppendRc(ParBatch *pB, int rc){
+  return (rc==SQLITE_NOMEM && pB->bOverLimit) ? SQLITE_FULL : rc;
+}
+
+int parBatchFromStmt(sqlite3_stmt *pStmt, sqlite3_int64 mxMem,
+                     ParBatch **ppBatch, char **pzErr){
+  sqlite3 *db = sqlite3_db_handle(pStmt);
+  sqlite3_value *aStack[16], **aVal = aStack;
+  ParBatch *pB = 0;
+  int rc, i, nCol;
+
+  *ppBatch = 0;
+  *pzErr = 0;
+  rc = parBatchNew(pStmt, mxMem, 0, &pB, pzErr);
+  if( rc ) return rc;
+  nCol = pB->nCol;
+  if( nCol>16 && (aVal = sqlite3_malloc64(sizeof(sqlite3_value*)*nCol))==0 ){
+    rc = SQLITE_NOMEM;
+    *pzErr = sqlite3_mprintf("out of memory while reading rows");
+    goto error;
+  }
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
-    if( pB->nRow==pB->nRowAlloc ){
-      sqlite3_int64 nNew = pB->nRowAlloc ? pB->nRowAlloc*2 : PAR_MIN_ALLOC;
-      if( parBatchGrow(pB, nNew) ) goto nomem;
-    }
-    for(i=0; i<nCol; i++){
-      rc = parColumnAppend(pB, &pB->aCol[i], pStmt, i, pB->nRow);
-      if( rc ) break;
-    }
+    for(i=0; i<nCol; i++) aVal[i] = sqlite3_column_value(pStmt, i);
+    rc = parBatchAppend(pB, aVal);
     if( rc ){
-      if( rc==SQLITE_NOMEM ) goto nomem;
-      *pzErr = sqlite3_mprintf("too many distinct values in column %d", i+1);
+      *pzErr = parBatchAppendError(pB, rc);
+      rc = parBatchAppendRc(pB, rc);
       goto error;
     }
-    pB->nRow++;
   }
   if( rc!=SQLITE_DONE ){
     *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
     goto error;
   }
+  if( aVal!=aStack ) sqlite3_free(aVal);
   *ppBatch = pB;
   return SQLITE_OK;
 
-nomem:
-  rc = SQLITE_NOMEM;
-  if( pB && pB->bOverLimit ){
-    *pzErr = sqlite3_mprintf("memory limit of %lld MB exceeded while reading "
-                             "rows (see par_config('memory_mb'))",
-                             pB->mxMem/(1024*1024));
-    rc = SQLITE_FULL;
-  }else{
-    *pzErr = sqlite3_mprintf("out of memory while reading rows");
-  }
 error:
+  if( aVal!=aStack ) sqlite3_free(aVal);
   parBatchFree(pB);
   return rc;
+}
+
+/* ---- extraction through an aggregate -------------------------------------
+**
+** Stepping a statement costs a round trip through sqlite3_step() per row
+** and a mutex-protected sqlite3_column_*() call per value.  Instead the
+** rows are fed to an aggregate, par_sink(:par_sink, c0, c1, ...), so that one
+** sqlite3_step() runs the whole scan inside the VDBE and each row costs
+** one function call whose arguments are read without locking.  The
+** first argument is a ParSink bound with sqlite3_bind_pointer(), which SQL
+** cannot forge; xFinal returns the address of parSinkMark, which tells
+** that the par_sink that ran was ours and not an application's. */
+
+#define PAR_SINK_PTR "par_sink"
+
+typedef struct ParSink ParSink;
+struct ParSink {
+  ParBatch *pB;      /* rows go here */
+  int rc;            /* first error of parBatchAppend */
+  int bDone;         /* our xFinal ran */
+};
+
+static void parSinkStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  ParSink *p = (ParSink*)sqlite3_value_pointer(argv[0], PAR_SINK_PTR);
+  if( p==0 ){
+    sqlite3_result_error(ctx, "par_sink() is internal to the parallel extension", -1);
+    return;
+  }
+  if( p->rc ) return;
+  assert( argc-1==p->pB->nCol );
+  p->rc = parBatchAppend(p->pB, &argv[1]);
+  if( p->rc ){
+    char *zErr = parBatchAppendError(p->pB, p->rc);
+    sqlite3_result_error(ctx, zErr ? zErr : "out of memory", -1);
+    sqlite3_free(zErr);
+  }
+}
+
+/* par_sink's result: an address no other function can guess. */
+static const char parSinkMark = 0;
+
+static void parSinkFinal(sqlite3_context *ctx){
+  sqlite3_result_int64(ctx, (sqlite3_int64)(intptr_t)&parSinkMark);
+}
+
+int parBatchRegister(sqlite3 *db){
+  return sqlite3_create_function(db, "par_sink", -1, SQLITE_UTF8|SQLITE_DIRECTONLY, 0,
+                                 0, parSinkStep, parSinkFinal);
+}
+
+char *parSinkSql(const char *zSql, int nSql, int nCol){
+  sqlite3_str *pStr = sqlite3_str_new(0);
+  int i;
+  sqlite3_str_appendall(pStr, "WITH par_sink_src(");
+  for(i=0; i<nCol; i++) sqlite3_str_appendf(pStr, "%sc%d", i ? "," : "", i);
+  sqlite3_str_appendf(pStr, ") AS (%.*s\n) SELECT par_sink(:par_sink", nSql, zSql);
+  for(i=0; i<nCol; i++) sqlite3_str_appendf(pStr, ",c%d", i);
+  sqlite3_str_appendall(pStr, ") FROM par_sink_src");
+  return sqlite3_str_finish(pStr);
+}
+
+/* The text of the prepared statement pStmt without what may follow it
+** (a semicolon, spaces): its length. */
+static int parStmtLength(const char *zSql, const char *zTail){
+  int n = (int)(zTail - zSql);
+  while( n>0 && (zSql[n-1]==';' || zSql[n-1]==' ' || zSql[n-1]=='\t'
+                 || zSql[n-1]=='\n' || zSql[n-1]=='\r' || zSql[n-1]=='\f') ) n--;
+  return n;
+}
+
+int parBatchFromSink(sqlite3 *db, sqlite3_stmt *pSink, sqlite3_stmt *pMeta,
+                     sqlite3_int64 mxMem, sqlite3_int64 *pnShared,
+                     ParBatch **ppBatch, char **pzErr){
+  ParSink sink;
+  int rc;
+  *ppBatch = 0;
+  *pzErr = 0;
+  memset(&sink, 0, sizeof(sink));
+  rc = parBatchNew(pMeta, mxMem, pnShared, &sink.pB, pzErr);
+  if( rc ) return rc;
+  sqlite3_bind_pointer(pSink, sqlite3_bind_parameter_index(pSink, ":par_sink"),
+                       &sink, PAR_SINK_PTR, 0);
+  rc = sqlite3_step(pSink);
+  if( rc==SQLITE_ROW ){
+    sink.bDone = sqlite3_column_type(pSink, 0)==SQLITE_INTEGER
+              && sqlite3_column_int64(pSink, 0)==(sqlite3_int64)(intptr_t)&parSinkMark;
+    rc = sink.bDone ? sqlite3_step(pSink) : SQLITE_DONE;
+  }
+  if( sink.rc ){
+    *pzErr = parBatchAppendError(sink.pB, sink.rc);
+    rc = parBatchAppendRc(sink.pB, sink.rc);
+  }else if( rc!=SQLITE_DONE ){
+    *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  }else if( !sink.bDone ){
+    rc = SQLITE_NOTFOUND;      /* not our par_sink: the caller steps rows */
+  }else{
+    rc = SQLITE_OK;
+  }
+  sqlite3_reset(pSink);
+  sqlite3_clear_bindings(pSink);
+  if( rc ){
+    parBatchFree(sink.pB);
+    return rc;
+  }
+  *ppBatch = sink.pB;
+  return SQLITE_OK;
 }
 
 int parPrepareOne(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt,
@@ -513,20 +666,200 @@ int parPrepareOne(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt,
 
 int parBatchFromSql(sqlite3 *db, const char *zSql, sqlite3_int64 mxMem,
                     ParBatch **ppBatch, char **pzErr){
-  sqlite3_stmt *pStmt = 0;
-  int rc;
+  sqlite3_stmt *pStmt = 0, *pSink = 0;
+  char *zSink = 0;
+  int rc, nCol;
   *ppBatch = 0;
   *pzErr = 0;
   rc = parPrepareOne(db, zSql, &pStmt, "no SQL statement given",
                      "only one SQL statement is allowed", pzErr);
   if( rc ) return rc;
-  if( !sqlite3_stmt_readonly(pStmt) || sqlite3_column_count(pStmt)==0 ){
+  nCol = sqlite3_column_count(pStmt);
+  if( !sqlite3_stmt_readonly(pStmt) || nCol==0 ){
     sqlite3_finalize(pStmt);
     *pzErr = sqlite3_mprintf("not a read-only query: %s", zSql);
     return SQLITE_ERROR;
   }
-  rc = parBatchFromStmt(pStmt, mxMem, ppBatch, pzErr);
+  /* Through par_sink when it is registered and the SELECT can be wrapped
+  ** (not too many columns for one function call), else row by row. */
+  if( nCol <= PAR_SINK_MAX_COL ){
+    const char *zTail = 0;
+    sqlite3_stmt *pOne = 0;
+    /* The statement's own text, without a trailing semicolon. */
+    if( sqlite3_prepare_v2(db, zSql, -1, &pOne, &zTail)==SQLITE_OK && pOne ){
+      zSink = parSinkSql(zSql, parStmtLength(zSql, zTail), nCol);
+    }
+    sqlite3_finalize(pOne);
+    if( zSink && sqlite3_prepare_v2(db, zSink, -1, &pSink, 0)!=SQLITE_OK ){
+      sqlite3_finalize(pSink);
+      pSink = 0;
+    }
+  }
+  rc = pSink ? parBatchFromSink(db, pSink, pStmt, mxMem, 0, ppBatch, pzErr)
+             : SQLITE_NOTFOUND;
+  if( rc==SQLITE_NOTFOUND ){
+    rc = parBatchFromStmt(pStmt, mxMem, ppBatch, pzErr);
+  }
+  sqlite3_finalize(pSink);
+  sqlite3_free(zSink);
   sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/* ---- concatenation ---------------------------------------------------------
+**
+** Batches read in pieces (rowid ranges, in parallel) become one batch in
+** piece order.  A column keeps INT, REAL or TEXT storage when every piece
+** has it (or holds only NULLs), else becomes MIXED; dictionaries are merged
+** into one, entry by entry in piece order, and codes are mapped to it. */
+
+/* Storage of column iCol over all pieces. */
+static int parConcatStore(ParBatch **aIn, int nIn, int iCol){
+  int e = PAR_COL_NULL, i;
+  for(i=0; i<nIn; i++){
+    int ePiece = aIn[i]->aCol[iCol].eStore;
+    if( ePiece==PAR_COL_NULL || ePiece==e ) continue;
+    if( e!=PAR_COL_NULL || ePiece==PAR_COL_MIXED ) return PAR_COL_MIXED;
+    e = ePiece;
+  }
+  return e;
+}
+
+/* Copy the rows of piece pSrc into pDst from row iAt on; aMap maps pSrc's
+** dictionary codes to pDst's. */
+static void parConcatCopy(ParColumn *pDst, const ParColumn *pSrc, sqlite3_int64 nRow,
+                          sqlite3_int64 iAt, const uint32_t *aMap){
+  sqlite3_int64 i;
+  if( pSrc->aNull ){
+    for(i=0; i<nRow; i++){
+      if( (pSrc->aNull[i>>3] >> (i&7)) & 1 ){
+        pDst->aNull[(iAt+i)>>3] |= (uint8_t)(1 << ((iAt+i)&7));
+      }
+    }
+  }
+  switch( pDst->eStore ){
+    case PAR_COL_NULL:
+      return;
+    case PAR_COL_INT:
+      if( pSrc->aInt ) memcpy(pDst->aInt+iAt, pSrc->aInt, nRow*8);
+      return;
+    case PAR_COL_REAL:
+      if( pSrc->aReal ) memcpy(pDst->aReal+iAt, pSrc->aReal, nRow*8);
+      return;
+    case PAR_COL_TEXT:
+      if( pSrc->aCode ){
+        for(i=0; i<nRow; i++) pDst->aCode[iAt+i] = aMap[pSrc->aCode[i]];
+      }
+      return;
+  }
+  for(i=0; i<nRow; i++){
+    int bNull = pSrc->aNull && ((pSrc->aNull[i>>3] >> (i&7)) & 1);
+    int eType = bNull ? SQLITE_NULL : parColumnType(pSrc, i);
+    uint64_t v = 0;
+    switch( pSrc->eStore ){
+      case PAR_COL_INT:   if( !bNull ) v = (uint64_t)pSrc->aInt[i]; break;
+      case PAR_COL_REAL:  if( !bNull ) memcpy(&v, &pSrc->aReal[i], 8); break;
+      case PAR_COL_TEXT:  if( !bNull ) v = aMap[pSrc->aCode[i]]; break;
+      case PAR_COL_MIXED:
+        v = pSrc->aVal[i];
+        if( eType==SQLITE_TEXT || eType==SQLITE_BLOB ) v = aMap[v];
+        break;
+    }
+    pDst->aType[iAt+i] = (uint8_t)eType;
+    pDst->aVal[iAt+i] = v;
+  }
+}
+
+int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
+                   ParBatch **ppOut, char **pzErr){
+  ParBatch *pB = 0;
+  uint32_t **aaMap = 0;
+  sqlite3_int64 nRow = 0, *aAt = 0;
+  int i, j, rc = SQLITE_OK;
+
+  assert( nIn>=1 );
+  *ppOut = 0;
+  *pzErr = 0;
+  for(i=0; i<nIn; i++) nRow += aIn[i]->nRow;
+  pB = sqlite3_malloc(sizeof(*pB));
+  aAt = sqlite3_malloc64(sizeof(sqlite3_int64)*nIn);
+  aaMap = sqlite3_malloc64(sizeof(uint32_t*)*nIn);
+  if( pB==0 || aAt==0 || aaMap==0 ) goto nomem;
+  memset(pB, 0, sizeof(*pB));
+  memset(aaMap, 0, sizeof(uint32_t*)*nIn);
+  pB->nRef = 1;
+  pB->mxMem = mxMem;
+  pB->aCol = parBatchRealloc(pB, 0, 0, (sqlite3_int64)aIn[0]->nCol*sizeof(ParColumn));
+  if( pB->aCol==0 ) goto nomem;
+  memset(pB->aCol, 0, aIn[0]->nCol*sizeof(ParColumn));
+  pB->nCol = aIn[0]->nCol;
+  pB->nRow = pB->nRowAlloc = nRow;
+  for(i=0, nRow=0; i<nIn; i++){ aAt[i] = nRow; nRow += aIn[i]->nRow; }
+
+  for(j=0; j<pB->nCol; j++){
+    ParColumn *pCol = &pB->aCol[j];
+    sqlite3_int64 nNull = 0;
+    pCol->zName = parDup(aIn[0]->aCol[j].zName);
+    pCol->zDeclType = parDup(aIn[0]->aCol[j].zDeclType);
+    if( pCol->zName==0 ) goto nomem;
+    pCol->eStore = parConcatStore(aIn, nIn, j);
+    for(i=0; i<nIn; i++) nNull += aIn[i]->aCol[j].nNull;
+    pCol->nNull = nNull;
+    if( nNull && parGrow(pB, (void**)&pCol->aNull, 0, parBitmapBytes(nRow), 1) ) goto nomem;
+    switch( pCol->eStore ){
+      case PAR_COL_INT:  rc = parGrow(pB, (void**)&pCol->aInt, 0, nRow, 8); break;
+      case PAR_COL_REAL: rc = parGrow(pB, (void**)&pCol->aReal, 0, nRow, 8); break;
+      case PAR_COL_TEXT: rc = parGrow(pB, (void**)&pCol->aCode, 0, nRow, 4); break;
+      case PAR_COL_MIXED:
+        rc = parGrow(pB, (void**)&pCol->aType, 0, nRow, 1);
+        if( rc==SQLITE_OK ) rc = parGrow(pB, (void**)&pCol->aVal, 0, nRow, 8);
+        break;
+    }
+    if( rc ) goto nomem;
+    /* One dictionary for all pieces, in piece order. */
+    for(i=0; i<nIn; i++){
+      const ParDict *pD = aIn[i]->aCol[j].pDict;
+      uint32_t e;
+      sqlite3_free(aaMap[i]);
+      aaMap[i] = 0;
+      if( pD==0 || pD->nEntry==0 ) continue;
+      if( pCol->pDict==0 ){
+        pCol->pDict = parBatchRealloc(pB, 0, 0, sizeof(ParDict));
+        if( pCol->pDict==0 ) goto nomem;
+        memset(pCol->pDict, 0, sizeof(ParDict));
+      }
+      aaMap[i] = sqlite3_malloc64(sizeof(uint32_t)*pD->nEntry);
+      if( aaMap[i]==0 ) goto nomem;
+      for(e=0; e<pD->nEntry; e++){
+        rc = parDictAdd(pB, pCol->pDict, (const unsigned char*)pD->aByte + pD->aOff[e],
+                        pD->aLen[e], pD->aKind[e], &aaMap[i][e]);
+        if( rc ) goto nomem;
+      }
+    }
+    /* Pieces are copied side by side: pure memory work. */
+    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1) if(nThread>1)
+    for(i=0; i<nIn; i++){
+      parConcatCopy(pCol, &aIn[i]->aCol[j], aIn[i]->nRow, aAt[i], aaMap[i]);
+    }
+  }
+  for(i=0; i<nIn; i++) sqlite3_free(aaMap[i]);
+  sqlite3_free(aaMap);
+  sqlite3_free(aAt);
+  *ppOut = pB;
+  return SQLITE_OK;
+
+nomem:
+  rc = SQLITE_NOMEM;
+  if( pB && pB->bOverLimit ){
+    *pzErr = parBatchAppendError(pB, SQLITE_NOMEM);
+    rc = SQLITE_FULL;
+  }else{
+    *pzErr = sqlite3_mprintf("out of memory while reading rows");
+  }
+  if( aaMap ) for(i=0; i<nIn; i++) sqlite3_free(aaMap[i]);
+  sqlite3_free(aaMap);
+  sqlite3_free(aAt);
+  parBatchFree(pB);
   return rc;
 }
 

@@ -85,6 +85,9 @@ struct ParBatch {
   sqlite3_int64 nMem;        /* bytes allocated by this batch */
   sqlite3_int64 mxMem;       /* limit on nMem (0: none) */
   int bOverLimit;            /* an allocation was refused by mxMem */
+  sqlite3_int64 *pnShared;   /* when set, mxMem limits this total, shared
+                             ** with other batches (updated atomically) */
+  int nRef;                  /* owners: parBatchFree frees at the last */
 };
 
 /* Run zSql, one read-only statement that returns rows, on db and collect
@@ -106,6 +109,36 @@ int parPrepareOne(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt,
 int parBatchFromStmt(sqlite3_stmt *pStmt, sqlite3_int64 mxMem,
                      ParBatch **ppBatch, char **pzErr);
 
+/* Register par_sink(), the aggregate that extraction feeds rows to, on
+** db.  Without it, extraction steps statements row by row. */
+int parBatchRegister(sqlite3 *db);
+
+/* A SELECT has at most this many columns to go through par_sink (one
+** function argument each, plus the sink). */
+#define PAR_SINK_MAX_COL 126
+
+/* The SQL that feeds the nCol columns of the SELECT zSql[0..nSql-1] to
+** par_sink(:par_sink, ...): one sqlite3_step() reads every row (sqlite3_malloc;
+** NULL when out of memory). */
+char *parSinkSql(const char *zSql, int nSql, int nCol);
+
+/* Run pSink, a statement made from parSinkSql(), into a new batch whose
+** columns are named after those of pMeta (the SELECT itself, prepared).
+** pSink is reset and its bindings cleared afterwards, so it can be bound
+** again and rerun.  pnShared: see ParBatch (may be NULL).  Errors as
+** parBatchFromSql(); SQLITE_NOTFOUND (no message) when the par_sink that
+** ran was not ours. */
+int parBatchFromSink(sqlite3 *db, sqlite3_stmt *pSink, sqlite3_stmt *pMeta,
+                     sqlite3_int64 mxMem, sqlite3_int64 *pnShared,
+                     ParBatch **ppBatch, char **pzErr);
+
+/* One batch holding the rows of aIn[0..nIn-1] (nIn>=1, same columns), in
+** that order; the pieces are left as they are.  mxMem limits the new
+** batch's memory.  Errors as parBatchFromSql(). */
+int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
+                   ParBatch **ppOut, char **pzErr);
+
+/* Drop one reference to p (batches start with one); the last frees it. */
 void parBatchFree(ParBatch *p);
 
 /* Free the arrays of one column (not a borrowed dictionary). */

@@ -24,7 +24,9 @@
 #include <unistd.h>
 
 /* Settings: name, accepted range, and meaning (used in error messages). */
-typedef enum ParSettingId { PAR_THREADS, PAR_MEMORY_MB, PAR_MIN_ROWS } ParSettingId;
+typedef enum ParSettingId {
+  PAR_THREADS, PAR_MEMORY_MB, PAR_MIN_ROWS, PAR_PARALLEL_EXTRACT, PAR_CACHE_MB
+} ParSettingId;
 static const struct ParSetting {
   const char *zName;
   ParSettingId eId;
@@ -36,16 +38,21 @@ static const struct ParSetting {
   { "memory_mb", PAR_MEMORY_MB, 1, (sqlite3_int64)1 << 30 },
   /* min_rows: inputs with fewer rows run on one thread. */
   { "min_rows",  PAR_MIN_ROWS,  0, LLONG_MAX },
+  /* parallel_extract: 1 reads sources on worker connections when it can. */
+  { "parallel_extract", PAR_PARALLEL_EXTRACT, 0, 1 },
+  /* cache_mb: budget of the columnar cache in MiB (0: no cache). */
+  { "cache_mb",  PAR_CACHE_MB,  0, (sqlite3_int64)1 << 30 },
 };
 #define N_SETTING (int)(sizeof(aSetting)/sizeof(aSetting[0]))
 
-/* Half of physical memory in MiB, at least 64: the default memory_mb. */
-static sqlite3_int64 parDefaultMemMb(void){
+/* Physical memory in MiB divided by nDiv, at least 64: the defaults of
+** memory_mb (half) and cache_mb (a quarter). */
+static sqlite3_int64 parDefaultMemMb(int nDiv){
   long nPage = sysconf(_SC_PHYS_PAGES);
   long szPage = sysconf(_SC_PAGESIZE);
   sqlite3_int64 mb;
   if( nPage<=0 || szPage<=0 ) return 1024;
-  mb = (sqlite3_int64)nPage * szPage / (2 * 1024 * 1024);
+  mb = (sqlite3_int64)nPage * szPage / (nDiv * 1024 * 1024);
   return mb<64 ? 64 : mb;
 }
 
@@ -55,8 +62,10 @@ ParContext *parContextNew(void){
   memset(p, 0, sizeof(*p));
   p->nRef = 1;
   p->nThread = px_ncores();
-  p->mxMemMb = parDefaultMemMb();
+  p->mxMemMb = parDefaultMemMb(2);
   p->nMinRow = 100000;
+  p->bParExtract = 1;
+  p->mxCacheMb = parDefaultMemMb(4);
   return p;
 }
 
@@ -67,7 +76,10 @@ ParContext *parContextRef(ParContext *p){
 
 void parContextUnref(void *pArg){
   ParContext *p = (ParContext*)pArg;
-  if( p && --p->nRef==0 ) sqlite3_free(p);
+  if( p && --p->nRef==0 ){
+    parExtractShutdown(p);
+    sqlite3_free(p);
+  }
 }
 
 int parThreadsFor(const ParContext *pCtx, sqlite3_int64 nRow){
@@ -97,6 +109,8 @@ static sqlite3_int64 parSettingGet(const ParContext *p, ParSettingId eId){
   switch( eId ){
     case PAR_THREADS:   return p->nThread;
     case PAR_MEMORY_MB: return p->mxMemMb;
+    case PAR_PARALLEL_EXTRACT: return p->bParExtract;
+    case PAR_CACHE_MB:  return p->mxCacheMb;
     default:            return p->nMinRow;
   }
 }
@@ -105,6 +119,8 @@ static void parSettingSet(ParContext *p, ParSettingId eId, sqlite3_int64 v){
   switch( eId ){
     case PAR_THREADS:   p->nThread = v==0 ? px_ncores() : (int)v; break;
     case PAR_MEMORY_MB: p->mxMemMb = v; break;
+    case PAR_PARALLEL_EXTRACT: p->bParExtract = (int)v; break;
+    case PAR_CACHE_MB:  p->mxCacheMb = v; parCacheLimit(p); break;
     default:            p->nMinRow = v; break;
   }
 }
@@ -138,7 +154,7 @@ static void parConfigFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   int i;
   if( sqlite3_value_type(argv[0])!=SQLITE_TEXT || zName==0 ){
     sqlite3_result_error(ctx, "par_config: the first argument must be a "
-                         "setting name (threads, memory_mb, min_rows)", -1);
+                         "setting name (threads, memory_mb, min_rows, parallel_extract, cache_mb)", -1);
     return;
   }
   for(i=0; i<N_SETTING; i++){
@@ -146,7 +162,7 @@ static void parConfigFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
   if( pSet==0 ){
     char *zErr = sqlite3_mprintf("par_config: unknown setting '%s' (known: "
-                                 "threads, memory_mb, min_rows)", zName);
+                                 "threads, memory_mb, min_rows, parallel_extract, cache_mb)", zName);
     sqlite3_result_error(ctx, zErr ? zErr : "par_config: unknown setting", -1);
     sqlite3_free(zErr);
     return;

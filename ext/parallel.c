@@ -12,7 +12,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 
-#include "parext.h"
+#include "batch.h"
 
 #ifdef _WIN32
 __declspec(dllexport)
@@ -25,7 +25,10 @@ int sqlite3_parallel_init(sqlite3 *db, char **pzErrMsg,
   pCtx = parContextNew();
   if( pCtx==0 ) return SQLITE_NOMEM;
   rc = parConfigRegister(db, pCtx);
+  if( rc==SQLITE_OK ) rc = parBatchRegister(db);
   if( rc==SQLITE_OK ) rc = parViewRegister(db, pCtx);
+  if( rc==SQLITE_OK ) rc = parCacheRegister(db, pCtx);
+  if( rc==SQLITE_OK ) rc = parHistogramRegister(db, pCtx);
   /* Registrations took their references; drop ours. */
   parContextUnref(pCtx);
   if( rc!=SQLITE_OK && pzErrMsg ){

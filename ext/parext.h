@@ -33,6 +33,10 @@ struct ParContext {
   int nThread;               /* "threads": kernels use this many threads */
   sqlite3_int64 mxMemMb;     /* "memory_mb": working memory limit per query */
   sqlite3_int64 nMinRow;     /* "min_rows": below this, run serially */
+  int bParExtract;           /* "parallel_extract": 0 or 1 */
+  sqlite3_int64 mxCacheMb;   /* "cache_mb": columnar cache budget */
+  struct ParPool *pPool;     /* worker connections (extract.c) */
+  struct ParCache *pCache;   /* columnar cache (extract.c) */
 };
 
 ParContext *parContextNew(void);
@@ -51,5 +55,9 @@ int parRcFromPx(int pxrc);
 /* The parts. */
 int parConfigRegister(sqlite3 *db, ParContext *pCtx);
 int parViewRegister(sqlite3 *db, ParContext *pCtx);
+int parCacheRegister(sqlite3 *db, ParContext *pCtx);
+void parExtractShutdown(ParContext *pCtx);
+void parCacheLimit(ParContext *pCtx);
+int parHistogramRegister(sqlite3 *db, ParContext *pCtx);
 
 #endif /* PAREXT_H */

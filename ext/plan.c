@@ -63,6 +63,9 @@ void parPlanFree(ParPlan *p){
   sqlite3_free(p->zSql);
   sqlite3_free(p->zWhy);
   sqlite3_free(p->zExtract);
+  sqlite3_free(p->zExtractCols);
+  sqlite3_free(p->zExtractFrom);
+  sqlite3_free(p->zExtractWhere);
   sqlite3_free(p->aKeyColl);
   for(i=0; i<p->nKey; i++) sqlite3_free(p->azKey ? p->azKey[i] : 0);
   sqlite3_free(p->azKey);
@@ -321,7 +324,13 @@ static void buildCheckOrder(ParBuild *pB){
   }
   if( !bSensitive ) return;
   z1 = buildLoops(pB->db, pPlan->zSql, &bSort1);
-  z2 = buildLoops(pB->db, pPlan->zExtract, &bSort2);
+  {
+    /* The rows are read through par_sink (batch.c): its plan is the one. */
+    char *zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract),
+                             pPlan->nExtractCol);
+    z2 = zSink ? buildLoops(pB->db, zSink, &bSort2) : 0;
+    sqlite3_free(zSink);
+  }
   if( z1==0 || z2==0 ){
     buildWhy(pB, "the query plan could not be read%s", "");
   }else if( strcmp(z1, z2)!=0 ){
@@ -640,19 +649,23 @@ static void buildPlan(ParBuild *pB){
   pPlan->nBare = nBare;
   memcpy(pPlan->aBareCol, aBareExpr, sizeof(int)*nBare);
 
-  /* The extraction query. */
+  /* The extraction query, and its parts for extract.c. */
   pStr = sqlite3_str_new(pB->db);
-  sqlite3_str_appendall(pStr, "SELECT ");
   for(i=0; i<pB->nExpr; i++){
     sqlite3_str_appendf(pStr, "%s%s", i ? ", " : "", pB->azExpr[i]);
   }
   if( pB->nExpr==0 ) sqlite3_str_appendall(pStr, "0");
-  sqlite3_str_appendf(pStr, " FROM %s", pB->zFrom);
+  pPlan->zExtractCols = sqlite3_str_finish(pStr);
+  pPlan->zExtractFrom = sqlite3_mprintf("%s", pB->zFrom);
   if( pSel->bWhere ){
-    sqlite3_str_appendf(pStr, " WHERE (%.*s)", pSel->where.iEnd - pSel->where.iStart,
-                        z + pSel->where.iStart);
+    pPlan->zExtractWhere = parSpanText(z, pSel->where);
+    if( pPlan->zExtractWhere==0 ){ buildNoMem(pB); goto done; }
   }
-  pPlan->zExtract = sqlite3_str_finish(pStr);
+  if( pPlan->zExtractCols==0 || pPlan->zExtractFrom==0 ){ buildNoMem(pB); goto done; }
+  pPlan->zExtract = pSel->bWhere
+      ? sqlite3_mprintf("SELECT %s FROM %s WHERE (%s)", pPlan->zExtractCols,
+                        pPlan->zExtractFrom, pPlan->zExtractWhere)
+      : sqlite3_mprintf("SELECT %s FROM %s", pPlan->zExtractCols, pPlan->zExtractFrom);
   pPlan->nExtractCol = pB->nExpr ? pB->nExpr : 1;
   if( pPlan->zExtract==0 ){ buildNoMem(pB); goto done; }
   if( sqlite3_prepare_v2(pB->db, pPlan->zExtract, -1, &pExtract, 0) ){
@@ -816,7 +829,7 @@ int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr){
 
 static const char *azCollName[] = { "BINARY", "NOCASE", "RTRIM" };
 
-char *parPlanExplain(const ParPlan *p){
+char *parPlanExplain(const ParPlan *p, const char *zMode){
   sqlite3_str *pStr = sqlite3_str_new(0);
   int i;
   if( p->zWhy ){
@@ -824,8 +837,8 @@ char *parPlanExplain(const ParPlan *p){
                         "accelerated: %s)\n", p->zWhy);
     return sqlite3_str_finish(pStr);
   }
-  sqlite3_str_appendf(pStr, "extract: serial, on the caller's connection: %s\n",
-                      p->zExtract);
+  sqlite3_str_appendf(pStr, "extract: %s\n", p->zExtract);
+  sqlite3_str_appendf(pStr, "extraction mode: %s\n", zMode ? zMode : "?");
   if( p->nKey==0 ){
     sqlite3_str_appendall(pStr, "group-by: no GROUP BY: one group\n");
   }else{

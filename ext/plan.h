@@ -41,7 +41,11 @@ struct ParPlan {
   char *zSql;        /* the SELECT as given */
   int nCol;          /* columns it returns */
   char *zWhy;        /* NULL: accelerated; else why it runs natively */
-  char *zExtract;    /* extraction query */
+  char *zExtract;    /* extraction query: SELECT zExtractCols FROM
+                     ** zExtractFrom [WHERE (zExtractWhere)] */
+  char *zExtractCols;
+  char *zExtractFrom;
+  char *zExtractWhere;  /* NULL: no WHERE */
   int nKey;          /* extraction columns 0..nKey-1: the GROUP BY keys */
   int *aKeyColl;     /* collation of each key */
   char **azKey;      /* each key's text, for par_explain */
@@ -65,8 +69,9 @@ struct ParPlan {
 int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr);
 void parPlanFree(ParPlan *p);
 
-/* The plan as text, for par_explain(). */
-char *parPlanExplain(const ParPlan *p);
+/* The plan as text, for par_explain(); zMode says how the extraction
+** reads its rows (extract.c). */
+char *parPlanExplain(const ParPlan *p, const char *zMode);
 
 /* Check that zSql is one read-only SELECT statement; on success
 ** returns SQLITE_OK and, if ppStmt is not NULL, the prepared statement. */

@@ -29,6 +29,7 @@
 **     comparisons and ORDER BY in the final SQL see the affinity and the
 **     collation of the column the value came from.
 */
+#include "extract.h"
 #include "groupby.h"
 
 #include <string.h>
@@ -373,14 +374,17 @@ static int parViewStep(ParViewCursor *pCur){
 ** run natively); aMs[0..1] get the milliseconds of each phase. */
 static int parViewRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
                       ParBatch **ppIn, ParBatch **ppOut, int *pbNative,
-                      const char **pzStrategy, double *aMs, char **pzErr){
+                      const char **pzStrategy, double *aMs, int *peMode,
+                      char **pzErr){
   double t0 = parNowMs(), t1;
+  char *zWhy = 0;
   int rc;
   *ppIn = *ppOut = 0;
   *pbNative = pPlan->zWhy!=0;
   aMs[0] = aMs[1] = 0;
   if( *pbNative ) return SQLITE_OK;
-  rc = parBatchFromSql(db, pPlan->zExtract, parMemLimit(pCtx), ppIn, pzErr);
+  rc = parExtract(pCtx, db, pPlan, ppIn, peMode, &zWhy, pzErr);
+  sqlite3_free(zWhy);
   if( rc==SQLITE_ERROR ){
     /* An SQL function failed on some row (abs(-9223372036854775808)...):
     ** whether SQLite fails too depends on the rows it reaches (LIMIT), so
@@ -438,7 +442,7 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
   char *zErr = 0;
   const char *zStrategy = 0;
   double aMs[2];
-  int rc, bNative;
+  int rc, bNative, eMode;
 
   parViewCursorReset(pCur);
   pCur->bEof = 0;
@@ -461,7 +465,7 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
     pCur->pPlan = pNew;
   }
   rc = parViewRun(pView->pCtx, pView->db, pCur->pPlan, &pCur->pIn, &pCur->pOut,
-                  &bNative, &zStrategy, aMs, &zErr);
+                  &bNative, &zStrategy, aMs, &eMode, &zErr);
   if( rc ){
     parViewSetError(&pView->base, "%s", zErr ? zErr : sqlite3_errstr(rc));
     sqlite3_free(zErr);
@@ -551,7 +555,13 @@ static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_free(zErr);
     return;
   }
-  zOut = parPlanExplain(pPlan);
+  {
+    char *zMode = pPlan->zWhy ? 0
+        : parExtractExplain((ParContext*)sqlite3_user_data(ctx),
+                            sqlite3_context_db_handle(ctx), pPlan);
+    zOut = parPlanExplain(pPlan, zMode);
+    sqlite3_free(zMode);
+  }
   parPlanFree(pPlan);
   if( zOut==0 ){
     sqlite3_result_error_nomem(ctx);
@@ -573,7 +583,8 @@ static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   char *zErr = 0, *zOut = 0;
   double aMs[2], t0, tFinal;
   sqlite3_int64 nRow = 0;
-  int rc, bNative = 0;
+  int rc, bNative = 0, eMode = PAR_EXTRACT_SERIAL;
+  static const char *azMode[] = { "serial", "parallel", "cached" };
 
   if( zSql==0 ){
     sqlite3_result_error(ctx, "par_profile: the argument must be a SELECT statement", -1);
@@ -581,7 +592,8 @@ static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   }
   rc = parPlanBuild(db, zSql, &pPlan, &zErr);
   if( rc==SQLITE_OK ){
-    rc = parViewRun(pCtx, db, pPlan, &pIn, &pOut, &bNative, &zStrategy, aMs, &zErr);
+    rc = parViewRun(pCtx, db, pPlan, &pIn, &pOut, &bNative, &zStrategy, aMs, &eMode,
+                    &zErr);
   }
   if( rc==SQLITE_OK ){
     t0 = parNowMs();
@@ -592,10 +604,12 @@ static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     tFinal = parNowMs() - t0;
   }
   if( rc==SQLITE_OK ){
-    zOut = sqlite3_mprintf("{\"mode\":\"%s\",\"extract_ms\":%.3f,\"extract_rows\":%lld,"
+    zOut = sqlite3_mprintf("{\"mode\":\"%s\",\"extract\":\"%s\",\"extract_ms\":%.3f,"
+        "\"extract_rows\":%lld,"
         "\"groupby_ms\":%.3f,\"groups\":%lld,\"strategy\":\"%s\",\"final_ms\":%.3f,"
         "\"rows\":%lld,\"threads\":%d}",
-        (bNative || pOut==0) ? "native" : "parallel", aMs[0], pIn ? pIn->nRow : 0,
+        (bNative || pOut==0) ? "native" : "parallel",
+        (bNative || pOut==0) ? "-" : azMode[eMode], aMs[0], pIn ? pIn->nRow : 0,
         aMs[1], pOut ? pOut->nRow : 0, zStrategy ? zStrategy : "-", tFinal, nRow,
         parThreadsFor(pCtx, pIn ? pIn->nRow : 0));
     if( zOut ) sqlite3_result_text(ctx, zOut, -1, sqlite3_free);

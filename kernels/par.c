@@ -21,7 +21,9 @@
 ** MiB of doubles in and 1 MiB out, well inside L2 (16 blocks of 8192).  It
 ** is a number of elements, not of blocks, so that tiny-block test builds do
 ** not synchronise the threads every few elements. */
+#ifndef PX_WINDOW_BLOCKS
 #define PX_WINDOW_BLOCKS (PX_BLOCK < ((size_t)1 << 17) ? ((size_t)1 << 17) / PX_BLOCK : 1)
+#endif
 
 int px_threads_for(size_t nBlock, int nthreads){
   if( nBlock <= PX_PAR_MIN_BLOCKS || nthreads <= 1 ) return 1;

@@ -36,6 +36,13 @@ CREATE VIRTUAL TABLE temp.products USING parallel(
 SELECT * FROM products;
 
 .print ''
+.print 'Distributions: a histogram of prices (bins in parallel), quartile bins'
+.print 'of amounts, and the median and 90th percentile price:'
+SELECT * FROM par_histogram('sales', 'price', 5);
+SELECT bin, lo, hi, count FROM par_histogram('sales', 'amount', 4, 'quantile');
+SELECT par_median(price) AS median_price, par_percentile(price, 90) AS p90 FROM sales;
+
+.print ''
 .print 'What ran where (par_explain):'
 SELECT par_explain('SELECT region, sum(amount) FROM sales GROUP BY region');
 SELECT par_explain('SELECT * FROM sales ORDER BY amount LIMIT 3');

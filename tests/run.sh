@@ -38,6 +38,8 @@ for suite in "$@"; do
       run "batches" build/test_batch
       run "sql" $PY tests/test_sql.py ./parallel.so
       run "views" $PY tests/test_views.py ./parallel.so
+      run "extract" $PY tests/test_extract.py ./parallel.so
+      run "histogram" $PY tests/test_histogram.py ./parallel.so
       # The benchmark at 100k rows: it must run and agree with SQLite.
       run "bench smoke" env BENCH_ROWS=100000 BENCH_REPS=1 BENCH_RESULTS=0 $PY bench/bench.py
       ;;
@@ -54,6 +56,10 @@ for suite in "$@"; do
         LD_PRELOAD="$pre" $PY tests/test_sql.py ./build/asan/parallel.so
       run "asan views" env ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
         LD_PRELOAD="$pre" $PY tests/test_views.py ./build/asan/parallel.so
+      run "asan extract" env ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
+        LD_PRELOAD="$pre" $PY tests/test_extract.py ./build/asan/parallel.so
+      run "asan histogram" env ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
+        LD_PRELOAD="$pre" $PY tests/test_histogram.py ./build/asan/parallel.so
       ;;
     *) echo "run.sh: unknown suite $suite" >&2; exit 2 ;;
   esac

@@ -406,6 +406,47 @@ static void checkErrors(void){
   sqlite3_free(zErr);
 }
 
+/* ---- shapes of SELECT that the par_sink wrapper must keep ---------------- */
+
+static void sinkNoop(sqlite3_context *ctx, int argc, sqlite3_value **argv){}
+static void sinkFinal(sqlite3_context *ctx){ sqlite3_result_int(ctx, 1); }
+
+static void checkSinkShapes(void){
+  sqlite3_str *pStr;
+  char *zSql;
+  int i;
+  exec("DROP TABLE IF EXISTS s; CREATE TABLE s(a, b TEXT COLLATE NOCASE);"
+       "INSERT INTO s VALUES(3,'x'),(1,'Y'),(2,NULL),(1,'y'),(NULL,'z'),(2.5,x'00');"
+       "DROP TABLE IF EXISTS par_sink_src; CREATE TABLE par_sink_src(q);"
+       "INSERT INTO par_sink_src VALUES(42)");
+  checkRoundTrip("SELECT a, b FROM s ORDER BY b, a DESC", 0);
+  checkRoundTrip("SELECT a, b FROM s ORDER BY a LIMIT 3 OFFSET 1;", 0);
+  checkRoundTrip("WITH w(x) AS (SELECT a FROM s) SELECT x, x*2 FROM w WHERE x>1 /* c */ ;\n", 0);
+  checkRoundTrip("VALUES(1, 'a'), (2, x'ff'), (NULL, 2.5)", 0);
+  checkRoundTrip("SELECT a, ?1, :x FROM s", 0);
+  checkRoundTrip("SELECT q, (SELECT count(*) FROM par_sink_src) FROM par_sink_src", 0);
+  checkRoundTrip("SELECT b, count(*) FROM s GROUP BY b -- trailing comment", 0);
+  checkRoundTrip("SELECT DISTINCT b FROM s", 0);
+  checkRoundTrip("SELECT a FROM s UNION ALL SELECT b FROM s", 0);
+  /* More columns than a function takes arguments: rows are stepped. */
+  pStr = sqlite3_str_new(db);
+  sqlite3_str_appendall(pStr, "SELECT a");
+  for(i=1; i<150; i++) sqlite3_str_appendf(pStr, ", a+%d", i);
+  sqlite3_str_appendall(pStr, " FROM s");
+  zSql = sqlite3_str_finish(pStr);
+  checkRoundTrip(zSql, 0);
+  sqlite3_free(zSql);
+}
+
+/* An application that defines its own par_sink still gets its rows. */
+static void checkSinkReplaced(void){
+  sqlite3_create_function(db, "par_sink", -1, SQLITE_UTF8, 0, 0, sinkNoop, sinkFinal);
+  checkRoundTrip("SELECT a, b FROM s", 0);
+  sqlite3_create_function(db, "par_sink", -1, SQLITE_UTF8, 0, 0, sinkNoop, 0);
+  sqlite3_create_function(db, "par_sink", -1, SQLITE_UTF8, 0, sinkNoop, 0, 0);
+  checkRoundTrip("SELECT a, b FROM s", 0);
+}
+
 /* ---- hand-picked ordering cases ------------------------------------------- */
 
 static void checkTricky(void){
@@ -443,13 +484,18 @@ static void checkTricky(void){
 int main(int argc, char **argv){
   check_rng r = { check_seed() };
   static const int aSize[] = { 0, 1, 2, 3, 17, 300, 2500 };
-  int iSize, rep, j;
+  int iSize, rep, j, iSink;
   int nRep = getenv("CHECK_REPS") ? atoi(getenv("CHECK_REPS")) : 3;
 
   if( sqlite3_open(":memory:", &db) ) return 2;
   sqlite3_create_function(db, "bv", 2, SQLITE_UTF8, 0, bvFunc, 0, 0);
 
+  /* Everything twice: rows stepped one by one, then fed to par_sink. */
+  for(iSink=0; iSink<2; iSink++){
+  check_case("par_sink registered: %d", iSink);
+  if( iSink ) CHECK(parBatchRegister(db)==SQLITE_OK, "parBatchRegister");
   checkTricky();
+  checkSinkShapes();
   for(rep=0; rep<nRep; rep++){
     for(iSize=0; iSize<(int)(sizeof(aSize)/sizeof(aSize[0])); iSize++){
       makeTable(&r, aSize[iSize]);
@@ -466,6 +512,8 @@ int main(int argc, char **argv){
     }
   }
   checkErrors();
+  }
+  checkSinkReplaced();
   sqlite3_close(db);
   return check_summary("batches");
 }

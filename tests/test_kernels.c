@@ -20,7 +20,11 @@
 **   - f64 reduce sum: against a binary128 reference, within Neumaier's
 **     bound 2u|s| + 4 n u^2 sum|x|, and exact on 1e16, 1, -1e16 patterns
 **     where plain summation returns 0;
-**   - sort: keys and permutation equal to a stable qsort over (key, index).
+**   - sort: keys and permutation equal to a stable qsort over (key, index);
+**   - binning against edges: every slot count equal to a linear count of
+**     the edges <= x per value, compared in long double (exact for int64
+**     and double alike);
+**   - sorting doubles: bit-identical to qsort by value (-0.0 before +0.0).
 **
 ** Run it with CHECK_SEED=n to change the random inputs.
 */
@@ -31,6 +35,7 @@
 #include "reduce.h"
 #include "gather.h"
 #include "histogram.h"
+#include "quantile.h"
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -636,6 +641,336 @@ static void test_histogram(void){
   }
 }
 
+/* ---- histogram.h: binning against edges ----------------------------------- */
+
+/* The slot of x by the contract of histogram.h: a linear count of the
+** edges <= x, with long double comparisons (exact for int64 and double
+** alike when long double has 64 mantissa bits). */
+static uint32_t ref_slot(long double x, int bNaN, const double *aEdge, uint32_t nBin){
+  uint32_t s = 0, k;
+  if( bNaN ) return nBin + 2;
+  for(k=0; k<=nBin; k++) s += (long double)aEdge[k] <= x;
+  if( s==nBin + 1 && x==(long double)aEdge[nBin] ) s = nBin;
+  return s;
+}
+
+/* Edge sets: each a shape the guess-and-check binning could get wrong. */
+static const char *azEdgeShape[] = {
+  "uniform [-1,1]", "uniform, lo == hi", "random with duplicates",
+  "uniform [-DBL_MAX, DBL_MAX]", "uniform over 4 ulps", "uniform [-3e18, 9e18]"
+};
+#define N_EDGE_SHAPE ((int)(sizeof(azEdgeShape)/sizeof(azEdgeShape[0])))
+
+static int cmp_f64(const void *a, const void *b){
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+static void fill_edges(double *aEdge, uint32_t nBin, int shape){
+  uint32_t k;
+  switch( shape ){
+    case 0: px_edges_uniform(-1.0, 1.0, nBin, aEdge); break;
+    case 1: px_edges_uniform(0.25, 0.25, nBin, aEdge); break;
+    case 2:
+      for(k=0; k<=nBin; k++){
+        aEdge[k] = k && check_below(&rng, 5)==0 ? aEdge[k-1] : rand_unit() * 100;
+      }
+      qsort(aEdge, nBin + 1, sizeof(double), cmp_f64);
+      break;
+    case 3: px_edges_uniform(-DBL_MAX, DBL_MAX, nBin, aEdge); break;
+    case 4: px_edges_uniform(1.0, 1.0 + 4*DBL_EPSILON, nBin, aEdge); break;
+    default: px_edges_uniform(-3e18, 9e18, nBin, aEdge); break;
+  }
+}
+
+/* A double near the edges: inside, on an edge, just beside one, outside,
+** infinite, NaN, signed zeros, subnormal. */
+static double edge_value(const double *aEdge, uint32_t nBin){
+  double lo = aEdge[0], hi = aEdge[nBin], w = hi - lo, e;
+  switch( check_below(&rng, 20) ){
+    case 0: return INFINITY;
+    case 1: return -INFINITY;
+    case 2: return check_below(&rng, 3) ? NAN : -NAN;
+    case 3: return check_below(&rng, 2) ? 0.0 : -0.0;
+    case 4: case 5: case 6:
+      e = aEdge[check_below(&rng, nBin + 1)];
+      switch( check_below(&rng, 3) ){
+        case 0: return e;
+        case 1: return nextafter(e, INFINITY);
+        default: return nextafter(e, -INFINITY);
+      }
+    case 7: return rand_unit() * DBL_MAX;
+    case 8: return 4.9406564584124654e-324 * (double)check_below(&rng, 3);
+    default:
+      if( !isfinite(w) ) return rand_unit() * DBL_MAX;
+      return lo + w * (rand_unit() * 0.6 + 0.5);   /* [-0.1, 1.1] of the range */
+  }
+}
+
+/* An int64 near the edges or near the places where doubles stop being
+** exact. */
+static int64_t edge_value_i64(const double *aEdge, uint32_t nBin){
+  static const int64_t aX[] = { INT64_MIN, INT64_MIN + 1, INT64_MAX, INT64_MAX - 1, 0, -1 };
+  uint64_t r = check_next(&rng);
+  int64_t d = (int64_t)(r >> 60) - 8;          /* -8..7 */
+  double e;
+  switch( check_below(&rng, 8) ){
+    case 0: return aX[check_below(&rng, 6)];
+    case 1: return (int64_t)r;
+    case 2: return ((int64_t)1 << 53) + d;
+    case 3: return -((int64_t)1 << 53) + d;
+    case 4: case 5:
+      e = aEdge[check_below(&rng, nBin + 1)];
+      if( e > -9.2e18 && e < 9.2e18 ) return (int64_t)e + d;
+      return (int64_t)r;
+    default:
+      e = edge_value(aEdge, nBin);
+      if( e > -9.2e18 && e < 9.2e18 ) return (int64_t)e;
+      return (int64_t)(r >> 1);
+  }
+}
+
+static void test_histogram_edges(void){
+  static const uint32_t aNBin[] = { 1, 2, 7, 100, 1021, 1022, 3000 };
+  int iz, ib, is, it, bInt, bSkip;
+  size_t i;
+  for(iz=0; iz<nSize; iz++){
+    size_t n = aSize[iz];
+    double *aF = xmalloc(n*8);
+    int64_t *aI = xmalloc(n*8);
+    uint8_t *aSkip = xmalloc((n + 7)/8);
+    for(ib=0; ib<(int)(sizeof(aNBin)/sizeof(aNBin[0])); ib++){
+      uint32_t nBin = aNBin[ib];
+      size_t nSlot = PX_HIST_SLOTS(nBin);
+      double *aEdge;
+      uint64_t *aCount, *aRef;
+      if( (double)n * nBin > 4e6 ) continue;     /* the reference is O(n nBin) */
+      aEdge = xmalloc((nBin + 1) * 8);
+      aCount = xmalloc((nSlot + 1) * 8);
+      aRef = xmalloc(nSlot * 8);
+      for(is=0; is<N_EDGE_SHAPE; is++){
+        fill_edges(aEdge, nBin, is);
+        for(bInt=0; bInt<2; bInt++){
+          uint64_t nCounted = 0, got;
+          if( bInt && LDBL_MANT_DIG<64 ) continue;
+          bSkip = (int)check_below(&rng, 2);
+          for(i=0; i<(n + 7)/8; i++){
+            uint64_t r = check_next(&rng);
+            aSkip[i] = (uint8_t)(r & (r >> 8) & (r >> 16));   /* ~1/8 of the bits */
+          }
+          memset(aRef, 0, nSlot * 8);
+          for(i=0; i<n; i++){
+            uint32_t s;
+            if( bInt ){
+              aI[i] = edge_value_i64(aEdge, nBin);
+              s = ref_slot((long double)aI[i], 0, aEdge, nBin);
+            }else{
+              aF[i] = edge_value(aEdge, nBin);
+              s = ref_slot((long double)aF[i], aF[i]!=aF[i], aEdge, nBin);
+            }
+            if( bSkip && (aSkip[i>>3] >> (i&7)) & 1 ) continue;
+            aRef[s]++;
+            nCounted++;
+          }
+          for(it=0; it<nThr; it++){
+            check_case("histogram_%s n=%zu nBin=%u edges %s%s threads=%d", bInt ? "i64" : "f64",
+                       n, nBin, azEdgeShape[is], bSkip ? " skip" : "", aThr[it]);
+            for(i=0; i<nSlot; i++) aCount[i] = 12345;   /* overwritten, not added */
+            aCount[nSlot] = 777;                        /* must stay untouched */
+            got = bInt ? px_histogram_i64(aI, bSkip ? aSkip : 0, n, aEdge, nBin, aCount, aThr[it])
+                       : px_histogram_f64(aF, bSkip ? aSkip : 0, n, aEdge, nBin, aCount, aThr[it]);
+            CHECK(got==nCounted, "counted %llu want %llu", (unsigned long long)got,
+                  (unsigned long long)nCounted);
+            check_u64s(aCount, aRef, nSlot, "slot");
+            CHECK(aCount[nSlot]==777, "wrote past the last slot");
+          }
+        }
+      }
+      free(aEdge); free(aCount); free(aRef);
+    }
+    free(aF); free(aI); free(aSkip);
+  }
+}
+
+static void test_edges_uniform(void){
+  static const double aRange[][2] = {
+    { 0.0, 1.0 }, { -1.0, 1.0 }, { 3.0, 3.0 }, { -DBL_MAX, DBL_MAX }, { -1e308, 1.7e308 },
+    { 1.0, 1.0 + DBL_EPSILON }, { -5e-324, 5e-324 }, { -9.3e18, 9.3e18 }, { 0.1, 0.7 }
+  };
+  static const uint32_t aNBin[] = { 1, 2, 3, 10, 100, 1000, 65536 };
+  double *aEdge = xmalloc((65536 + 1) * 8);
+  int ir, ib;
+  uint32_t b;
+  check_case("edges_uniform: known values");
+  px_edges_uniform(0.0, 1.0, 10, aEdge);
+  CHECK(aEdge[3]==0.30000000000000004 && aEdge[7]==0.7000000000000001 && aEdge[10]==1.0,
+        "%.17g %.17g", aEdge[3], aEdge[7]);
+  px_edges_uniform(-1.0, 1.0, 2, aEdge);
+  CHECK(aEdge[0]==-1.0 && aEdge[1]==0.0 && aEdge[2]==1.0, "%g %g %g", aEdge[0], aEdge[1], aEdge[2]);
+  for(ir=0; ir<(int)(sizeof(aRange)/sizeof(aRange[0])); ir++){
+    double lo = aRange[ir][0], hi = aRange[ir][1];
+    for(ib=0; ib<(int)(sizeof(aNBin)/sizeof(aNBin[0])); ib++){
+      uint32_t nBin = aNBin[ib];
+      int bWide = isinf(hi - lo);
+      check_case("edges_uniform [%g, %g] nBin=%u", lo, hi, nBin);
+      px_edges_uniform(lo, hi, nBin, aEdge);
+      CHECK(aEdge[0]==lo && aEdge[nBin]==hi, "ends %g %g", aEdge[0], aEdge[nBin]);
+      for(b=1; b<nBin; b++){
+        /* The formula of the contract, written out again. */
+        double w = bWide ? (hi/2 - lo/2) / nBin : (hi - lo) / nBin;
+        double e = bWide ? 2 * (lo/2 + b * w) : lo + b * w;
+        if( e > hi ) e = hi;
+        if( !same_f64(aEdge[b], e) || !(aEdge[b] >= aEdge[b-1]) || !isfinite(aEdge[b]) ) break;
+      }
+      CHECK(b>=nBin, "edge %u = %.17g (before it %.17g)", b, aEdge[b], aEdge[b-1]);
+      if( nBin>=10 && bWide ){
+        double mid = lo/2 + hi/2;
+        CHECK(fabs(aEdge[nBin/2] - mid) < 1e-6 * (hi/2 - lo/2), "middle %g", aEdge[nBin/2]);
+      }
+    }
+  }
+  free(aEdge);
+}
+
+static void test_range(void){
+  int iz, it, bInt, bSkip;
+  size_t i;
+  for(iz=0; iz<nSize; iz++){
+    size_t n = aSize[iz];
+    double *aF = xmalloc(n*8);
+    int64_t *aI = xmalloc(n*8);
+    uint8_t *aSkip = xmalloc((n + 7)/8);
+    for(bInt=0; bInt<2; bInt++){
+      for(bSkip=0; bSkip<2; bSkip++){
+        double mnF = 0, mxF = 0, mn1 = 0, mx1 = 0;
+        int64_t mnI = 0, mxI = 0;
+        uint64_t nRef = 0;
+        int kind = (int)check_below(&rng, 3);      /* 2: all infinite or NaN */
+        for(i=0; i<(n + 7)/8; i++) aSkip[i] = (uint8_t)check_next(&rng);
+        for(i=0; i<n; i++){
+          uint64_t r = check_next(&rng);
+          int bSkipped = bSkip && (aSkip[i>>3] >> (i&7)) & 1;
+          if( bInt ){
+            aI[i] = r % 4 ? (int64_t)r >> (r % 60) : (r % 8 ? INT64_MIN : INT64_MAX);
+            if( bSkipped ) continue;
+            if( nRef==0 || aI[i]<mnI ) mnI = aI[i];
+            if( nRef==0 || aI[i]>mxI ) mxI = aI[i];
+            nRef++;
+          }else{
+            aF[i] = kind==2 || r % 7==0 ? (r % 3==0 ? NAN : r % 3==1 ? INFINITY : -INFINITY)
+                  : r % 11==0 ? (r % 2 ? -0.0 : 0.0) : rand_unit() * ldexp(1, (int)(r % 64));
+            if( bSkipped || !isfinite(aF[i]) ) continue;
+            if( nRef==0 || aF[i]<mnF ) mnF = aF[i];
+            if( nRef==0 || aF[i]>mxF ) mxF = aF[i];
+            nRef++;
+          }
+        }
+        for(it=0; it<nThr; it++){
+          double gotMnF = 1, gotMxF = 1;
+          int64_t gotMnI = 1, gotMxI = 1;
+          uint64_t got;
+          check_case("range_%s n=%zu%s threads=%d", bInt ? "i64" : "f64", n,
+                     bSkip ? " skip" : "", aThr[it]);
+          if( bInt ){
+            got = px_range_i64(aI, bSkip ? aSkip : 0, n, &gotMnI, &gotMxI, aThr[it]);
+            CHECK(got==nRef, "count %llu want %llu", (unsigned long long)got,
+                  (unsigned long long)nRef);
+            CHECK(nRef==0 || (gotMnI==mnI && gotMxI==mxI), "min %lld max %lld",
+                  (long long)gotMnI, (long long)gotMxI);
+          }else{
+            got = px_range_f64(aF, bSkip ? aSkip : 0, n, &gotMnF, &gotMxF, aThr[it]);
+            CHECK(got==nRef, "count %llu want %llu", (unsigned long long)got,
+                  (unsigned long long)nRef);
+            /* Equal to the reference (a tie of -0.0 and +0.0 may go either
+            ** way), and the same bits for every thread count. */
+            CHECK(nRef==0 || (gotMnF==mnF && gotMxF==mxF),
+                  "min %a max %a want %a %a", gotMnF, gotMxF, mnF, mxF);
+            if( it==0 ){ mn1 = gotMnF; mx1 = gotMxF; }
+            CHECK(nRef==0 || (same_f64(gotMnF, mn1) && same_f64(gotMxF, mx1)),
+                  "min %a max %a at 1 thread %a %a", gotMnF, gotMxF, mn1, mx1);
+            CHECK(nRef || (gotMnF==1 && gotMxF==1), "min/max set for no values");
+          }
+        }
+      }
+    }
+    free(aF); free(aI); free(aSkip);
+  }
+}
+
+static void test_f64_of_i64(void){
+  static const int64_t aX[] = {
+    INT64_MIN, INT64_MIN + 1, INT64_MAX, INT64_MAX - 1, INT64_MAX - 512, INT64_MAX - 513,
+    0, 1, -1, ((int64_t)1 << 53) + 1, ((int64_t)1 << 53) + 3, -((int64_t)1 << 53) - 1,
+    ((int64_t)1 << 62) + 511, ((int64_t)1 << 62) + 513
+  };
+  int i;
+  check_case("px_f64_below_i64 / px_f64_above_i64");
+  if( LDBL_MANT_DIG<64 ) return;
+  for(i=0; i<10000; i++){
+    int64_t v = i < (int)(sizeof(aX)/sizeof(aX[0])) ? aX[i]
+              : (int64_t)check_next(&rng) >> check_below(&rng, 12);
+    double dn = px_f64_below_i64(v), up = px_f64_above_i64(v);
+    long double lv = (long double)v;
+    CHECK((long double)dn <= lv && (long double)nextafter(dn, INFINITY) > lv,
+          "below(%lld) = %.17g", (long long)v, dn);
+    CHECK((long double)up >= lv && (long double)nextafter(up, -INFINITY) < lv,
+          "above(%lld) = %.17g", (long long)v, up);
+    if( check_case_failed() ) break;
+  }
+}
+
+/* ---- quantile.h ------------------------------------------------------------- */
+
+/* The order of px_sort_f64: NaNs with the sign bit, numbers by value with
+** -0.0 before +0.0, other NaNs. */
+static int sort_f64_class(double x){ return x==x ? 1 : signbit(x) ? 0 : 2; }
+static int sort_f64_cmp(const void *a, const void *b){
+  double x = *(const double*)a, y = *(const double*)b;
+  int cx = sort_f64_class(x), cy = sort_f64_class(y);
+  if( cx!=cy ) return cx < cy ? -1 : 1;
+  if( cx!=1 ) return 0;
+  if( x!=y ) return x < y ? -1 : 1;
+  return signbit(y) - signbit(x) ? (signbit(x) ? -1 : 1) : 0;
+}
+
+static void test_sort_f64(void){
+  static const size_t aExtra[] = { 1000, 65536, 300000 };
+  int iz, it, shape, rc;
+  size_t i;
+  for(iz=0; iz<nSize + 3; iz++){
+    size_t n = iz<nSize ? aSize[iz] : aExtra[iz-nSize];
+    double *a = xmalloc(n*8), *aRef = xmalloc(n*8), *aGot = xmalloc(n*8);
+    if( B<1024 && n>20011 ){ free(a); free(aRef); free(aGot); continue; }
+    for(shape=0; shape<3; shape++){
+      for(i=0; i<n; i++){
+        uint64_t r = check_next(&rng);
+        switch( shape ){
+          case 0: a[i] = rand_unit() * ldexp(1, (int)(r % 200) - 100); break;
+          case 1: a[i] = (double)(r % 5) - 2; break;           /* many duplicates */
+          default: {
+            static const double aS[] = { 0.0, -0.0, INFINITY, -INFINITY, 1e-320, -1e-320 };
+            a[i] = r % 4 ? aS[(r >> 8) % 6] : r % 3 ? NAN : -NAN;
+            break;
+          }
+        }
+      }
+      memcpy(aRef, a, n*8);
+      qsort(aRef, n, 8, sort_f64_cmp);
+      for(it=0; it<nThr; it++){
+        check_case("sort_f64 n=%zu shape %d threads=%d", n, shape, aThr[it]);
+        memcpy(aGot, a, n*8);
+        rc = px_sort_f64(aGot, n, aThr[it]);
+        CHECK(rc==PX_OK, "rc %d", rc);
+        for(i=0; i<n && same_f64(aGot[i], aRef[i]); i++){}
+        CHECK(i==n, "[%zu] got %a want %a", i, i<n ? aGot[i] : 0, i<n ? aRef[i] : 0);
+      }
+    }
+    free(a); free(aRef); free(aGot);
+  }
+  check_case("sort_f64 n > UINT32_MAX is PX_ETOOBIG");
+  CHECK(px_sort_f64(0, (size_t)UINT32_MAX + 1, 1)==PX_ETOOBIG, "etoobig");
+}
+
 /* ---- sort.h ----------------------------------------------------------------- */
 
 static void test_keys(void){
@@ -854,5 +1189,12 @@ int main(void){
   test_keys();
   test_sort();
   test_sort_enomem();
+  /* After the out-of-memory test: these free large blocks that the
+  ** limited address space there could otherwise reuse. */
+  test_edges_uniform();
+  test_histogram_edges();
+  test_range();
+  test_f64_of_i64();
+  test_sort_f64();
   return check_summary("kernels");
 }

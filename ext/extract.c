@@ -1,0 +1,1040 @@
+/*
+** extract.c: reading the rows of a plan's extraction query, in parallel
+** on read-only worker connections when the source allows it, and keeping
+** what was read in a columnar cache.
+**
+**   .load ./parallel
+**   CREATE VIRTUAL TABLE temp.r USING parallel(
+**     'SELECT k, sum(v) FROM main.t WHERE v > 0 GROUP BY k');
+**   SELECT * FROM r;                  -- cold: rowid ranges read in parallel
+**   SELECT * FROM r;                  -- warm: the columns come from the cache
+**   SELECT * FROM par_cache;          -- source, columns, rows, bytes, hits
+**   SELECT par_cache_clear();         -- drop every entry
+**   SELECT par_config('parallel_extract', 0);   -- always read serially
+**   SELECT par_config('cache_mb', 256);         -- cache budget
+**
+** How it works:
+**  1. The source.  Rows are read in parallel only when the extraction
+**     query reads one ordinary rowid table of a database file, in rowid
+**     order ("SCAN t" in its query plan), with nothing else (no subquery,
+**     no index), and a range of rowids makes it "SEARCH t USING INTEGER
+**     PRIMARY KEY": then the rows of a range are exactly the rows of the
+**     query whose rowids fall in it, in the same order.  The caller's
+**     connection must have no uncommitted change to that database and not
+**     be inside an explicit transaction on it (its own writes, or its
+**     older snapshot, are visible on it alone); a read transaction of
+**     autocommit statements (the one scanning the view, say) reads the
+**     latest commit, as a new statement would.  The query may use no
+**     application-defined function (a worker
+**     has SQLite's built-in ones only) and no collation SQLite does not
+**     define.  Everything else is read serially on the caller's connection,
+**     and par_explain says why.
+**  2. One snapshot.  Worker connections (opened lazily, read-only, one per
+**     thread, closed with the caller's connection) each begin a read
+**     transaction.  In WAL mode a "gate" connection holds the write lock
+**     meanwhile (BEGIN IMMEDIATE), so no commit lands between the first
+**     worker's snapshot and the last's; in rollback mode the first
+**     worker's shared lock already keeps every commit out.  When the lock
+**     cannot be had quickly the rows are read serially.
+**  3. Ranges.  The rowids min..max are cut into 8 ranges per thread, taken
+**     by the workers as they finish (so skew in the data evens out); each
+**     range feeds par_sink (batch.c) on the worker's own connection, and
+**     the pieces are joined in rowid order (parBatchConcat).  Below
+**     min_rows rowids, one serial read on the caller's connection is
+**     cheaper.  The calling thread waits and checks for sqlite3_interrupt()
+**     on its connection every few milliseconds; an interrupt stops the
+**     workers.
+**  4. The cache.  What parallel extraction read is kept under a key made
+**     of the database file and the worker's SQL, stamped with the data
+**     version (SQLITE_FCNTL_DATA_VERSION) of the first worker connection
+**     inside the snapshot.  A lookup refreshes that connection (which
+**     sees every commit, this connection's and any other's, schema changes
+**     included) and uses the entry only if the version is unchanged.
+**     Because the worker connections stay open on the file, an ATTACH or
+**     DETACH on the caller's connection cannot reset the version the
+**     stamps are compared with; the key holds the file the name resolved
+**     to at lookup.  Entries are dropped least recently used first to
+**     stay within cache_mb; a batch in use stays alive (reference count).
+*/
+#include "extract.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- structures ------------------------------------------------------------ */
+
+/* Worker connections on one database file. */
+typedef struct ParPool ParPool;
+struct ParPool {
+  char *zFile;          /* the file, as sqlite3_db_filename() names it */
+  int nConn;
+  sqlite3 **aConn;      /* read-only, one per thread */
+  sqlite3 *pGate;       /* read-write: holds the write lock of a WAL file
+                        ** while the workers begin (or NULL) */
+};
+
+typedef struct ParCacheEntry ParCacheEntry;
+struct ParCacheEntry {
+  ParCacheEntry *pPrev, *pNext;   /* LRU list, most recent first */
+  char *zKey;           /* file, LIKE mode and the worker's SQL */
+  char *zSource;        /* schema.table, for par_cache */
+  char *zCols;          /* the extracted expressions, for par_cache */
+  unsigned iVersion;    /* data version of the pool's first connection */
+  ParBatch *pBatch;     /* one reference */
+  sqlite3_int64 nHit;
+};
+
+typedef struct ParCache ParCache;
+struct ParCache {
+  ParCacheEntry *pFirst, *pLast;
+  sqlite3_int64 nByte;  /* bytes of all entries' batches */
+  int nEntry;
+};
+
+/* A source that can be read in parallel (parSourceResolve). */
+typedef struct ParSource ParSource;
+struct ParSource {
+  char *zSchema;        /* the table's schema on the caller's connection */
+  char *zTable;
+  const char *zFile;    /* its file (owned by SQLite) */
+  const char *zRowid;   /* how the worker SQL names the rowid */
+  char *zWorkerSql;     /* the extraction on a worker connection, where
+                        ** the file is "main", for rowids :par_lo..:par_hi */
+  char *zKey;           /* cache key */
+  int bWal;             /* the file is in WAL mode */
+  int bLikeCs;          /* the caller's LIKE is case sensitive */
+};
+
+static void parSourceClear(ParSource *p){
+  sqlite3_free(p->zSchema);
+  sqlite3_free(p->zTable);
+  sqlite3_free(p->zWorkerSql);
+  sqlite3_free(p->zKey);
+  memset(p, 0, sizeof(*p));
+}
+
+/* ---- small helpers --------------------------------------------------------- */
+
+/* Run zSql on db, ignoring rows; SQLite's result code. */
+static int parExec(sqlite3 *db, const char *zSql){
+  return sqlite3_exec(db, zSql, 0, 0, 0);
+}
+
+/* The first column of the first row of zSql as an integer, or iDefault. */
+static sqlite3_int64 parQueryInt(sqlite3 *db, const char *zSql, sqlite3_int64 iDefault){
+  sqlite3_stmt *pStmt = 0;
+  sqlite3_int64 v = iDefault;
+  if( sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK
+   && sqlite3_step(pStmt)==SQLITE_ROW
+   && sqlite3_column_type(pStmt, 0)!=SQLITE_NULL ){
+    v = sqlite3_column_int64(pStmt, 0);
+  }
+  sqlite3_finalize(pStmt);
+  return v;
+}
+
+/* The detail lines of zSql's query plan, each ending in "\n", or NULL. */
+static char *parQueryPlan(sqlite3 *db, const char *zSql){
+  sqlite3_stmt *pStmt = 0;
+  sqlite3_str *pStr;
+  char *zEqp = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", zSql);
+  int rc = zEqp ? sqlite3_prepare_v2(db, zEqp, -1, &pStmt, 0) : SQLITE_NOMEM;
+  sqlite3_free(zEqp);
+  if( rc ){
+    sqlite3_finalize(pStmt);
+    return 0;
+  }
+  pStr = sqlite3_str_new(db);
+  while( sqlite3_step(pStmt)==SQLITE_ROW ){
+    sqlite3_str_appendf(pStr, "%s\n", (const char*)sqlite3_column_text(pStmt, 3));
+  }
+  sqlite3_str_appendall(pStr, "");   /* an empty plan is "", not NULL */
+  sqlite3_finalize(pStmt);
+  return sqlite3_str_finish(pStr);
+}
+
+/* True if zPlan is one line that starts with zStart and contains zHas
+** (if not NULL) and does not contain zNot (if not NULL). */
+static int parPlanIs(const char *zPlan, const char *zStart, const char *zHas,
+                     const char *zNot){
+  const char *zEnd;
+  if( zPlan==0 || strncmp(zPlan, zStart, strlen(zStart))!=0 ) return 0;
+  zEnd = strchr(zPlan, '\n');
+  if( zEnd==0 || zEnd[1]!=0 ) return 0;
+  if( zHas && strstr(zPlan, zHas)==0 ) return 0;
+  if( zNot && strstr(zPlan, zNot)!=0 ) return 0;
+  return 1;
+}
+
+/* ---- the source ------------------------------------------------------------ */
+
+/* Does table zTab exist in schema zSchema of db? */
+static int parHasTable(sqlite3 *db, const char *zSchema, const char *zTab){
+  return sqlite3_table_column_metadata(db, zSchema, zTab, 0, 0, 0, 0, 0, 0)==SQLITE_OK;
+}
+
+/* The schema an unqualified table name zTab resolves to, as SQLite
+** resolves it (temp, main, then attached databases in order), or NULL. */
+static char *parResolveSchema(sqlite3 *db, const char *zTab){
+  sqlite3_stmt *pStmt = 0;
+  char *zFound = 0;
+  if( parHasTable(db, "temp", zTab) ) return sqlite3_mprintf("temp");
+  if( sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list ORDER BY seq",
+                         -1, &pStmt, 0)==SQLITE_OK ){
+    while( zFound==0 && sqlite3_step(pStmt)==SQLITE_ROW ){
+      const char *zName = (const char*)sqlite3_column_text(pStmt, 0);
+      if( zName && sqlite3_stricmp(zName, "temp")!=0 && parHasTable(db, zName, zTab) ){
+        zFound = sqlite3_mprintf("%s", zName);
+      }
+    }
+  }
+  sqlite3_finalize(pStmt);
+  return zFound;
+}
+
+/* Why the function calls and collations named in zText keep a worker
+** from computing what the caller's connection computes, or NULL. */
+static char *parForeignNames(sqlite3 *db, const char *zText){
+  int nTok = 0, i;
+  ParToken *aTok = parTokenize(zText, &nTok);
+  char *zWhy = 0;
+  sqlite3_stmt *pFunc = 0;
+  if( aTok==0 ) return sqlite3_mprintf("out of memory");
+  sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_function_list "
+                         "WHERE name=?1 COLLATE NOCASE AND NOT builtin", -1, &pFunc, 0);
+  for(i=0; zWhy==0 && i+1<nTok; i++){
+    const ParToken *t = &aTok[i];
+    if( t->eType==PT_ID && aTok[i+1].eType==PT_LP && pFunc ){
+      sqlite3_bind_text(pFunc, 1, zText + t->i, t->n, SQLITE_STATIC);
+      if( sqlite3_step(pFunc)==SQLITE_ROW ){
+        zWhy = sqlite3_mprintf("it calls %.*s(), a function of the application "
+                               "that worker connections do not have", t->n, zText + t->i);
+      }
+      sqlite3_reset(pFunc);
+    }else if( parTokIs(zText, t, "COLLATE")
+           && (aTok[i+1].eType==PT_ID || aTok[i+1].eType==PT_QID) ){
+      char *zColl = parDequote(zText + aTok[i+1].i, aTok[i+1].n);
+      if( zColl && parCollFromName(zColl)<0 ){
+        zWhy = sqlite3_mprintf("it uses the collation %s of the application", zColl);
+      }
+      sqlite3_free(zColl);
+    }
+  }
+  sqlite3_finalize(pFunc);
+  sqlite3_free(aTok);
+  return zWhy;
+}
+
+/* The extraction SQL over schema zSchema's table, for rowids between the
+** parameters :par_lo and :par_hi. */
+static char *parRangeSql(const ParPlan *pPlan, const char *zSchema, const char *zTable,
+                         const char *zAlias, const char *zRowid){
+  return sqlite3_mprintf("SELECT %s FROM \"%w\".\"%w\" AS \"%w\" WHERE %s%s%s"
+                         "\"%w\".%s>=:par_lo AND \"%w\".%s<=:par_hi",
+                         pPlan->zExtractCols, zSchema, zTable, zAlias,
+                         pPlan->zExtractWhere ? "(" : "",
+                         pPlan->zExtractWhere ? pPlan->zExtractWhere : "",
+                         pPlan->zExtractWhere ? ") AND " : "",
+                         zAlias, zRowid, zAlias, zRowid);
+}
+
+/* Can pPlan's extraction be read in parallel on worker connections?  On
+** SQLITE_OK either fills *pSrc or sets *pzWhy to the reason it cannot. */
+static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
+                            ParSource *pSrc, char **pzWhy){
+  static const char *azRowid[] = { "rowid", "_rowid_", "oid" };
+  const char *zFrom = pPlan->zExtractFrom;
+  ParToken *aTok = 0;
+  char *zAlias = 0, *zWhy = 0, *zPlan = 0, *zSink = 0;
+  int nTok = 0, iName = 0, iAlias = -1, i, bWhy = 0;
+
+  memset(pSrc, 0, sizeof(*pSrc));
+  *pzWhy = 0;
+#define WHY(...) do{ zWhy = sqlite3_mprintf(__VA_ARGS__); bWhy = 1; goto done; }while(0)
+  if( !pCtx->bParExtract ) WHY("parallel_extract is off");
+  if( pCtx->nThread<=1 ) WHY("one thread (see par_config('threads'))");
+  if( zFrom==0 ) WHY("the query has no extraction");
+
+  /* FROM: [schema .] table [[AS] alias] and nothing more. */
+  aTok = parTokenize(zFrom, &nTok);
+  if( aTok==0 ) return SQLITE_NOMEM;
+  nTok--;   /* the PT_EOF */
+#define ISNAME(k) ((k)<nTok && (aTok[k].eType==PT_ID || aTok[k].eType==PT_QID))
+  if( nTok>=3 && ISNAME(0) && aTok[1].eType==PT_DOT && ISNAME(2) ) iName = 2;
+  i = iName + 1;
+  if( i<nTok && parTokIs(zFrom, &aTok[i], "AS") ) i++;
+  if( ISNAME(i) ){ iAlias = i; i++; }
+  if( !ISNAME(iName) || i!=nTok ){
+    WHY("the query does not read exactly one table");
+  }
+#undef ISNAME
+  pSrc->zTable = parDequote(zFrom + aTok[iName].i, aTok[iName].n);
+  zAlias = iAlias>=0 ? parDequote(zFrom + aTok[iAlias].i, aTok[iAlias].n)
+                     : sqlite3_mprintf("%s", pSrc->zTable);
+  pSrc->zSchema = iName ? parDequote(zFrom + aTok[0].i, aTok[0].n)
+                        : parResolveSchema(db, pSrc->zTable);
+  if( pSrc->zTable==0 || zAlias==0 ) return SQLITE_NOMEM;
+  if( pSrc->zSchema==0 ) WHY("%s is not a table", pSrc->zTable);
+  if( sqlite3_stricmp(pSrc->zSchema, "temp")==0 ){
+    WHY("%s is a temp table: only the caller's connection sees it", pSrc->zTable);
+  }
+  pSrc->zFile = sqlite3_db_filename(db, pSrc->zSchema);
+  if( pSrc->zFile==0 || pSrc->zFile[0]==0 ){
+    WHY("%s is in an in-memory or temporary database", pSrc->zTable);
+  }
+  {
+    char *zVfs = 0;
+    sqlite3_file_control(db, pSrc->zSchema, SQLITE_FCNTL_VFSNAME, &zVfs);
+    if( zVfs==0 || sqlite3_vfs_find(0)==0 || strcmp(zVfs, sqlite3_vfs_find(0)->zName)!=0 ){
+      sqlite3_free(zWhy);
+      zWhy = sqlite3_mprintf("the database %s uses the VFS %s, not the default one",
+                             pSrc->zSchema, zVfs ? zVfs : "?");
+    }
+    sqlite3_free(zVfs);
+    if( zWhy ){ bWhy = 1; goto done; }
+  }
+  /* Uncommitted writes, and the snapshot of an explicit transaction, are
+  ** only on the caller's connection.  A read transaction in autocommit
+  ** mode belongs to the statements running now (this one included): like
+  ** a new statement, the workers read the latest commit. */
+  switch( sqlite3_txn_state(db, pSrc->zSchema) ){
+    case SQLITE_TXN_WRITE:
+      WHY("the connection has uncommitted changes to %s: only it sees them",
+          pSrc->zSchema);
+    case SQLITE_TXN_READ:
+      if( !sqlite3_get_autocommit(db) ){
+        WHY("the connection is inside a transaction on %s: only it sees its "
+            "snapshot", pSrc->zSchema);
+      }
+      break;
+  }
+  if( parQueryInt(db, "PRAGMA reverse_unordered_selects", 0) ){
+    WHY("reverse_unordered_selects is on");
+  }
+  zWhy = parForeignNames(db, pPlan->zExtractCols);
+  if( zWhy==0 && pPlan->zExtractWhere ) zWhy = parForeignNames(db, pPlan->zExtractWhere);
+  if( zWhy ){ bWhy = 1; goto done; }
+
+  /* The query reads the table in rowid order... */
+  zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
+  zPlan = zSink ? parQueryPlan(db, zSink) : 0;
+  if( !parPlanIs(zPlan, "SCAN ", 0, " USING ") ){
+    char *z;
+    for(z=zPlan; z && *z; z++){ if( *z=='\n' ) *z = z[1] ? ';' : 0; }
+    WHY("SQLite does not read %s in rowid order alone (its plan: %s)", pSrc->zTable,
+        zPlan ? zPlan : "?");
+  }
+  /* ...and a rowid range restricts it to a range of the same order. */
+  for(i=0; i<3 && pSrc->zRowid==0; i++){
+    char *zRange = parRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, azRowid[i]);
+    char *zRangeSink = zRange ? parSinkSql(zRange, (int)strlen(zRange), pPlan->nExtractCol) : 0;
+    char *zRangePlan = zRangeSink ? parQueryPlan(db, zRangeSink) : 0;
+    if( parPlanIs(zRangePlan, "SEARCH ", "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)", 0) ){
+      pSrc->zRowid = azRowid[i];
+    }
+    sqlite3_free(zRange);
+    sqlite3_free(zRangeSink);
+    sqlite3_free(zRangePlan);
+  }
+  if( pSrc->zRowid==0 ) WHY("%s has no rowid to cut it into ranges", pSrc->zTable);
+
+  {
+    char *zJm = sqlite3_mprintf("PRAGMA \"%w\".journal_mode", pSrc->zSchema);
+    sqlite3_stmt *pJm = 0;
+    pSrc->bWal = 0;
+    if( zJm && sqlite3_prepare_v2(db, zJm, -1, &pJm, 0)==SQLITE_OK
+     && sqlite3_step(pJm)==SQLITE_ROW ){
+      pSrc->bWal = sqlite3_stricmp((const char*)sqlite3_column_text(pJm, 0), "wal")==0;
+    }
+    sqlite3_finalize(pJm);
+    sqlite3_free(zJm);
+  }
+  pSrc->bLikeCs = parQueryInt(db, "SELECT 'a' LIKE 'A'", 1)==0;
+  pSrc->zWorkerSql = parRangeSql(pPlan, "main", pSrc->zTable, zAlias, pSrc->zRowid);
+  if( pSrc->zWorkerSql ){
+    pSrc->zKey = sqlite3_mprintf("%s\n%d\n%s", pSrc->zFile, pSrc->bLikeCs, pSrc->zWorkerSql);
+  }
+  if( pSrc->zWorkerSql==0 || pSrc->zKey==0 ){
+    sqlite3_free(zAlias);
+    sqlite3_free(zPlan);
+    sqlite3_free(zSink);
+    sqlite3_free(aTok);
+    parSourceClear(pSrc);
+    return SQLITE_NOMEM;
+  }
+#undef WHY
+done:
+  sqlite3_free(zAlias);
+  sqlite3_free(zPlan);
+  sqlite3_free(zSink);
+  sqlite3_free(aTok);
+  if( bWhy ){
+    parSourceClear(pSrc);
+    *pzWhy = zWhy;
+    return zWhy ? SQLITE_OK : SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+/* ---- worker connections ---------------------------------------------------- */
+
+static void parPoolFree(ParPool *p){
+  int i;
+  if( p==0 ) return;
+  for(i=0; i<p->nConn; i++) sqlite3_close_v2(p->aConn[i]);
+  sqlite3_close_v2(p->pGate);
+  sqlite3_free(p->aConn);
+  sqlite3_free(p->zFile);
+  sqlite3_free(p);
+}
+
+/* The pool of pCtx on zFile with at least nConn connections (and the gate
+** when bGate), opened as needed; NULL with *pzWhy set when they cannot be
+** opened (or out of memory). */
+static ParPool *parPoolGet(ParContext *pCtx, const char *zFile, int nConn, int bGate,
+                           char **pzWhy){
+  ParPool *p = pCtx->pPool;
+  const int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+  int rc = SQLITE_OK;
+  if( p && strcmp(p->zFile, zFile)!=0 ){
+    parPoolFree(p);
+    pCtx->pPool = p = 0;
+  }
+  if( p==0 ){
+    p = sqlite3_malloc(sizeof(*p));
+    if( p==0 ) return 0;
+    memset(p, 0, sizeof(*p));
+    p->zFile = sqlite3_mprintf("%s", zFile);
+    if( p->zFile==0 ){ sqlite3_free(p); return 0; }
+    pCtx->pPool = p;
+  }
+  if( p->nConn<nConn ){
+    sqlite3 **aNew = sqlite3_realloc64(p->aConn, sizeof(sqlite3*)*nConn);
+    if( aNew==0 ) return 0;
+    p->aConn = aNew;
+    while( p->nConn<nConn && rc==SQLITE_OK ){
+      sqlite3 *pDb = 0;
+      rc = sqlite3_open_v2(zFile, &pDb, SQLITE_OPEN_READONLY|flags, 0);
+      if( rc==SQLITE_OK ) rc = parBatchRegister(pDb);
+      if( rc==SQLITE_OK ) sqlite3_busy_timeout(pDb, 200);
+      if( rc ){
+        *pzWhy = sqlite3_mprintf("a worker connection cannot open %s: %s", zFile,
+                                 pDb ? sqlite3_errmsg(pDb) : sqlite3_errstr(rc));
+        sqlite3_close_v2(pDb);
+        return 0;
+      }
+      p->aConn[p->nConn++] = pDb;
+    }
+  }
+  if( bGate && p->pGate==0 ){
+    rc = sqlite3_open_v2(zFile, &p->pGate, SQLITE_OPEN_READWRITE|flags, 0);
+    if( rc ){
+      *pzWhy = sqlite3_mprintf("cannot hold the write lock of %s to begin one snapshot: %s",
+                               zFile, p->pGate ? sqlite3_errmsg(p->pGate) : sqlite3_errstr(rc));
+      sqlite3_close_v2(p->pGate);
+      p->pGate = 0;
+      return 0;
+    }
+    sqlite3_busy_timeout(p->pGate, 250);
+  }
+  return p;
+}
+
+/* End the read transactions of the first n connections. */
+static void parSnapshotEnd(ParPool *p, int n){
+  int i;
+  for(i=0; i<n; i++){
+    if( !sqlite3_get_autocommit(p->aConn[i]) ) parExec(p->aConn[i], "ROLLBACK");
+  }
+}
+
+/* Begin one read transaction on each of the first n connections, all on
+** the same committed snapshot (see the header, 2).  On failure ends what
+** it began and sets *pzWhy. */
+static int parSnapshotBegin(ParPool *p, int n, int bWal, char **pzWhy){
+  int i, rc = SQLITE_OK;
+  if( bWal && parExec(p->pGate, "BEGIN IMMEDIATE")!=SQLITE_OK ){
+    *pzWhy = sqlite3_mprintf("another connection holds the write lock, so one "
+                             "snapshot for all workers cannot be ensured");
+    return SQLITE_BUSY;
+  }
+  for(i=0; i<n && rc==SQLITE_OK; i++){
+    /* Reading the schema cookie starts the read transaction. */
+    rc = parExec(p->aConn[i], "BEGIN; PRAGMA schema_version");
+  }
+  if( bWal ) parExec(p->pGate, "ROLLBACK");
+  if( rc ){
+    *pzWhy = sqlite3_mprintf("a worker connection cannot begin reading: %s",
+                             sqlite3_errmsg(p->aConn[i-1]));
+    parSnapshotEnd(p, i);
+  }
+  return rc;
+}
+
+/* The data version of connection pDb's main database. */
+static unsigned parDataVersion(sqlite3 *pDb){
+  unsigned v = 0;
+  sqlite3_file_control(pDb, "main", SQLITE_FCNTL_DATA_VERSION, &v);
+  return v;
+}
+
+/* ---- parallel reading ------------------------------------------------------ */
+
+typedef struct ParRun ParRun;
+typedef struct ParWorker {
+  ParRun *pRun;
+  sqlite3 *pDb;           /* owned by the pool, used by this worker only */
+  sqlite3_stmt *pSink;    /* the worker SQL through par_sink */
+  sqlite3_stmt *pMeta;    /* the worker SQL itself: column names */
+  pthread_t tid;
+  int bStarted;
+} ParWorker;
+
+struct ParRun {
+  int nChunk;
+  sqlite3_int64 *aLo, *aHi;     /* rowid range of each chunk */
+  ParBatch **apChunk;           /* what each chunk read */
+  int iNext;                    /* next chunk to take (atomic) */
+  int bStop;                    /* stop taking chunks (atomic) */
+  sqlite3_int64 mxMem;
+  sqlite3_int64 nShared;        /* bytes of all chunks (atomic) */
+  pthread_mutex_t mutex;
+  pthread_cond_t cond;
+  int nDone;                    /* workers finished (under mutex) */
+  int rc;                       /* first error (under mutex) */
+  char *zErr;
+};
+
+static void *parWorkerMain(void *pArg){
+  ParWorker *w = (ParWorker*)pArg;
+  ParRun *r = w->pRun;
+  int iLo = sqlite3_bind_parameter_index(w->pSink, ":par_lo");
+  int iHi = sqlite3_bind_parameter_index(w->pSink, ":par_hi");
+  for(;;){
+    int i = __atomic_fetch_add(&r->iNext, 1, __ATOMIC_RELAXED), rc;
+    char *zErr = 0;
+    if( i>=r->nChunk || __atomic_load_n(&r->bStop, __ATOMIC_RELAXED) ) break;
+    sqlite3_bind_int64(w->pSink, iLo, r->aLo[i]);
+    sqlite3_bind_int64(w->pSink, iHi, r->aHi[i]);
+    rc = parBatchFromSink(w->pDb, w->pSink, w->pMeta, r->mxMem, &r->nShared,
+                          &r->apChunk[i], &zErr);
+    if( rc ){
+      __atomic_store_n(&r->bStop, 1, __ATOMIC_RELAXED);
+      pthread_mutex_lock(&r->mutex);
+      if( r->rc==SQLITE_OK || r->rc==SQLITE_INTERRUPT ){
+        sqlite3_free(r->zErr);
+        r->rc = rc;
+        r->zErr = zErr;
+        zErr = 0;
+      }
+      pthread_mutex_unlock(&r->mutex);
+      sqlite3_free(zErr);
+      break;
+    }
+  }
+  pthread_mutex_lock(&r->mutex);
+  r->nDone++;
+  pthread_cond_signal(&r->cond);
+  pthread_mutex_unlock(&r->mutex);
+  return 0;
+}
+
+/* Has the caller's connection been interrupted?  pProbe is a trivial
+** statement on it: stepping it fails with SQLITE_INTERRUPT then. */
+static int parInterrupted(sqlite3_stmt *pProbe){
+  int rc = sqlite3_step(pProbe);
+  sqlite3_reset(pProbe);
+  return rc==SQLITE_INTERRUPT;
+}
+
+/* Read pSrc with nThread workers of pool p inside one snapshot.  Returns
+** SQLITE_OK with *ppBatch and *piVersion, SQLITE_OK with *pzWhy set when it
+** must be read serially instead, or an error with *pzErr. */
+static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParSource *pSrc,
+                           int nThread, ParBatch **ppBatch, unsigned *piVersion,
+                           char **pzWhy, char **pzErr){
+  ParWorker *aW = 0;
+  ParRun run;
+  sqlite3_stmt *pProbe = 0;
+  char *zSink = 0;
+  sqlite3_int64 iMin = 0, iMax = -1;
+  int rc, i, nStarted = 0, bSnapshot = 0;
+
+  memset(&run, 0, sizeof(run));
+  /* The probe for interrupts: preparing it fails if one came already. */
+  rc = sqlite3_prepare_v2(db, "SELECT 1", -1, &pProbe, 0);
+  if( rc ){
+    *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    goto done;
+  }
+  aW = sqlite3_malloc64(sizeof(ParWorker)*nThread);
+  if( aW==0 ){ rc = SQLITE_NOMEM; goto done; }
+  memset(aW, 0, sizeof(ParWorker)*nThread);
+
+  /* Statements first: a worker that cannot prepare them reads nothing. */
+  for(i=0; i<nThread; i++){
+    sqlite3 *pDb = p->aConn[i];
+    aW[i].pRun = &run;
+    aW[i].pDb = pDb;
+    parExec(pDb, pSrc->bLikeCs ? "PRAGMA case_sensitive_like=1"
+                               : "PRAGMA case_sensitive_like=0");
+    rc = sqlite3_prepare_v2(pDb, pSrc->zWorkerSql, -1, &aW[i].pMeta, 0);
+    if( rc==SQLITE_OK ){
+      zSink = parSinkSql(pSrc->zWorkerSql, (int)strlen(pSrc->zWorkerSql),
+                         sqlite3_column_count(aW[i].pMeta));
+      rc = zSink ? sqlite3_prepare_v2(pDb, zSink, -1, &aW[i].pSink, 0) : SQLITE_NOMEM;
+      sqlite3_free(zSink);
+      zSink = 0;
+    }
+    if( rc==SQLITE_NOMEM ) goto done;
+    if( rc ){
+      *pzWhy = sqlite3_mprintf("the extraction does not prepare on a worker "
+                               "connection: %s", sqlite3_errmsg(pDb));
+      rc = SQLITE_OK;
+      goto done;
+    }
+  }
+
+  rc = parSnapshotBegin(p, nThread, pSrc->bWal, pzWhy);
+  if( rc ){ rc = *pzWhy ? SQLITE_OK : SQLITE_NOMEM; goto done; }
+  bSnapshot = 1;
+  *piVersion = parDataVersion(p->aConn[0]);
+  {
+    char *zMinMax = sqlite3_mprintf("SELECT min(%s), max(%s) FROM main.\"%w\"",
+                                    pSrc->zRowid, pSrc->zRowid, pSrc->zTable);
+    sqlite3_stmt *pMm = 0;
+    if( zMinMax && sqlite3_prepare_v2(p->aConn[0], zMinMax, -1, &pMm, 0)==SQLITE_OK
+     && sqlite3_step(pMm)==SQLITE_ROW && sqlite3_column_type(pMm, 0)==SQLITE_INTEGER ){
+      iMin = sqlite3_column_int64(pMm, 0);
+      iMax = sqlite3_column_int64(pMm, 1);
+    }
+    sqlite3_finalize(pMm);
+    sqlite3_free(zMinMax);
+  }
+  /* Below min_rows rowids the caller reads faster alone. */
+  if( iMax>=iMin && (sqlite3_uint64)iMax - (sqlite3_uint64)iMin < (sqlite3_uint64)pCtx->nMinRow ){
+    *pzWhy = sqlite3_mprintf("fewer than min_rows (%lld) rows", pCtx->nMinRow);
+    goto done;
+  }
+
+  /* Ranges: 8 per thread, equal in rowid span; an empty table reads one
+  ** empty range, which still names the columns. */
+  run.nChunk = iMax>=iMin ? nThread*8 : 1;
+  run.aLo = sqlite3_malloc64(sizeof(sqlite3_int64)*run.nChunk);
+  run.aHi = sqlite3_malloc64(sizeof(sqlite3_int64)*run.nChunk);
+  run.apChunk = sqlite3_malloc64(sizeof(ParBatch*)*run.nChunk);
+  if( run.aLo==0 || run.aHi==0 || run.apChunk==0 ){ rc = SQLITE_NOMEM; goto done; }
+  memset(run.apChunk, 0, sizeof(ParBatch*)*run.nChunk);
+  if( iMax<iMin ){
+    run.aLo[0] = 1;
+    run.aHi[0] = 0;
+  }else{
+    unsigned __int128 span = (unsigned __int128)((sqlite3_uint64)iMax - (sqlite3_uint64)iMin) + 1;
+    for(i=0; i<run.nChunk; i++){
+      run.aLo[i] = (sqlite3_int64)((sqlite3_uint64)iMin
+                   + (sqlite3_uint64)(span * (unsigned)i / (unsigned)run.nChunk));
+    }
+    for(i=0; i+1<run.nChunk; i++) run.aHi[i] = run.aLo[i+1] - 1;
+    run.aHi[run.nChunk-1] = iMax;
+  }
+  run.mxMem = parMemLimit(pCtx);
+  pthread_mutex_init(&run.mutex, 0);
+  pthread_cond_init(&run.cond, 0);
+
+  for(i=0; i<nThread; i++){
+    if( pthread_create(&aW[i].tid, 0, parWorkerMain, &aW[i])==0 ){
+      aW[i].bStarted = 1;
+      nStarted++;
+    }
+  }
+  if( nStarted==0 ){
+    /* No thread to be had: the calling thread reads every range. */
+    aW[0].bStarted = 0;
+    parWorkerMain(&aW[0]);
+  }else{
+    pthread_mutex_lock(&run.mutex);
+    while( run.nDone<nStarted ){
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_nsec += 5*1000*1000;
+      if( ts.tv_nsec>=1000000000 ){ ts.tv_sec++; ts.tv_nsec -= 1000000000; }
+      pthread_cond_timedwait(&run.cond, &run.mutex, &ts);
+      if( run.nDone<nStarted && !__atomic_load_n(&run.bStop, __ATOMIC_RELAXED) ){
+        pthread_mutex_unlock(&run.mutex);
+        if( parInterrupted(pProbe) ){
+          __atomic_store_n(&run.bStop, 1, __ATOMIC_RELAXED);
+          for(i=0; i<nThread; i++) sqlite3_interrupt(aW[i].pDb);
+          pthread_mutex_lock(&run.mutex);
+          if( run.rc==SQLITE_OK ) run.rc = SQLITE_INTERRUPT;
+        }else{
+          pthread_mutex_lock(&run.mutex);
+        }
+      }
+    }
+    pthread_mutex_unlock(&run.mutex);
+    for(i=0; i<nThread; i++) if( aW[i].bStarted ) pthread_join(aW[i].tid, 0);
+  }
+  pthread_mutex_destroy(&run.mutex);
+  pthread_cond_destroy(&run.cond);
+
+  rc = run.rc;
+  if( rc==SQLITE_INTERRUPT ){
+    sqlite3_free(run.zErr);
+    run.zErr = 0;
+    *pzErr = sqlite3_mprintf("interrupted");
+  }else if( rc ){
+    *pzErr = run.zErr;
+    run.zErr = 0;
+  }else{
+    rc = parBatchConcat(run.apChunk, run.nChunk, run.mxMem, nThread, ppBatch, pzErr);
+  }
+
+done:
+  if( bSnapshot ) parSnapshotEnd(p, nThread);
+  for(i=0; aW && i<nThread; i++){
+    sqlite3_finalize(aW[i].pSink);
+    sqlite3_finalize(aW[i].pMeta);
+  }
+  for(i=0; run.apChunk && i<run.nChunk; i++) parBatchFree(run.apChunk[i]);
+  sqlite3_free(run.apChunk);
+  sqlite3_free(run.aLo);
+  sqlite3_free(run.aHi);
+  sqlite3_free(run.zErr);
+  sqlite3_finalize(pProbe);
+  sqlite3_free(zSink);
+  sqlite3_free(aW);
+  return rc;
+}
+
+/* ---- the cache ------------------------------------------------------------- */
+
+static void parCacheUnlink(ParCache *c, ParCacheEntry *e){
+  if( e->pPrev ) e->pPrev->pNext = e->pNext; else c->pFirst = e->pNext;
+  if( e->pNext ) e->pNext->pPrev = e->pPrev; else c->pLast = e->pPrev;
+  e->pPrev = e->pNext = 0;
+}
+
+static void parCacheLinkFirst(ParCache *c, ParCacheEntry *e){
+  e->pPrev = 0;
+  e->pNext = c->pFirst;
+  if( c->pFirst ) c->pFirst->pPrev = e; else c->pLast = e;
+  c->pFirst = e;
+}
+
+static void parCacheDrop(ParCache *c, ParCacheEntry *e){
+  parCacheUnlink(c, e);
+  c->nByte -= e->pBatch->nMem;
+  c->nEntry--;
+  parBatchFree(e->pBatch);
+  sqlite3_free(e->zKey);
+  sqlite3_free(e->zSource);
+  sqlite3_free(e->zCols);
+  sqlite3_free(e);
+}
+
+/* Drop least recently used entries until the cache holds at most nMax
+** bytes. */
+static void parCacheTrim(ParCache *c, sqlite3_int64 nMax){
+  while( c->pLast && c->nByte>nMax ) parCacheDrop(c, c->pLast);
+}
+
+static ParCache *parCacheGet(ParContext *pCtx){
+  if( pCtx->pCache==0 ){
+    pCtx->pCache = sqlite3_malloc(sizeof(ParCache));
+    if( pCtx->pCache ) memset(pCtx->pCache, 0, sizeof(ParCache));
+  }
+  return pCtx->pCache;
+}
+
+static ParCacheEntry *parCacheFind(ParCache *c, const char *zKey){
+  ParCacheEntry *e;
+  for(e=c ? c->pFirst : 0; e; e=e->pNext){
+    if( strcmp(e->zKey, zKey)==0 ) return e;
+  }
+  return 0;
+}
+
+/* Keep pBatch (a new reference) under pSrc's key, replacing a stale entry. */
+static void parCachePut(ParContext *pCtx, const ParPlan *pPlan, const ParSource *pSrc,
+                        ParBatch *pBatch, unsigned iVersion){
+  sqlite3_int64 nMax = pCtx->mxCacheMb*1024*1024;
+  ParCache *c = parCacheGet(pCtx);
+  ParCacheEntry *e;
+  if( c==0 || pBatch->nMem>nMax ) return;
+  if( (e = parCacheFind(c, pSrc->zKey))!=0 ) parCacheDrop(c, e);
+  e = sqlite3_malloc(sizeof(*e));
+  if( e==0 ) return;
+  memset(e, 0, sizeof(*e));
+  e->zKey = sqlite3_mprintf("%s", pSrc->zKey);
+  e->zSource = sqlite3_mprintf("%s.%s", pSrc->zSchema, pSrc->zTable);
+  e->zCols = sqlite3_mprintf("%s", pPlan->zExtractCols);
+  if( e->zKey==0 || e->zSource==0 || e->zCols==0 ){
+    sqlite3_free(e->zKey);
+    sqlite3_free(e->zSource);
+    sqlite3_free(e->zCols);
+    sqlite3_free(e);
+    return;
+  }
+  e->iVersion = iVersion;
+  e->pBatch = pBatch;
+  pBatch->nRef++;
+  parCacheLinkFirst(c, e);
+  c->nByte += pBatch->nMem;
+  c->nEntry++;
+  parCacheTrim(c, nMax);
+}
+
+/* The cached batch for pSrc if it is still what the file holds (a new
+** reference), else NULL (a stale entry is dropped). */
+static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc){
+  ParCache *c = pCtx->pCache;
+  ParPool *p = pCtx->pPool;
+  ParCacheEntry *e = parCacheFind(c, pSrc->zKey);
+  if( e==0 ) return 0;
+  /* Only the pool's first connection compares with the stamp; a pool on
+  ** another file means the entry cannot be checked. */
+  if( p==0 || p->nConn==0 || strcmp(p->zFile, pSrc->zFile)!=0
+   || parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK
+   || parDataVersion(p->aConn[0])!=e->iVersion ){
+    parCacheDrop(c, e);
+    return 0;
+  }
+  e->nHit++;
+  parCacheUnlink(c, e);
+  parCacheLinkFirst(c, e);
+  e->pBatch->nRef++;
+  return e->pBatch;
+}
+
+/* ---- extraction ------------------------------------------------------------ */
+
+int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
+               ParBatch **ppBatch, int *peMode, char **pzWhy, char **pzErr){
+  ParSource src;
+  char *zWhy = 0;
+  int rc;
+
+  *ppBatch = 0;
+  *peMode = PAR_EXTRACT_SERIAL;
+  *pzWhy = 0;
+  *pzErr = 0;
+  rc = parSourceResolve(pCtx, db, pPlan, &src, &zWhy);
+  if( rc ) return rc;
+  if( zWhy==0 ){
+    ParBatch *pHit = parCacheLookup(pCtx, &src);
+    if( pHit ){
+      *ppBatch = pHit;
+      *peMode = PAR_EXTRACT_CACHED;
+    }else{
+      int nThread = pCtx->nThread;
+      ParPool *p = parPoolGet(pCtx, src.zFile, nThread, src.bWal, &zWhy);
+      unsigned iVersion = 0;
+      if( p==0 && zWhy==0 ) rc = SQLITE_NOMEM;
+      if( p ){
+        rc = parReadParallel(pCtx, db, p, &src, nThread, ppBatch, &iVersion, &zWhy, pzErr);
+      }
+      if( rc==SQLITE_OK && *ppBatch ){
+        *peMode = PAR_EXTRACT_PARALLEL;
+        parCachePut(pCtx, pPlan, &src, *ppBatch, iVersion);
+      }
+    }
+  }
+  parSourceClear(&src);
+  if( rc==SQLITE_OK && *ppBatch==0 ){
+    rc = parBatchFromSql(db, pPlan->zExtract, parMemLimit(pCtx), ppBatch, pzErr);
+  }
+  *pzWhy = zWhy;
+  return rc;
+}
+
+char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
+  ParSource src;
+  char *zWhy = 0, *zOut;
+  if( parSourceResolve(pCtx, db, pPlan, &src, &zWhy) ) return 0;
+  if( zWhy ){
+    zOut = sqlite3_mprintf("serial, on the caller's connection (%s)", zWhy);
+  }else if( parCacheFind(pCtx->pCache, src.zKey) ){
+    zOut = sqlite3_mprintf("cached when still current, else parallel: rowid ranges "
+                           "of %s.%s on %d worker connections",
+                           src.zSchema, src.zTable, pCtx->nThread);
+  }else{
+    zOut = sqlite3_mprintf("parallel: rowid ranges of %s.%s on %d worker connections, "
+                           "one snapshot (serial below min_rows = %lld rows)",
+                           src.zSchema, src.zTable, pCtx->nThread, pCtx->nMinRow);
+  }
+  parSourceClear(&src);
+  sqlite3_free(zWhy);
+  return zOut;
+}
+
+void parExtractShutdown(ParContext *pCtx){
+  if( pCtx->pCache ){
+    parCacheTrim(pCtx->pCache, -1);
+    sqlite3_free(pCtx->pCache);
+    pCtx->pCache = 0;
+  }
+  parPoolFree(pCtx->pPool);
+  pCtx->pPool = 0;
+}
+
+/* ---- par_cache and par_cache_clear ------------------------------------------ */
+
+typedef struct ParCacheRow {
+  char *zSource, *zCols;
+  sqlite3_int64 nRow, nByte, nHit;
+} ParCacheRow;
+
+typedef struct ParCacheCursor {
+  sqlite3_vtab_cursor base;
+  ParCacheRow *aRow;     /* the entries when the scan began */
+  int nRow, iRow;
+} ParCacheCursor;
+
+typedef struct ParCacheVtab {
+  sqlite3_vtab base;
+  ParContext *pCtx;      /* not owned: the module holds the reference */
+} ParCacheVtab;
+
+static int parCacheConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
+                           sqlite3_vtab **ppVtab, char **pzErr){
+  ParCacheVtab *pTab;
+  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(source TEXT, columns TEXT, "
+                                    "rows INTEGER, bytes INTEGER, hits INTEGER)");
+  if( rc ) return rc;
+  pTab = sqlite3_malloc(sizeof(*pTab));
+  if( pTab==0 ) return SQLITE_NOMEM;
+  memset(pTab, 0, sizeof(*pTab));
+  pTab->pCtx = (ParContext*)pAux;
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  *ppVtab = &pTab->base;
+  return SQLITE_OK;
+}
+
+static int parCacheBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
+  pInfo->estimatedCost = 10;
+  pInfo->estimatedRows = 10;
+  return SQLITE_OK;
+}
+
+static int parCacheDisconnect(sqlite3_vtab *pVtab){
+  sqlite3_free(pVtab);
+  return SQLITE_OK;
+}
+
+static int parCacheOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
+  ParCacheCursor *pCur = sqlite3_malloc(sizeof(*pCur));
+  if( pCur==0 ) return SQLITE_NOMEM;
+  memset(pCur, 0, sizeof(*pCur));
+  *ppCur = &pCur->base;
+  return SQLITE_OK;
+}
+
+static void parCacheCursorReset(ParCacheCursor *pCur){
+  int i;
+  for(i=0; i<pCur->nRow; i++){
+    sqlite3_free(pCur->aRow[i].zSource);
+    sqlite3_free(pCur->aRow[i].zCols);
+  }
+  sqlite3_free(pCur->aRow);
+  pCur->aRow = 0;
+  pCur->nRow = pCur->iRow = 0;
+}
+
+static int parCacheClose(sqlite3_vtab_cursor *cur){
+  parCacheCursorReset((ParCacheCursor*)cur);
+  sqlite3_free(cur);
+  return SQLITE_OK;
+}
+
+static int parCacheFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                          int argc, sqlite3_value **argv){
+  ParCacheCursor *pCur = (ParCacheCursor*)cur;
+  ParCache *c = ((ParCacheVtab*)cur->pVtab)->pCtx->pCache;
+  ParCacheEntry *e;
+  parCacheCursorReset(pCur);
+  if( c==0 || c->nEntry==0 ) return SQLITE_OK;
+  pCur->aRow = sqlite3_malloc64(sizeof(ParCacheRow)*c->nEntry);
+  if( pCur->aRow==0 ) return SQLITE_NOMEM;
+  for(e=c->pFirst; e; e=e->pNext){
+    ParCacheRow *r = &pCur->aRow[pCur->nRow++];
+    r->zSource = sqlite3_mprintf("%s", e->zSource);
+    r->zCols = sqlite3_mprintf("%s", e->zCols);
+    r->nRow = e->pBatch->nRow;
+    r->nByte = e->pBatch->nMem;
+    r->nHit = e->nHit;
+    if( r->zSource==0 || r->zCols==0 ) return SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+static int parCacheNext(sqlite3_vtab_cursor *cur){
+  ((ParCacheCursor*)cur)->iRow++;
+  return SQLITE_OK;
+}
+
+static int parCacheEof(sqlite3_vtab_cursor *cur){
+  ParCacheCursor *pCur = (ParCacheCursor*)cur;
+  return pCur->iRow>=pCur->nRow;
+}
+
+static int parCacheColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
+  ParCacheCursor *pCur = (ParCacheCursor*)cur;
+  const ParCacheRow *r = &pCur->aRow[pCur->iRow];
+  switch( i ){
+    case 0:  sqlite3_result_text(ctx, r->zSource, -1, SQLITE_TRANSIENT); break;
+    case 1:  sqlite3_result_text(ctx, r->zCols, -1, SQLITE_TRANSIENT); break;
+    case 2:  sqlite3_result_int64(ctx, r->nRow); break;
+    case 3:  sqlite3_result_int64(ctx, r->nByte); break;
+    default: sqlite3_result_int64(ctx, r->nHit); break;
+  }
+  return SQLITE_OK;
+}
+
+static int parCacheRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
+  *pRowid = ((ParCacheCursor*)cur)->iRow + 1;
+  return SQLITE_OK;
+}
+
+static sqlite3_module parCacheModule = {
+  0,                    /* iVersion */
+  0,                    /* xCreate: 0 makes it eponymous-only */
+  parCacheConnect,      /* xConnect */
+  parCacheBestIndex,    /* xBestIndex: a full scan of a few rows */
+  parCacheDisconnect,   /* xDisconnect */
+  0,                    /* xDestroy */
+  parCacheOpen,         /* xOpen */
+  parCacheClose,        /* xClose */
+  parCacheFilter,       /* xFilter: copies the entries */
+  parCacheNext,         /* xNext */
+  parCacheEof,          /* xEof */
+  parCacheColumn,       /* xColumn */
+  parCacheRowid,        /* xRowid */
+  0, 0, 0, 0, 0, 0, 0,  /* read-only: no xUpdate, transactions, functions */
+  0, 0, 0, 0            /* xRename .. xShadowName */
+};
+
+/* par_cache_clear(): drop every entry; returns how many there were. */
+static void parCacheClearFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  ParContext *pCtx = (ParContext*)sqlite3_user_data(ctx);
+  int n = pCtx->pCache ? pCtx->pCache->nEntry : 0;
+  if( pCtx->pCache ) parCacheTrim(pCtx->pCache, -1);
+  sqlite3_result_int(ctx, n);
+}
+
+int parCacheRegister(sqlite3 *db, ParContext *pCtx){
+  int rc = sqlite3_create_module_v2(db, "par_cache", &parCacheModule,
+                                    parContextRef(pCtx), parContextUnref);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_function_v2(db, "par_cache_clear", 0, SQLITE_UTF8|SQLITE_DIRECTONLY,
+                                    parContextRef(pCtx), parCacheClearFunc, 0, 0,
+                                    parContextUnref);
+  }
+  return rc;
+}
+
+/* The cache budget changed (par_config('cache_mb')): keep within it. */
+void parCacheLimit(ParContext *pCtx){
+  if( pCtx->pCache ) parCacheTrim(pCtx->pCache, pCtx->mxCacheMb*1024*1024);
+}

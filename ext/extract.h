@@ -1,0 +1,36 @@
+/*
+** extract.h: where the rows of a plan's extraction query come from (see
+** extract.c): the columnar cache, read-only worker connections reading
+** rowid ranges of one snapshot in parallel, or the caller's connection.
+*/
+#ifndef PAR_EXTRACT_H
+#define PAR_EXTRACT_H
+
+#include "plan.h"
+
+/* How a batch was read (parExtract's *peMode). */
+#define PAR_EXTRACT_SERIAL   0
+#define PAR_EXTRACT_PARALLEL 1
+#define PAR_EXTRACT_CACHED   2
+
+/* Read the rows of pPlan's extraction query into *ppBatch (a reference:
+** release it with parBatchFree).  *peMode says how; *pzWhy (sqlite3_malloc,
+** the caller frees; may be NULL) says why it was read serially.  Errors
+** as parBatchFromSql(). */
+int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
+               ParBatch **ppBatch, int *peMode, char **pzWhy, char **pzErr);
+
+/* What parExtract would do now, as one line of text for par_explain
+** (sqlite3_malloc'd), without reading anything. */
+char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan);
+
+/* The worker pool and the cache of a connection, freed with its context. */
+void parExtractShutdown(ParContext *pCtx);
+
+/* Drop cache entries until the cache fits cache_mb again. */
+void parCacheLimit(ParContext *pCtx);
+
+/* par_cache_clear() and the par_cache table. */
+int parCacheRegister(sqlite3 *db, ParContext *pCtx);
+
+#endif /* PAR_EXTRACT_H */

@@ -1,0 +1,572 @@
+#!/usr/bin/python3
+"""Tests of extraction: parallel reading on worker connections, one
+snapshot under concurrent commits, the serial fallbacks and their reasons,
+and the columnar cache (hits, and never stale).  Every view is compared
+with the same SELECT run natively.
+
+    /usr/bin/python3 tests/test_extract.py ./parallel.so
+
+Each test_* function is one case; the last line is "extract: N passed, N failed".
+"""
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+EXT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./parallel.so")
+TMP = tempfile.mkdtemp(prefix="par_extract_")
+
+
+def connect(path, wal=True):
+    c = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    c.enable_load_extension(True)
+    c.load_extension(EXT)
+    c.enable_load_extension(False)
+    if wal:
+        c.execute("PRAGMA journal_mode=WAL").fetchall()
+    return c
+
+
+def fresh(name, wal=True):
+    path = os.path.join(TMP, name)
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+    return path, connect(path, wal)
+
+
+def fill(c, table, n, seed=1, decl="k, s TEXT, r REAL, m"):
+    """n rows of mixed values: NULLs, integers, reals, text, blobs."""
+    rng = random.Random(seed)
+    c.execute("CREATE TABLE %s(%s)" % (table, decl))
+    rows = []
+    for i in range(n):
+        m = rng.choice([None, 1, 2.5, "7", "x", b"\x00\x01", -2**63, 2**63 - 1, 1e308])
+        rows.append((rng.choice([None, 1, 2, 3, 2.0, "a", "A", "b"]),
+                     rng.choice([None, "p", "P", "q ", "é", "long text %d" % (i % 50)]),
+                     rng.uniform(-1e6, 1e6) if rng.random() > 0.05 else None, m))
+    c.executemany("INSERT INTO %s VALUES(?,?,?,?)" % table, rows)
+
+
+def mode_of(c, sql):
+    """How par_profile read the rows of sql: serial, parallel or cached."""
+    return json.loads(c.execute("SELECT par_profile(?)", (sql,)).fetchone()[0])["extract"]
+
+
+def explain_mode(c, sql):
+    lines = c.execute("SELECT par_explain(?)", (sql,)).fetchone()[0].split("\n")
+    return [l for l in lines if l.startswith("extraction mode:")][0]
+
+
+def view_rows(c, sql, name="v"):
+    c.execute("DROP TABLE IF EXISTS temp.%s" % name)
+    c.execute("CREATE VIRTUAL TABLE temp.%s USING parallel('%s')" % (name, sql.replace("'", "''")))
+    return c.execute("SELECT * FROM %s" % name).fetchall()
+
+
+def key(row):
+    return repr(row)
+
+
+def same(c, sql, ordered=False, name="v"):
+    """The view of sql returns what sql returns natively (REALs within a
+    relative 1e-9: sums are added in another order)."""
+    got = view_rows(c, sql, name)
+    return agree(sql, got, c.execute(sql).fetchall(), ordered)
+
+
+def agree(sql, got, want, ordered=False):
+    if not ordered:
+        got, want = sorted(got, key=key), sorted(want, key=key)
+    assert len(got) == len(want), "rows: view %d, native %d\n%s" % (len(got), len(want), sql)
+    for g, w in zip(got, want):
+        for x, y in zip(g, w):
+            if isinstance(x, float) and isinstance(y, float):
+                assert abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1.0), (sql, g, w)
+            else:
+                assert type(x) == type(y) and x == y, (sql, g, w)
+    return got
+
+
+QUERIES = [
+    ("SELECT k, count(*), sum(r), min(s), max(m), group_concat(s) FROM t GROUP BY k", False),
+    ("SELECT s, count(k), total(r), avg(r) FROM t WHERE r > 0 OR m IS NULL GROUP BY s", False),
+    ("SELECT count(*), sum(k), min(m), max(m), count(DISTINCT s) FROM t", False),
+    ("SELECT upper(s) AS u, k, min(r), s FROM t WHERE k IS NOT NULL GROUP BY u, k "
+     "ORDER BY 1, 2 LIMIT 7", True),
+    ("SELECT typeof(m), count(*), sum(length(s)) FROM t AS x WHERE x.r IS NOT NULL "
+     "GROUP BY 1 HAVING count(*) > 2", False),
+]
+
+
+# ---- parallel reading -------------------------------------------------------------
+
+def test_parallel_matches_native():
+    path, c = fresh("par.db")
+    fill(c, "t", 30000)
+    c.execute("SELECT par_config('min_rows', 0)")
+    for threads in (2, 3, 4):
+        c.execute("SELECT par_config('threads', ?)", (threads,))
+        c.execute("SELECT par_cache_clear()")
+        for sql, ordered in QUERIES:
+            assert mode_of(c, sql) == "parallel", (threads, sql, explain_mode(c, sql))
+            c.execute("SELECT par_cache_clear()")
+            same(c, sql, ordered)
+
+
+def test_threads_bit_identical():
+    """Rows read in parallel at 2, 3, 5 threads, or serially: the same bits."""
+    path, c = fresh("bits.db")
+    fill(c, "t", 20000, seed=2)
+    c.execute("SELECT par_config('min_rows', 0)")
+    sql = "SELECT k, total(r), avg(r), group_concat(s), min(m), s FROM t GROUP BY k"
+    outs = {}
+    for threads in (1, 2, 3, 5):
+        c.execute("SELECT par_config('threads', ?)", (threads,))
+        c.execute("SELECT par_cache_clear()")
+        outs[threads] = repr(sorted(view_rows(c, sql), key=key))
+    assert len(set(outs.values())) == 1, "results differ by thread count"
+
+
+def test_empty_one_row_sparse_rowids():
+    path, c = fresh("edges.db")
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("CREATE TABLE t(k, s TEXT, r REAL, m)")
+    for sql, ordered in QUERIES:
+        assert mode_of(c, sql) == "parallel"
+        same(c, sql, ordered)
+    c.execute("INSERT INTO t VALUES(1, 'a', 1.5, NULL)")
+    c.execute("SELECT par_cache_clear()")
+    for sql, ordered in QUERIES:
+        same(c, sql, ordered)
+    # Rowids at both ends of the int64 range, and a cluster in between.
+    c.execute("INSERT INTO t(rowid, k, s, r, m) VALUES(-9223372036854775808, 2, 'b', 2.5, 1),"
+              "(9223372036854775807, 3, 'c', -1.0, 'x'), (0, NULL, NULL, NULL, NULL)")
+    c.executemany("INSERT INTO t(rowid, k, s) VALUES(?, ?, ?)",
+                  [(1000 + i, i % 4, "z%d" % i) for i in range(500)])
+    c.execute("SELECT par_cache_clear()")
+    for sql, ordered in QUERIES:
+        assert mode_of(c, sql) == "parallel"
+        c.execute("SELECT par_cache_clear()")
+        same(c, sql, ordered)
+
+
+def test_rowid_names_and_aliases():
+    """A table with an INTEGER PRIMARY KEY, one with a column called rowid,
+    one with all three rowid names taken (serial), an alias in FROM."""
+    path, c = fresh("names.db")
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("CREATE TABLE a(id INTEGER PRIMARY KEY, v)")
+    c.executemany("INSERT INTO a VALUES(?, ?)", [(i * 3, i % 10) for i in range(3000)])
+    c.execute("CREATE TABLE b(rowid TEXT, v)")
+    c.executemany("INSERT INTO b VALUES(?, ?)", [("r%d" % i, i % 7) for i in range(3000)])
+    c.execute("CREATE TABLE d(rowid TEXT, _rowid_ TEXT, oid TEXT, v)")
+    c.executemany("INSERT INTO d VALUES('a', 'b', 'c', ?)", [(i % 5,) for i in range(300)])
+    for sql in ("SELECT v, count(*), sum(id) FROM a GROUP BY v",
+                "SELECT x.v, count(*), max(x.id) FROM a AS x WHERE x.id % 2 = 0 GROUP BY x.v",
+                "SELECT v, count(*), min(rowid) FROM b GROUP BY v",
+                "SELECT q.v, group_concat(q.rowid) FROM main.b q GROUP BY q.v"):
+        assert mode_of(c, sql) == "parallel", (sql, explain_mode(c, sql))
+        same(c, sql)
+    sql = "SELECT v, count(*) FROM d GROUP BY v"
+    assert "has no rowid" in explain_mode(c, sql), explain_mode(c, sql)
+    same(c, sql)
+
+
+def test_attached_file():
+    path, c = fresh("main1.db")
+    apath, a = fresh("aux1.db")
+    fill(a, "t", 5000, seed=3)
+    a.close()
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("ATTACH ? AS aux", (apath,))
+    for sql in ("SELECT k, count(*), sum(r) FROM aux.t GROUP BY k",
+                "SELECT k, count(*), sum(r) FROM t GROUP BY k"):   # resolves to aux.t
+        c.execute("SELECT par_cache_clear()")
+        assert mode_of(c, sql) == "parallel", explain_mode(c, sql)
+        c.execute("SELECT par_cache_clear()")
+        same(c, sql)
+    # A main table of the same name comes first.
+    fill(c, "t", 100, seed=4)
+    sql = "SELECT k, count(*), sum(r) FROM t GROUP BY k"
+    assert "main.t" in explain_mode(c, sql), explain_mode(c, sql)
+    same(c, sql)
+
+
+def test_like_follows_the_connection():
+    path, c = fresh("like.db")
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("CREATE TABLE t(s)")
+    c.executemany("INSERT INTO t VALUES(?)", [(x,) for x in ["abc", "ABC", "aBc", "x"] * 500])
+    sql = "SELECT count(*) FROM t WHERE s LIKE 'a%'"
+    assert same(c, sql) == [(1500,)]
+    c.execute("PRAGMA case_sensitive_like=ON")
+    assert mode_of(c, sql) == "parallel"      # not the entry read case-blind
+    assert same(c, sql) == [(1000,)]
+    c.execute("PRAGMA case_sensitive_like=OFF")
+    assert same(c, sql) == [(1500,)]
+
+
+# ---- serial fallbacks -------------------------------------------------------------
+
+def test_serial_fallbacks():
+    path, c = fresh("fallback.db")
+    fill(c, "t", 3000, seed=5)
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("CREATE TABLE w(k PRIMARY KEY, v) WITHOUT ROWID")
+    c.executemany("INSERT INTO w VALUES(?, ?)", [(i, i % 9) for i in range(2000)])
+    c.execute("CREATE INDEX ti ON t(k)")
+    c.execute("CREATE TABLE u(k, z)")
+    c.executemany("INSERT INTO u VALUES(?, ?)", [(i % 4, i) for i in range(50)])
+    c.execute("ATTACH ':memory:' AS mem")
+    c.execute("CREATE TABLE mem.t2 AS SELECT * FROM t")
+    c.execute("CREATE TEMP TABLE tt AS SELECT * FROM t")
+    c.create_function("twice", 1, lambda x: None if x is None else x * 2)
+    c.create_collation("rev", lambda a, b: (a < b) - (a > b))
+    cases = [
+        ("SELECT v, count(*) FROM w GROUP BY v", "has no rowid"),
+        ("SELECT s, count(*) FROM t WHERE k = 2 GROUP BY s", "rowid order"),
+        ("SELECT s, count(*) FROM t WHERE k IN (SELECT k FROM u) GROUP BY s", "rowid order"),
+        ("SELECT s, count(*) FROM mem.t2 GROUP BY s", "in-memory"),
+        ("SELECT s, count(*) FROM tt GROUP BY s", "temp table"),
+        ("SELECT twice(k), count(*) FROM t GROUP BY 1", "twice()"),
+        ("SELECT s, count(*) FROM t WHERE s COLLATE rev > 'p' GROUP BY s", "collation rev"),
+    ]
+    for sql, why in cases:
+        m = explain_mode(c, sql)
+        assert "serial" in m and why in m, (sql, m)
+        same(c, sql)
+    sql = "SELECT s, count(*), sum(r) FROM t GROUP BY s"
+    c.execute("PRAGMA reverse_unordered_selects=ON")
+    assert "reverse_unordered_selects" in explain_mode(c, sql)
+    same(c, sql)
+    c.execute("PRAGMA reverse_unordered_selects=OFF")
+    c.execute("SELECT par_config('parallel_extract', 0)")
+    assert "parallel_extract is off" in explain_mode(c, sql)
+    same(c, sql)
+    c.execute("SELECT par_config('parallel_extract', 1)")
+    c.execute("SELECT par_config('threads', 1)")
+    assert "one thread" in explain_mode(c, sql)
+    c.execute("SELECT par_config('threads', 2)")
+    c.execute("SELECT par_config('min_rows', 1000000)")
+    assert mode_of(c, sql) == "serial"
+    same(c, sql)
+    c.execute("SELECT par_config('min_rows', 0)")
+    assert mode_of(c, sql) == "parallel"
+
+
+def test_transactions_see_their_own_view():
+    path, c = fresh("txn.db")
+    fill(c, "t", 4000, seed=6)
+    c.execute("SELECT par_config('min_rows', 0)")
+    sql = "SELECT k, count(*), sum(r) FROM t GROUP BY k"
+    same(c, sql)
+    c.execute("BEGIN")
+    c.execute("UPDATE t SET r = -r WHERE rowid % 3 = 0")
+    c.execute("DELETE FROM t WHERE rowid % 7 = 0")
+    assert "uncommitted changes" in explain_mode(c, sql)
+    assert mode_of(c, sql) == "serial"
+    same(c, sql)
+    c.execute("ROLLBACK")
+    same(c, sql)
+    # A read transaction keeps its snapshot: a commit by another connection
+    # is not seen inside it.
+    other = connect(path)
+    c.execute("BEGIN")
+    c.execute("SELECT count(*) FROM t").fetchall()
+    assert "inside a transaction" in explain_mode(c, sql)
+    before = c.execute(sql).fetchall()
+    other.execute("UPDATE t SET k = 99 WHERE rowid < 1000")
+    agree(sql, view_rows(c, sql), before)
+    c.execute("COMMIT")
+    same(c, sql)
+
+
+# ---- one snapshot under concurrent commits ---------------------------------------
+
+WRITER = r"""
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+end = time.time() + float(sys.argv[2])
+n = 0
+while time.time() < end:
+    c.execute("BEGIN IMMEDIATE")
+    c.execute("UPDATE t SET v = v + 1")
+    c.execute("INSERT INTO t(v) SELECT v FROM t WHERE rowid = (SELECT min(rowid) FROM t)")
+    c.execute("DELETE FROM t WHERE rowid = (SELECT min(rowid) FROM t)")
+    c.execute("COMMIT")
+    n += 1
+    time.sleep(0.003)
+print(n)
+"""
+
+
+def snapshot_case(wal):
+    """A writer process commits all the time; each commit adds 1 to every
+    row and moves one row to the end of the table.  A consistent snapshot
+    has every v equal and a constant count; reading ranges from different
+    snapshots would mix values (min <> max) or lose or repeat a row."""
+    path, c = fresh("snap_%s.db" % ("wal" if wal else "rollback"), wal)
+    if not wal:
+        c.execute("PRAGMA journal_mode=DELETE")
+    c.execute("CREATE TABLE t(v INTEGER)")
+    c.execute("INSERT INTO t SELECT 0 FROM (WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL "
+              "SELECT i+1 FROM s WHERE i<20000) SELECT i FROM s)")
+    c.execute("PRAGMA busy_timeout=10000")
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("SELECT par_config('threads', 4)")
+    sql = "SELECT count(*), min(v), max(v), sum(v) FROM t"
+    c.execute("CREATE VIRTUAL TABLE temp.snap USING parallel('%s')" % sql)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, path, "6"], stdout=subprocess.PIPE)
+    modes = {}
+    seen = set()
+    try:
+        time.sleep(0.3)
+        end = time.time() + 5
+        while time.time() < end:
+            for n, lo, hi, total in c.execute("SELECT * FROM snap").fetchall():
+                assert n == 20000 and lo == hi and total == n * lo, \
+                    "inconsistent snapshot: count %d, min %s, max %s" % (n, lo, hi)
+                seen.add(lo)
+            m = mode_of(c, sql)
+            modes[m] = modes.get(m, 0) + 1
+    finally:
+        commits = int(writer.communicate()[0] or 0)
+    assert commits > 5, "the writer committed only %d times" % commits
+    assert len(seen) > 3, "too few distinct snapshots seen: %r" % sorted(seen)
+    assert modes.get("parallel", 0) >= 3, "parallel reads: %r" % modes
+
+
+def test_snapshot_wal():
+    snapshot_case(True)
+
+
+def test_snapshot_rollback_journal():
+    snapshot_case(False)
+
+
+# ---- the cache ------------------------------------------------------------------------
+
+def test_cache_hits_and_listing():
+    path, c = fresh("cache.db")
+    fill(c, "t", 5000, seed=7)
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("SELECT par_cache_clear()")
+    sql = "SELECT k, count(*), sum(r) FROM t GROUP BY k"
+    assert mode_of(c, sql) == "parallel"
+    assert mode_of(c, sql) == "cached"
+    same(c, sql)
+    rows = c.execute("SELECT source, columns, rows, bytes, hits FROM par_cache").fetchall()
+    assert len(rows) == 1 and rows[0][0] == "main.t" and rows[0][2] == 5000, rows
+    assert rows[0][3] > 5000 * 16 and rows[0][4] >= 2, rows
+    assert "cached" in explain_mode(c, sql)
+    # The same columns through another query text hit too.
+    assert mode_of(c, "SELECT k, sum(r), count(*) FROM t GROUP BY k HAVING count(*) > 1") == "cached"
+    assert c.execute("SELECT par_cache_clear()").fetchone()[0] == 1
+    assert c.execute("SELECT count(*) FROM par_cache").fetchone()[0] == 0
+    assert mode_of(c, sql) == "parallel"
+    # A budget too small for an entry keeps nothing; a smaller budget evicts.
+    c.execute("SELECT par_config('cache_mb', 0)")
+    assert c.execute("SELECT count(*) FROM par_cache").fetchone()[0] == 0
+    assert mode_of(c, sql) == "parallel" and mode_of(c, sql) == "parallel"
+    c.execute("SELECT par_config('cache_mb', 1)")
+    mode_of(c, "SELECT count(*), sum(k) FROM t")
+    mode_of(c, "SELECT count(*), sum(r) FROM t")
+    assert c.execute("SELECT total(bytes) FROM par_cache").fetchone()[0] <= 1 << 20
+
+
+def cached_then(c, sql, change, expect_cached_after=False):
+    """Fill the cache for sql, apply change(), then the view must give the
+    native answer (and not come from the stale entry)."""
+    c.execute("SELECT par_cache_clear()")
+    same(c, sql)
+    assert mode_of(c, sql) == "cached"
+    change()
+    m = mode_of(c, sql)
+    assert (m == "cached") == expect_cached_after, m
+    same(c, sql)
+
+
+def test_cache_never_stale():
+    path, c = fresh("stale.db")
+    fill(c, "t", 3000, seed=8)
+    c.execute("SELECT par_config('min_rows', 0)")
+    sql = "SELECT k, count(*), sum(r), max(s) FROM t GROUP BY k"
+    other = connect(path)
+    # This connection's commit, another connection's, another process's.
+    cached_then(c, sql, lambda: c.execute("INSERT INTO t VALUES(42, 'new', 1.0, 1)"))
+    cached_then(c, sql, lambda: other.execute("UPDATE t SET r = r + 1 WHERE rowid < 10"))
+    cached_then(c, sql, lambda: subprocess.run(
+        ["sqlite3", path, "DELETE FROM t WHERE rowid % 11 = 0"], check=True))
+    # Nothing committed: the entry stays good.
+    cached_then(c, sql, lambda: (c.execute("BEGIN"), c.execute("DELETE FROM t"),
+                                 c.execute("ROLLBACK")), expect_cached_after=True)
+    cached_then(c, sql, lambda: c.execute("SELECT count(*) FROM t").fetchall(),
+                expect_cached_after=True)
+    # Schema changes.
+    cached_then(c, sql, lambda: c.execute("ALTER TABLE t ADD COLUMN extra DEFAULT 5"))
+    cached_then(c, sql, lambda: c.execute("CREATE INDEX tk ON t(s)"))
+    cached_then(c, sql, lambda: other.executescript(
+        "DROP TABLE t; CREATE TABLE t(k, s TEXT, r REAL, m); "
+        "INSERT INTO t VALUES(1, 'only', 2.0, NULL)"))
+    # Incremental blob I/O writes without a statement.
+    c.execute("DELETE FROM t")
+    c.execute("INSERT INTO t VALUES(1, 'a', 1.0, x'0000'), (2, 'b', 2.0, x'0000')")
+    sql_m = "SELECT k, max(m), count(*) FROM t GROUP BY k"
+
+    def blob_write():
+        with c.blobopen("t", "m", 1) as b:
+            b.write(b"\xff\xff")
+    cached_then(c, sql_m, blob_write)
+    cached_then(c, sql, lambda: c.execute("VACUUM"))
+
+
+def test_cache_attach_detach():
+    path, c = fresh("ad_main.db")
+    p1, a1 = fresh("ad1.db")
+    p2, a2 = fresh("ad2.db")
+    fill(a1, "t", 2000, seed=9)
+    fill(a2, "t", 2500, seed=10)
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("ATTACH ? AS aux", (p1,))
+    sql = "SELECT k, count(*), sum(r) FROM aux.t GROUP BY k"
+
+    def reattach_changed():
+        c.execute("DETACH aux")
+        a1.execute("UPDATE t SET r = 0 WHERE rowid % 2 = 0")
+        c.execute("ATTACH ? AS aux", (p1,))
+
+    def attach_other():
+        c.execute("DETACH aux")
+        c.execute("ATTACH ? AS aux", (p2,))
+
+    cached_then(c, sql, reattach_changed)
+    cached_then(c, sql, attach_other)
+    # A table of the same name in main now shadows nothing (aux.t is
+    # qualified), but an unqualified name follows the new resolution.
+    sql2 = "SELECT k, count(*) FROM t GROUP BY k"
+    same(c, sql2)
+    cached_then(c, sql2, lambda: fill(c, "t", 10, seed=11))
+    cached_then(c, sql2, lambda: c.execute("CREATE TEMP TABLE t(k)"))
+
+
+# ---- interrupts, memory, settings, closing -------------------------------------------------
+
+def test_interrupt_stops_workers():
+    path, c = fresh("intr.db")
+    c.execute("CREATE TABLE t(a, b)")
+    c.execute("INSERT INTO t SELECT i % 1000, 'v' || i FROM (WITH RECURSIVE s(i) AS "
+              "(SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<1500000) SELECT i FROM s)")
+    c.execute("SELECT par_config('min_rows', 0)")
+    sql = "SELECT a, count(*), max(b) FROM t GROUP BY a"
+    c.execute("CREATE VIRTUAL TABLE temp.iv USING parallel('%s')" % sql)
+    assert mode_of(c, sql) == "parallel"
+    c.execute("SELECT par_config('cache_mb', 0)")
+    t0 = time.time()
+    c.execute("SELECT count(*) FROM iv").fetchall()
+    full = time.time() - t0
+    timer = threading.Timer(min(0.05, full / 4), c.interrupt)
+    t0 = time.time()
+    timer.start()
+    try:
+        c.execute("SELECT count(*) FROM iv").fetchall()
+        stopped = False
+    except sqlite3.OperationalError as e:
+        assert "interrupt" in str(e), str(e)
+        stopped = True
+    elapsed = time.time() - t0
+    timer.join()
+    assert stopped, "not interrupted (a full scan takes %.2fs)" % full
+    assert elapsed < full, "interrupt took %.2fs, a full scan %.2fs" % (elapsed, full)
+    c.execute("SELECT par_config('cache_mb', 100)")
+    same(c, sql)   # the connection and its workers are fine afterwards
+
+
+def test_memory_limit_parallel():
+    path, c = fresh("mem.db")
+    c.execute("CREATE TABLE t(a, b)")
+    c.execute("INSERT INTO t SELECT i, 'text ' || i FROM (WITH RECURSIVE s(i) AS "
+              "(SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<200000) SELECT i FROM s)")
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("SELECT par_config('memory_mb', 1)")
+    sql = "SELECT a % 10, count(*), max(b) FROM t GROUP BY 1"
+    try:
+        view_rows(c, sql)
+        raise AssertionError("no memory limit error")
+    except sqlite3.OperationalError as e:
+        assert "memory limit of 1 MB" in str(e), str(e)
+    c.execute("SELECT par_config('memory_mb', 1024)")
+    same(c, sql)
+
+
+def test_settings():
+    path, c = fresh("settings.db")
+    assert c.execute("SELECT par_config('parallel_extract')").fetchone()[0] == 1
+    mb = c.execute("SELECT par_config('cache_mb')").fetchone()[0]
+    assert mb >= 64, mb
+    for name, bad in [("parallel_extract", 2), ("parallel_extract", -1), ("cache_mb", -5),
+                      ("cache_mb", "lots")]:
+        try:
+            c.execute("SELECT par_config(?, ?)", (name, bad)).fetchall()
+            raise AssertionError("accepted %s = %r" % (name, bad))
+        except sqlite3.OperationalError as e:
+            assert name in str(e), str(e)
+    assert c.execute("SELECT par_config('parallel_extract')").fetchone()[0] == 1
+    assert c.execute("SELECT par_config('cache_mb')").fetchone()[0] == mb
+
+
+CLOSER = r"""
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.enable_load_extension(True)
+c.load_extension(sys.argv[2])
+c.execute("SELECT par_config('min_rows', 0)")
+c.execute("CREATE VIRTUAL TABLE temp.v USING parallel('SELECT k, count(*) FROM t GROUP BY k')")
+print(len(c.execute("SELECT * FROM v").fetchall()))
+c.close()
+c = sqlite3.connect(sys.argv[1])
+c.enable_load_extension(True)
+c.load_extension(sys.argv[2])
+c.execute("SELECT par_config('min_rows', 0)")
+print(c.execute("SELECT par_profile('SELECT k, count(*) FROM t GROUP BY k')").fetchone()[0])
+"""
+
+
+def test_close_with_workers_open():
+    """Closing the caller's connection closes its workers; the process then
+    exits cleanly with its worker connections and cache gone."""
+    path, c = fresh("close.db")
+    fill(c, "t", 3000, seed=12)
+    c.close()
+    out = subprocess.run([sys.executable, "-c", CLOSER, path, EXT], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=120)
+    text = out.stdout.decode()
+    assert out.returncode == 0 and '"extract":"parallel"' in text, text
+
+
+def main():
+    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
+    npass = nfail = 0
+    for name, fn in tests:
+        t0 = time.time()
+        try:
+            fn()
+            npass += 1
+            print("ok   %s (%.1fs)" % (name, time.time() - t0))
+        except Exception:
+            nfail += 1
+            print("FAIL %s\n%s" % (name, traceback.format_exc()))
+        sys.stdout.flush()
+    subprocess.run(["rm", "-rf", TMP])
+    print("extract: %d passed, %d failed" % (npass, nfail))
+    return 1 if nfail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
