@@ -725,18 +725,29 @@ static int parConcatStore(ParBatch **aIn, int nIn, int iCol){
   return e;
 }
 
-/* Copy the rows of piece pSrc into pDst from row iAt on; aMap maps pSrc's
-** dictionary codes to pDst's. */
+/* OR the first nRow bits of aSrc into aDst from bit iAt on.  Pieces rarely
+** start on a byte boundary, so neighbouring pieces share a byte of aDst:
+** this runs serially, a byte at a time, never inside the parallel copy. */
+static void parBitmapOrAt(uint8_t *aDst, sqlite3_int64 iAt, const uint8_t *aSrc,
+                          sqlite3_int64 nRow){
+  sqlite3_int64 k, nByte = (nRow+7)>>3;
+  int sh = (int)(iAt & 7);
+  uint8_t *d = aDst + (iAt>>3);
+  for(k=0; k<nByte; k++){
+    unsigned b = aSrc[k];
+    if( k==nByte-1 && (nRow&7) ) b &= (1u << (nRow&7)) - 1;  /* bits past nRow */
+    if( b==0 ) continue;
+    d[k] |= (uint8_t)(b << sh);
+    if( sh && (b >> (8-sh)) ) d[k+1] |= (uint8_t)(b >> (8-sh));
+  }
+}
+
+/* Copy the values (not the NULL bits) of piece pSrc into pDst from row iAt
+** on; aMap maps pSrc's dictionary codes to pDst's.  Pieces never share a
+** value slot, so pieces are copied in parallel. */
 static void parConcatCopy(ParColumn *pDst, const ParColumn *pSrc, sqlite3_int64 nRow,
                           sqlite3_int64 iAt, const uint32_t *aMap){
   sqlite3_int64 i;
-  if( pSrc->aNull ){
-    for(i=0; i<nRow; i++){
-      if( (pSrc->aNull[i>>3] >> (i&7)) & 1 ){
-        pDst->aNull[(iAt+i)>>3] |= (uint8_t)(1 << ((iAt+i)&7));
-      }
-    }
-  }
   switch( pDst->eStore ){
     case PAR_COL_NULL:
       return;
@@ -834,6 +845,14 @@ int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
         rc = parDictAdd(pB, pCol->pDict, (const unsigned char*)pD->aByte + pD->aOff[e],
                         pD->aLen[e], pD->aKind[e], &aaMap[i][e]);
         if( rc ) goto nomem;
+      }
+    }
+    if( pCol->aNull ){
+      for(i=0; i<nIn; i++){
+        const ParColumn *pSrc = &aIn[i]->aCol[j];
+        if( pSrc->aNull && pSrc->nNull ){
+          parBitmapOrAt(pCol->aNull, aAt[i], pSrc->aNull, aIn[i]->nRow);
+        }
       }
     }
     /* Pieces are copied side by side: pure memory work. */

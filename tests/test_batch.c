@@ -207,18 +207,14 @@ static int sameSqlValue(sqlite3_value *a, sqlite3_value *b){
   }
 }
 
-static void checkRoundTrip(const char *zSql, const int *aStore){
-  ParBatch *pB = 0;
-  char *zErr = 0;
+/* Batch pB holds exactly the rows of zSql, column by column, read from the
+** arrays and through parColumnResult; with aStore, the storage of each
+** column.  Frees pB. */
+static void checkBatchRows(ParBatch *pB, const char *zSql, const int *aStore){
   sqlite3_stmt *pNat = 0, *pBv = 0;
   sqlite3_int64 iRow = 0;
-  int rc, i;
+  int i;
 
-  check_case("round trip: %s", zSql);
-  rc = parBatchFromSql(db, zSql, 0, &pB, &zErr);
-  CHECK(rc==SQLITE_OK, "extraction failed: %s", zErr ? zErr : "?");
-  sqlite3_free(zErr);
-  if( rc ) return;
   sqlite3_prepare_v2(db, zSql, -1, &pNat, 0);
   sqlite3_prepare_v2(db, "SELECT bv(?1, ?2)", -1, &pBv, 0);
   pCurBatch = pB;
@@ -259,6 +255,61 @@ static void checkRoundTrip(const char *zSql, const int *aStore){
   sqlite3_finalize(pBv);
   parBatchFree(pB);
   pCurBatch = 0;
+}
+
+static void checkRoundTrip(const char *zSql, const int *aStore){
+  ParBatch *pB = 0;
+  char *zErr = 0;
+  int rc;
+
+  check_case("round trip: %s", zSql);
+  rc = parBatchFromSql(db, zSql, 0, &pB, &zErr);
+  CHECK(rc==SQLITE_OK, "extraction failed: %s", zErr ? zErr : "?");
+  sqlite3_free(zErr);
+  if( rc ) return;
+  checkBatchRows(pB, zSql, aStore);
+}
+
+/* ---- concatenation ------------------------------------------------------------ */
+
+/* Table t read in nPiece rowid ranges of random sizes (empty pieces, pieces
+** of one row, boundaries anywhere in a byte of the NULL bitmap), the pieces
+** joined by parBatchConcat on nThread threads: the rows of the whole table,
+** in rowid order, with the storage a single read gives. */
+static void checkConcat(check_rng *r, int nPiece, int nThread){
+  ParBatch *apPiece[64];
+  ParBatch *pCat = 0;
+  char *zErr = 0;
+  sqlite3_int64 nRow = 0, iLo = 1;
+  int i, rc = SQLITE_OK;
+
+  if( nPiece>64 ) nPiece = 64;
+  {
+    sqlite3_stmt *pCount;
+    sqlite3_prepare_v2(db, "SELECT max(rowid) FROM t", -1, &pCount, 0);
+    if( sqlite3_step(pCount)==SQLITE_ROW ) nRow = sqlite3_column_int64(pCount, 0);
+    sqlite3_finalize(pCount);
+  }
+  check_case("concat: %lld rows in %d pieces on %d threads", (long long)nRow, nPiece, nThread);
+  memset(apPiece, 0, sizeof(apPiece));
+  for(i=0; i<nPiece && rc==SQLITE_OK; i++){
+    sqlite3_int64 iHi = i==nPiece-1 ? nRow : iLo - 1 + (sqlite3_int64)(check_below(r, (uint64_t)(nRow/2 + 2)));
+    char *zSql = sqlite3_mprintf("SELECT * FROM t WHERE rowid BETWEEN %lld AND %lld",
+                                 (long long)iLo, (long long)iHi);
+    rc = parBatchFromSql(db, zSql, 0, &apPiece[i], &zErr);
+    CHECK(rc==SQLITE_OK, "piece %d: %s", i, zErr ? zErr : "?");
+    sqlite3_free(zErr);
+    zErr = 0;
+    sqlite3_free(zSql);
+    if( iHi >= iLo ) iLo = iHi + 1;
+  }
+  if( rc==SQLITE_OK ){
+    rc = parBatchConcat(apPiece, nPiece, 0, nThread, &pCat, &zErr);
+    CHECK(rc==SQLITE_OK, "concat: %s", zErr ? zErr : "?");
+    sqlite3_free(zErr);
+  }
+  for(i=0; i<nPiece; i++) if( apPiece[i] ) parBatchFree(apPiece[i]);
+  if( rc==SQLITE_OK ) checkBatchRows(pCat, "SELECT * FROM t ORDER BY rowid", aProfileStore);
 }
 
 /* ---- sort keys --------------------------------------------------------------- */
@@ -500,6 +551,8 @@ int main(int argc, char **argv){
     for(iSize=0; iSize<(int)(sizeof(aSize)/sizeof(aSize[0])); iSize++){
       makeTable(&r, aSize[iSize]);
       checkRoundTrip("SELECT * FROM t", aProfileStore);
+      checkConcat(&r, 1, 1);
+      checkConcat(&r, 2 + (int)check_below(&r, 30), 1 + (int)check_below(&r, 4));
       if( aSize[iSize]<=300 ){
         checkRoundTrip("SELECT c5 AS x, c5 AS x, c0+1, c2*2, c4||'!', typeof(c5), "
                        "upper(c4), c9 COLLATE NOCASE FROM t WHERE c1 IS NOT NULL", 0);
