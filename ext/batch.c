@@ -99,7 +99,7 @@ static uint64_t parHashBytes(const unsigned char *z, sqlite3_int64 n, int eKind)
     n -= 8;
   }
   w = 0;
-  memcpy(&w, z, (size_t)n);
+  if( n ) memcpy(&w, z, (size_t)n);
   h = (h ^ w) * 0x94D049BB133111EBULL;
   return h ^ (h >> 31);
 }
@@ -123,7 +123,7 @@ static int parDictRehash(ParBatch *pB, ParDict *pD, uint32_t nHash){
   if( aHash==0 ) return SQLITE_NOMEM;
   memset(aHash, 0, (size_t)nHash*4);
   for(i=0; i<pD->nEntry; i++){
-    uint64_t h = parHashBytes((const unsigned char*)pD->aByte + pD->aOff[i],
+    uint64_t h = parHashBytes((const unsigned char*)parDictText(pD, i),
                               pD->aLen[i], pD->aKind[i]);
     uint32_t s = (uint32_t)h & (nHash-1);
     while( aHash[s] ) s = (s+1) & (nHash-1);
@@ -219,8 +219,8 @@ static int parDictCmp(const void *pA, const void *pB, void *pArg){
   const ParRankCtx *p = (const ParRankCtx*)pArg;
   const ParDict *pD = p->pD;
   uint32_t a = *(const uint32_t*)pA, b = *(const uint32_t*)pB;
-  const unsigned char *za = (const unsigned char*)pD->aByte + pD->aOff[a];
-  const unsigned char *zb = (const unsigned char*)pD->aByte + pD->aOff[b];
+  const unsigned char *za = (const unsigned char*)parDictText(pD, a);
+  const unsigned char *zb = (const unsigned char*)parDictText(pD, b);
   if( pD->aKind[a]!=pD->aKind[b] ) return pD->aKind[a]==SQLITE_TEXT ? -1 : 1;
   return parCollCompare(pD->aKind[a]==SQLITE_TEXT ? p->eColl : PAR_COLL_BINARY,
                         za, (int)pD->aLen[a], zb, (int)pD->aLen[b]);
@@ -842,7 +842,7 @@ int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
       aaMap[i] = sqlite3_malloc64(sizeof(uint32_t)*pD->nEntry);
       if( aaMap[i]==0 ) goto nomem;
       for(e=0; e<pD->nEntry; e++){
-        rc = parDictAdd(pB, pCol->pDict, (const unsigned char*)pD->aByte + pD->aOff[e],
+        rc = parDictAdd(pB, pCol->pDict, (const unsigned char*)parDictText(pD, e),
                         pD->aLen[e], pD->aKind[e], &aaMap[i][e]);
         if( rc ) goto nomem;
       }
@@ -916,7 +916,7 @@ void parColumnResult(const ParColumn *pCol, sqlite3_int64 iRow,
       const ParDict *pD = pCol->pDict;
       uint32_t c = pCol->eStore==PAR_COL_TEXT ? pCol->aCode[iRow] : (uint32_t)v;
       /* Never a NULL pointer: that would make the result NULL. */
-      const char *z = pD->aByte ? pD->aByte + pD->aOff[c] : "";
+      const char *z = parDictText(pD, c);
       if( eType==SQLITE_TEXT ){
         sqlite3_result_text(ctx, z, (int)pD->aLen[c], SQLITE_TRANSIENT);
       }else{

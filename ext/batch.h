@@ -59,6 +59,12 @@ struct ParDict {
                                ** TEXT before BLOB; built on demand */
 };
 
+/* The bytes of entry e of pD.  A dictionary holding only empty values has
+** no byte array: never offset a NULL pointer. */
+static inline const char *parDictText(const ParDict *pD, uint32_t e){
+  return pD->aByte ? pD->aByte + pD->aOff[e] : "";
+}
+
 /* One column of a batch. */
 typedef struct ParColumn ParColumn;
 struct ParColumn {

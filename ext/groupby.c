@@ -90,7 +90,7 @@ static int parNumInit(sqlite3 *db, const ParColumn *pCol, ParNum *p){
   if( p->aType==0 || p->aI==0 || p->aR==0 ) return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(db, "SELECT ?1", -1, &pStmt, 0);
   for(i=0; i<n && rc==SQLITE_OK; i++){
-    const char *z = pD->aByte ? pD->aByte + pD->aOff[i] : "";
+    const char *z = parDictText(pD, i);
     sqlite3_value *pV;
     if( pD->aKind[i]==SQLITE_TEXT ){
       sqlite3_bind_text(pStmt, 1, z, (int)pD->aLen[i], SQLITE_STATIC);
@@ -578,13 +578,13 @@ static char *groupConcat(const ParColumn *pText, const ParColumn *pSep,
         uint64_t s;
         if( colGet(pSep, p, &s)!=SQLITE_NULL && pSep->pDict->aLen[s] ){
           const ParDict *pD = pSep->pDict;
-          sqlite3_str_append(pStr, pD->aByte + pD->aOff[s], (int)pD->aLen[s]);
+          sqlite3_str_append(pStr, parDictText(pD, s), (int)pD->aLen[s]);
         }
       }
     }
     bFirst = 0;
     if( pText->pDict->aLen[v] ){
-      sqlite3_str_append(pStr, pText->pDict->aByte + pText->pDict->aOff[v],
+      sqlite3_str_append(pStr, parDictText(pText->pDict, v),
                          (int)pText->pDict->aLen[v]);
     }
   }
