@@ -83,6 +83,12 @@ static int parGrow(ParBatch *pB, void **pp, sqlite3_int64 nOld,
   return SQLITE_OK;
 }
 
+/* Allocate *pp with n elements of sz bytes, not zeroed. */
+static int parAlloc(ParBatch *pB, void **pp, sqlite3_int64 n, size_t sz){
+  *pp = parBatchRealloc(pB, 0, 0, n*(sqlite3_int64)sz);
+  return *pp || n==0 ? SQLITE_OK : SQLITE_NOMEM;
+}
+
 static sqlite3_int64 parBitmapBytes(sqlite3_int64 nRow){ return (nRow+7)/8; }
 
 /* ---- dictionary ---------------------------------------------------------- */
@@ -753,13 +759,17 @@ static void parConcatCopy(ParColumn *pDst, const ParColumn *pSrc, sqlite3_int64 
       return;
     case PAR_COL_INT:
       if( pSrc->aInt ) memcpy(pDst->aInt+iAt, pSrc->aInt, nRow*8);
+      else memset(pDst->aInt+iAt, 0, nRow*8);     /* a piece of NULLs only */
       return;
     case PAR_COL_REAL:
       if( pSrc->aReal ) memcpy(pDst->aReal+iAt, pSrc->aReal, nRow*8);
+      else memset(pDst->aReal+iAt, 0, nRow*8);
       return;
     case PAR_COL_TEXT:
       if( pSrc->aCode ){
         for(i=0; i<nRow; i++) pDst->aCode[iAt+i] = aMap[pSrc->aCode[i]];
+      }else{
+        memset(pDst->aCode+iAt, 0, nRow*4);
       }
       return;
   }
@@ -817,13 +827,15 @@ int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
     for(i=0; i<nIn; i++) nNull += aIn[i]->aCol[j].nNull;
     pCol->nNull = nNull;
     if( nNull && parGrow(pB, (void**)&pCol->aNull, 0, parBitmapBytes(nRow), 1) ) goto nomem;
+    /* Not zeroed here: every row is written by the parallel copy below,
+    ** which is also where the pages are first touched. */
     switch( pCol->eStore ){
-      case PAR_COL_INT:  rc = parGrow(pB, (void**)&pCol->aInt, 0, nRow, 8); break;
-      case PAR_COL_REAL: rc = parGrow(pB, (void**)&pCol->aReal, 0, nRow, 8); break;
-      case PAR_COL_TEXT: rc = parGrow(pB, (void**)&pCol->aCode, 0, nRow, 4); break;
+      case PAR_COL_INT:  rc = parAlloc(pB, (void**)&pCol->aInt, nRow, 8); break;
+      case PAR_COL_REAL: rc = parAlloc(pB, (void**)&pCol->aReal, nRow, 8); break;
+      case PAR_COL_TEXT: rc = parAlloc(pB, (void**)&pCol->aCode, nRow, 4); break;
       case PAR_COL_MIXED:
-        rc = parGrow(pB, (void**)&pCol->aType, 0, nRow, 1);
-        if( rc==SQLITE_OK ) rc = parGrow(pB, (void**)&pCol->aVal, 0, nRow, 8);
+        rc = parAlloc(pB, (void**)&pCol->aType, nRow, 1);
+        if( rc==SQLITE_OK ) rc = parAlloc(pB, (void**)&pCol->aVal, nRow, 8);
         break;
     }
     if( rc ) goto nomem;
@@ -858,7 +870,7 @@ int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
     /* Pieces are copied side by side: pure memory work. */
     #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1) if(nThread>1)
     for(i=0; i<nIn; i++){
-      parConcatCopy(pCol, &aIn[i]->aCol[j], aIn[i]->nRow, aAt[i], aaMap[i]);
+      if( aIn[i]->nRow ) parConcatCopy(pCol, &aIn[i]->aCol[j], aIn[i]->nRow, aAt[i], aaMap[i]);
     }
   }
   for(i=0; i<nIn; i++) sqlite3_free(aaMap[i]);

@@ -601,17 +601,24 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   if( rc ){ rc = *pzWhy ? SQLITE_OK : SQLITE_NOMEM; goto done; }
   bSnapshot = 1;
   *piVersion = parDataVersion(p->aConn[0]);
+  /* Two statements: SQLite finds a lone min() or max() of the rowid at one
+  ** end of the b-tree, but scans the whole table for both at once. */
   {
-    char *zMinMax = sqlite3_mprintf("SELECT min(%s), max(%s) FROM main.\"%w\"",
-                                    pSrc->zRowid, pSrc->zRowid, pSrc->zTable);
-    sqlite3_stmt *pMm = 0;
-    if( zMinMax && sqlite3_prepare_v2(p->aConn[0], zMinMax, -1, &pMm, 0)==SQLITE_OK
-     && sqlite3_step(pMm)==SQLITE_ROW && sqlite3_column_type(pMm, 0)==SQLITE_INTEGER ){
-      iMin = sqlite3_column_int64(pMm, 0);
-      iMax = sqlite3_column_int64(pMm, 1);
+    char *zMin = sqlite3_mprintf("SELECT min(%s) FROM main.\"%w\"", pSrc->zRowid, pSrc->zTable);
+    char *zMax = sqlite3_mprintf("SELECT max(%s) FROM main.\"%w\"", pSrc->zRowid, pSrc->zTable);
+    sqlite3_stmt *pMin = 0, *pMax = 0;
+    if( zMin && zMax
+     && sqlite3_prepare_v2(p->aConn[0], zMin, -1, &pMin, 0)==SQLITE_OK
+     && sqlite3_prepare_v2(p->aConn[0], zMax, -1, &pMax, 0)==SQLITE_OK
+     && sqlite3_step(pMin)==SQLITE_ROW && sqlite3_column_type(pMin, 0)==SQLITE_INTEGER
+     && sqlite3_step(pMax)==SQLITE_ROW && sqlite3_column_type(pMax, 0)==SQLITE_INTEGER ){
+      iMin = sqlite3_column_int64(pMin, 0);
+      iMax = sqlite3_column_int64(pMax, 0);
     }
-    sqlite3_finalize(pMm);
-    sqlite3_free(zMinMax);
+    sqlite3_finalize(pMin);
+    sqlite3_finalize(pMax);
+    sqlite3_free(zMin);
+    sqlite3_free(zMax);
   }
   /* Below min_rows rowids the caller reads faster alone. */
   if( iMax>=iMin && (sqlite3_uint64)iMax - (sqlite3_uint64)iMin < (sqlite3_uint64)pCtx->nMinRow ){
