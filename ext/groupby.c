@@ -190,9 +190,43 @@ typedef struct ParAggRun {
   const ParPlanAgg *pAgg;
   const ParColumn *pArg;     /* argument column, or NULL for count(*) */
   ParNum num;                /* sum/total/avg */
-  ParKey key;                /* min/max */
+  ParKey key;                /* min/max, unless bValue */
+  int bValue;                /* min/max over INT or REAL storage: values are
+                             ** compared as they are, no keys are built */
   uint8_t *aFirst;           /* DISTINCT: 1 on the first row of each value */
 } ParAggRun;
+
+/* Compare the min/max argument at rows i and j: <0, 0, >0.  Stored
+** numbers compare by value (-0.0 equals 0.0, as in SQLite); everything
+** else through its sort keys. */
+static int runCmp(const ParAggRun *pR, sqlite3_int64 i, sqlite3_int64 j){
+  if( pR->bValue ){
+    const ParColumn *c = pR->pArg;
+    if( c->eStore==PAR_COL_INT ){
+      sqlite3_int64 x = c->aInt[i], y = c->aInt[j];
+      return (x>y) - (x<y);
+    }else{
+      double x = c->aReal[i], y = c->aReal[j];
+      return (x>y) - (x<y);
+    }
+  }
+  return keyCmp(&pR->key, i, j);
+}
+
+/* Fold rows [lo, hi) of an INT or REAL column into min/max accumulators
+** a[aBin[r]*stride], comparing values (kBest holds the kept value's bits). */
+#define PAR_FOLD_MINMAX(TYPE, ARR, BETTER) {                               \
+    for(r=lo; r<hi; r++){                                                  \
+      ParAcc *p = &a[aBin ? (size_t)aBin[r]*stride : 0];                   \
+      TYPE v = pCol->ARR[r], kept;                                         \
+      if( pCol->aNull && (pCol->aNull[r>>3] >> (r&7)) & 1 ) continue;      \
+      memcpy(&kept, &p->kBest, 8);                                         \
+      if( p->iBest<0 || BETTER ){                                          \
+        p->iBest = (sqlite3_int64)r;                                       \
+        memcpy(&p->kBest, &v, 8);                                          \
+      }                                                                    \
+    }                                                                      \
+  }
 
 /* Fold row iRow into a. */
 static void accStep(const ParAggRun *pR, ParAcc *a, sqlite3_int64 iRow){
@@ -228,7 +262,7 @@ static void accStep(const ParAggRun *pR, ParAcc *a, sqlite3_int64 iRow){
       int c;
       if( parColumnType(pR->pArg, iRow)==SQLITE_NULL ) return;
       if( a->iBest<0 ){ a->iBest = iRow; return; }
-      c = keyCmp(&pR->key, a->iBest, iRow);
+      c = runCmp(pR, a->iBest, iRow);
       if( pR->pAgg->eFunc==PAR_AGG_MIN ? c>0 : c<0 ) a->iBest = iRow;
       return;
     }
@@ -276,6 +310,17 @@ static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t
       return;
     }
   }
+  if( pR->aFirst==0 && pR->bValue ){
+    /* Only a strictly better value replaces: ties keep the first. */
+    if( pCol->eStore==PAR_COL_INT ){
+      if( e==PAR_AGG_MIN ) PAR_FOLD_MINMAX(sqlite3_int64, aInt, v<kept)
+      else PAR_FOLD_MINMAX(sqlite3_int64, aInt, v>kept)
+    }else{
+      if( e==PAR_AGG_MIN ) PAR_FOLD_MINMAX(double, aReal, v<kept)
+      else PAR_FOLD_MINMAX(double, aReal, v>kept)
+    }
+    return;
+  }
   if( pR->aFirst==0 && (e==PAR_AGG_MIN || e==PAR_AGG_MAX) && pR->key.a2==0 ){
     /* One-word keys: compare with the kept key, not the kept row's. */
     const uint64_t *k = pR->key.a1;
@@ -307,7 +352,7 @@ static void accCombine(const ParAggRun *pR, ParAcc *a, const ParAcc *b){
       break;
     case PAR_AGG_MIN: case PAR_AGG_MAX:
       if( b->iBest>=0 ){
-        int c = a->iBest<0 ? 1 : keyCmp(&pR->key, a->iBest, b->iBest);
+        int c = a->iBest<0 ? 1 : runCmp(pR, a->iBest, b->iBest);
         if( a->iBest<0 || (pR->pAgg->eFunc==PAR_AGG_MIN ? c>0 : c<0) ) a->iBest = b->iBest;
       }
       break;
@@ -611,7 +656,10 @@ static int prepareRuns(sqlite3 *db, const ParPlan *pPlan, ParColumn *aCol,
     if( pA->eFunc==PAR_AGG_SUM || pA->eFunc==PAR_AGG_TOTAL || pA->eFunc==PAR_AGG_AVG ){
       rc = parNumInit(db, pR->pArg, &pR->num);
     }
-    if( rc==SQLITE_OK && (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX) ){
+    if( (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX)
+     && (pR->pArg->eStore==PAR_COL_INT || pR->pArg->eStore==PAR_COL_REAL) ){
+      pR->bValue = 1;
+    }else if( rc==SQLITE_OK && (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX) ){
       rc = parColumnKeys(&aCol[pA->iArg], nRow, eColl, 0, nThread,
                          &pR->key.a1, &pR->key.a2);
     }
@@ -706,7 +754,7 @@ static sqlite3_int64 bareRow(const ParAcc *a, int iDecide, sqlite3_int64 iFirst,
 static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
                            const uint32_t *aBin, uint32_t nBin, int nThread,
                            ParBatch **ppOut, int *pbOverflow){
-  size_t n = (size_t)pIn->nRow, nChunk, nGroup = 0, b;
+  size_t n = (size_t)pIn->nRow, nChunk, nGroup = 0, b, accStride, cntStride;
   int nAgg = pPlan->nAgg, iDecide = pPlan->iDecide, rc, k;
   ParAggRun *aRun = sqlite3_malloc64(sizeof(ParAggRun)*(nAgg+1));
   ParAcc *aAcc = 0;
@@ -716,15 +764,20 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   nChunk = (n + PAR_CHUNK - 1)/PAR_CHUNK;
   if( nChunk > PAR_DIRECT_ACC/nBin ) nChunk = PAR_DIRECT_ACC/nBin;
   if( nChunk<1 ) nChunk = 1;
+  /* Each chunk's private state is followed by at least 128 unused bytes,
+  ** so two threads never write to one cache line (with few key values,
+  ** and none at all without GROUP BY, they would on every row). */
+  accStride = nBin*(size_t)nAgg + (128 + sizeof(ParAcc) - 1)/sizeof(ParAcc);
+  cntStride = nBin + 16;
   if( aRun==0 ) return SQLITE_NOMEM;
   memset(aRun, 0, sizeof(ParAggRun)*(nAgg+1));
   rc = prepareRuns(db, pPlan, pIn->aCol, pIn->nRow, 0, 0, nThread, aRun);
   if( rc==SQLITE_OK ){
     /* malloc: ParAcc needs the 16-byte alignment of __int128. */
-    aAcc = malloc(sizeof(ParAcc)*(nChunk*nBin*nAgg+1));
-    aCnt = sqlite3_malloc64(sizeof(sqlite3_int64)*(nChunk*nBin+1));
-    aFirst = sqlite3_malloc64(sizeof(sqlite3_int64)*(nChunk*nBin+1));
-    aLast = sqlite3_malloc64(sizeof(sqlite3_int64)*(nChunk*nBin+1));
+    aAcc = malloc(sizeof(ParAcc)*nChunk*accStride);
+    aCnt = sqlite3_malloc64(sizeof(sqlite3_int64)*nChunk*cntStride);
+    aFirst = sqlite3_malloc64(sizeof(sqlite3_int64)*nChunk*cntStride);
+    aLast = sqlite3_malloc64(sizeof(sqlite3_int64)*nChunk*cntStride);
     aGid = sqlite3_malloc64(sizeof(sqlite3_int64)*(nBin+1));
     if( aAcc==0 || aCnt==0 || aFirst==0 || aLast==0 || aGid==0 ) rc = SQLITE_NOMEM;
   }
@@ -733,8 +786,9 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
     #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1)
     for(c=0; c<(sqlite3_int64)nChunk; c++){
       size_t lo = n*c/nChunk, hi = n*(c+1)/nChunk, r, i;
-      ParAcc *a = &aAcc[c*nBin*nAgg];
-      sqlite3_int64 *cnt = &aCnt[c*nBin], *first = &aFirst[c*nBin], *last = &aLast[c*nBin];
+      ParAcc *a = &aAcc[c*accStride];
+      sqlite3_int64 *cnt = &aCnt[c*cntStride], *first = &aFirst[c*cntStride];
+      sqlite3_int64 *last = &aLast[c*cntStride];
       int j;
       for(i=0; i<nBin*(size_t)nAgg; i++) accInit(&a[i]);
       memset(cnt, 0, nBin*sizeof(sqlite3_int64));
@@ -749,7 +803,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
     for(b=0; b<nBin; b++){
       size_t c2;
       sqlite3_int64 t = 0;
-      for(c2=0; c2<nChunk; c2++) t += aCnt[c2*nBin+b];
+      for(c2=0; c2<nChunk; c2++) t += aCnt[c2*cntStride+b];
       /* Without GROUP BY there is one group even for no rows. */
       aGid[b] = (t || pPlan->nKey==0) ? (sqlite3_int64)nGroup++ : -1;
     }
@@ -765,15 +819,15 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
       int j;
       if( aGid[bi]<0 ) continue;
       for(c=0; c<nChunk; c++){
-        ParAcc *a = &aAcc[(c*nBin + bi)*nAgg];
-        if( aCnt[c*nBin+bi]==0 ) continue;
+        ParAcc *a = &aAcc[c*accStride + bi*nAgg];
+        if( aCnt[c*cntStride+bi]==0 ) continue;
         if( a0==0 ){
           a0 = a;
-          iFirst = aFirst[c*nBin+bi];
+          iFirst = aFirst[c*cntStride+bi];
         }else{
           for(j=0; j<nAgg; j++) accCombine(&aRun[j], &a0[j], &a[j]);
         }
-        iLast = aLast[c*nBin+bi];
+        iLast = aLast[c*cntStride+bi];
       }
       if( a0==0 ) a0 = &aAcc[bi*nAgg];   /* no rows: chunk 0's empty state */
       bOverflow |= outGroup(aRun, nAgg, a0, *ppOut, aGid[bi]);
