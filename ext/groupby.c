@@ -972,6 +972,41 @@ done:
   return rc;
 }
 
+/* Bins of an INTEGER key column when its values span fewer than
+** PAR_DIRECT_MAX-1: NULL is bin 0 (when there are NULLs), value v is bin
+** v - least (+1 with NULLs).  *paBin stays NULL when they span more. */
+static int intKeyBins(const ParColumn *pCol, size_t n, int nThread,
+                      uint32_t **paBin, uint32_t *pnBin){
+  const sqlite3_int64 *v = pCol->aInt;
+  const uint8_t *aNull = pCol->nNull ? pCol->aNull : 0;
+  sqlite3_int64 lo = INT64_MAX, hi = INT64_MIN;
+  uint32_t *aBin, base = aNull ? 1 : 0;
+  size_t i;
+  *paBin = 0;
+  *pnBin = 0;
+  #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
+  for(i=0; i<n; i++){
+    if( aNull && (aNull[i>>3] >> (i&7)) & 1 ) continue;
+    if( v[i]<lo ) lo = v[i];
+    if( v[i]>hi ) hi = v[i];
+  }
+  if( lo>hi ){
+    lo = hi = 0;                 /* NULLs only */
+  }else if( (sqlite3_uint64)hi - (sqlite3_uint64)lo >= PAR_DIRECT_MAX-1 ){
+    return SQLITE_OK;
+  }
+  aBin = sqlite3_malloc64(n*sizeof(uint32_t));
+  if( aBin==0 ) return SQLITE_NOMEM;
+  #pragma omp parallel for num_threads(nThread)
+  for(i=0; i<n; i++){
+    aBin[i] = (aNull && (aNull[i>>3] >> (i&7)) & 1) ? 0
+            : (uint32_t)((sqlite3_uint64)v[i] - (sqlite3_uint64)lo) + base;
+  }
+  *paBin = aBin;
+  *pnBin = (uint32_t)((sqlite3_uint64)hi - (sqlite3_uint64)lo) + 1 + base;
+  return SQLITE_OK;
+}
+
 int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
                ParBatch **ppOut, int *pbNative, char **pzErr,
                const char **pzStrategy){
@@ -1012,7 +1047,19 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   }
   if( pPlan->nKey>PAR_ROWS_MAX ) return SQLITE_ERROR;
 
-  rc = keyWords(pPlan, pIn, nThread, aaWord, &nWord);
+  if( pPlan->nKey==1 && pIn->aCol[0].eStore==PAR_COL_INT && n>0 && !bOrdered ){
+    /* One INTEGER key: bins straight from the values when they span few
+    ** (NULL first, then the values in order: the order of the sort keys). */
+    rc = intKeyBins(&pIn->aCol[0], n, nThread, &aBin, &nBin);
+    if( rc==SQLITE_OK && aBin ){
+      *pzStrategy = "per-chunk accumulators per key value (few key values)";
+      rc = aggregateDirect(db, pPlan, pIn, aBin, nBin, nThread, ppOut, &bOverflow);
+      sqlite3_free(aBin);
+      aBin = 0;
+      goto finish;
+    }
+  }
+  if( rc==SQLITE_OK ) rc = keyWords(pPlan, pIn, nThread, aaWord, &nWord);
   if( rc==SQLITE_OK && nWord==1 && n>0 ){
     /* One word spanning few values: its offset from the least is the bin. */
     const uint64_t *w = aaWord[0];
@@ -1057,6 +1104,7 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   sqlite3_free(aBin);
   sqlite3_free(aPerm);
   sqlite3_free(aOff);
+finish:
   if( rc==SQLITE_OK && bOverflow ){
     /* Whether SQLite reports "integer overflow" depends on which groups
     ** its plan finalizes (HAVING moved to WHERE, LIMIT stopping early):
