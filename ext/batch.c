@@ -872,6 +872,10 @@ int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
     for(i=0; i<nIn; i++){
       if( aIn[i]->nRow ) parConcatCopy(pCol, &aIn[i]->aCol[j], aIn[i]->nRow, aAt[i], aaMap[i]);
     }
+    /* Column j is in the new batch: peak memory stays near one copy. */
+    for(i=0; i<nIn; i++){
+      if( aIn[i]->nRef==1 ) parColumnClear(&aIn[i]->aCol[j]);
+    }
   }
   for(i=0; i<nIn; i++) sqlite3_free(aaMap[i]);
   sqlite3_free(aaMap);

@@ -139,8 +139,10 @@ int parBatchFromSink(sqlite3 *db, sqlite3_stmt *pSink, sqlite3_stmt *pMeta,
                      ParBatch **ppBatch, char **pzErr);
 
 /* One batch holding the rows of aIn[0..nIn-1] (nIn>=1, same columns), in
-** that order; the pieces are left as they are.  mxMem limits the new
-** batch's memory.  Errors as parBatchFromSql(). */
+** that order.  A piece nothing else references (nRef 1) gives up each
+** column's arrays as soon as they are copied, so the pieces and the result
+** never both hold every column: such pieces can only be freed afterwards.
+** mxMem limits the new batch's memory.  Errors as parBatchFromSql(). */
 int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
                    ParBatch **ppOut, char **pzErr);
 
