@@ -274,9 +274,29 @@ void parColumnClear(ParColumn *pCol){
 void parBatchFree(ParBatch *pB){
   int i;
   if( pB==0 || pB->nRef-- > 1 ) return;
-  for(i=0; i<pB->nCol; i++) parColumnClear(&pB->aCol[i]);
+  if( pB->pOwner ){
+    parBatchFree(pB->pOwner);
+  }else{
+    for(i=0; i<pB->nCol; i++) parColumnClear(&pB->aCol[i]);
+  }
   sqlite3_free(pB->aCol);
   sqlite3_free(pB);
+}
+
+ParBatch *parBatchSubset(ParBatch *pOwner, const int *aiCol, int nCol){
+  ParBatch *pB = sqlite3_malloc(sizeof(*pB));
+  int i;
+  if( pB==0 ) return 0;
+  memset(pB, 0, sizeof(*pB));
+  pB->aCol = sqlite3_malloc64(sizeof(ParColumn)*(nCol>0 ? nCol : 1));
+  if( pB->aCol==0 ){ sqlite3_free(pB); return 0; }
+  for(i=0; i<nCol; i++) pB->aCol[i] = pOwner->aCol[aiCol[i]];
+  pB->nCol = nCol;
+  pB->nRow = pB->nRowAlloc = pOwner->nRow;
+  pB->nRef = 1;
+  pB->pOwner = pOwner;
+  pOwner->nRef++;
+  return pB;
 }
 
 /* Grow every array of every column to nNew rows. */

@@ -94,7 +94,14 @@ struct ParBatch {
   sqlite3_int64 *pnShared;   /* when set, mxMem limits this total, shared
                              ** with other batches (updated atomically) */
   int nRef;                  /* owners: parBatchFree frees at the last */
+  ParBatch *pOwner;          /* when set, the columns are pOwner's (shallow
+                             ** copies of some of them): this batch holds a
+                             ** reference to pOwner and frees no column */
 };
+
+/* A batch of columns aiCol[0..nCol-1] of pOwner, sharing their arrays (no
+** copy); it keeps pOwner alive.  NULL when out of memory. */
+ParBatch *parBatchSubset(ParBatch *pOwner, const int *aiCol, int nCol);
 
 /* Run zSql, one read-only statement that returns rows, on db and collect
 ** its result into a new batch *ppBatch.  mxMem limits the batch's memory

@@ -45,7 +45,9 @@
 **     on its connection every few milliseconds; an interrupt stops the
 **     workers.
 **  4. The cache.  What parallel extraction read is kept under a key made
-**     of the database file and the worker's SQL, stamped with the data
+**     of the database file and the worker's SQL (and the expressions it
+**     read: a later extraction needing some of them from the same table,
+**     alias and WHERE shares their columns), stamped with the data
 **     version (SQLITE_FCNTL_DATA_VERSION) of the first worker connection
 **     inside the snapshot.  A lookup refreshes that connection (which
 **     sees every commit, this connection's and any other's, schema changes
@@ -81,6 +83,9 @@ struct ParCacheEntry {
   char *zKey;           /* file, LIKE mode and the worker's SQL */
   char *zSource;        /* schema.table, for par_cache */
   char *zCols;          /* the extracted expressions, for par_cache */
+  char *zBase;          /* file, LIKE mode, table, alias and WHERE */
+  int nExpr;            /* the expressions one by one (0: not known) */
+  char **azExpr;
   unsigned iVersion;    /* data version of the pool's first connection */
   ParBatch *pBatch;     /* one reference */
   sqlite3_int64 nHit;
@@ -103,6 +108,8 @@ struct ParSource {
   char *zWorkerSql;     /* the extraction on a worker connection, where
                         ** the file is "main", for rowids :par_lo..:par_hi */
   char *zKey;           /* cache key */
+  char *zBase;          /* the key without the columns: an entry with the
+                        ** same base and every needed column serves too */
   int bWal;             /* the file is in WAL mode */
   int bLikeCs;          /* the caller's LIKE is case sensitive */
 };
@@ -112,6 +119,7 @@ static void parSourceClear(ParSource *p){
   sqlite3_free(p->zTable);
   sqlite3_free(p->zWorkerSql);
   sqlite3_free(p->zKey);
+  sqlite3_free(p->zBase);
   memset(p, 0, sizeof(*p));
 }
 
@@ -355,8 +363,11 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   pSrc->zWorkerSql = parRangeSql(pPlan, "main", pSrc->zTable, zAlias, pSrc->zRowid);
   if( pSrc->zWorkerSql ){
     pSrc->zKey = sqlite3_mprintf("%s\n%d\n%s", pSrc->zFile, pSrc->bLikeCs, pSrc->zWorkerSql);
+    pSrc->zBase = sqlite3_mprintf("%s\n%d\n%s\n%s\n%d\n%s", pSrc->zFile, pSrc->bLikeCs,
+                                  pSrc->zTable, zAlias, pPlan->zExtractWhere!=0,
+                                  pPlan->zExtractWhere ? pPlan->zExtractWhere : "");
   }
-  if( pSrc->zWorkerSql==0 || pSrc->zKey==0 ){
+  if( pSrc->zWorkerSql==0 || pSrc->zKey==0 || pSrc->zBase==0 ){
     sqlite3_free(zAlias);
     sqlite3_free(zPlan);
     sqlite3_free(zSink);
@@ -730,15 +741,23 @@ static void parCacheLinkFirst(ParCache *c, ParCacheEntry *e){
   c->pFirst = e;
 }
 
-static void parCacheDrop(ParCache *c, ParCacheEntry *e){
-  parCacheUnlink(c, e);
-  c->nByte -= e->pBatch->nMem;
-  c->nEntry--;
+static void parCacheEntryFree(ParCacheEntry *e){
+  int i;
   parBatchFree(e->pBatch);
   sqlite3_free(e->zKey);
   sqlite3_free(e->zSource);
   sqlite3_free(e->zCols);
+  sqlite3_free(e->zBase);
+  for(i=0; i<e->nExpr; i++) sqlite3_free(e->azExpr[i]);
+  sqlite3_free(e->azExpr);
   sqlite3_free(e);
+}
+
+static void parCacheDrop(ParCache *c, ParCacheEntry *e){
+  parCacheUnlink(c, e);
+  c->nByte -= e->pBatch->nMem;
+  c->nEntry--;
+  parCacheEntryFree(e);
 }
 
 /* Drop least recently used entries until the cache holds at most nMax
@@ -777,11 +796,18 @@ static void parCachePut(ParContext *pCtx, const ParPlan *pPlan, const ParSource 
   e->zKey = sqlite3_mprintf("%s", pSrc->zKey);
   e->zSource = sqlite3_mprintf("%s.%s", pSrc->zSchema, pSrc->zTable);
   e->zCols = sqlite3_mprintf("%s", pPlan->zExtractCols);
-  if( e->zKey==0 || e->zSource==0 || e->zCols==0 ){
-    sqlite3_free(e->zKey);
-    sqlite3_free(e->zSource);
-    sqlite3_free(e->zCols);
-    sqlite3_free(e);
+  e->zBase = sqlite3_mprintf("%s", pSrc->zBase);
+  if( pPlan->nExtractExpr ){
+    int i;
+    e->azExpr = sqlite3_malloc64(sizeof(char*)*pPlan->nExtractExpr);
+    for(i=0; e->azExpr && i<pPlan->nExtractExpr; i++){
+      if( (e->azExpr[i] = sqlite3_mprintf("%s", pPlan->azExtractExpr[i]))==0 ) break;
+      e->nExpr = i+1;
+    }
+  }
+  if( e->zKey==0 || e->zSource==0 || e->zCols==0 || e->zBase==0
+   || e->nExpr<pPlan->nExtractExpr ){
+    parCacheEntryFree(e);
     return;
   }
   e->iVersion = iVersion;
@@ -793,26 +819,76 @@ static void parCachePut(ParContext *pCtx, const ParPlan *pPlan, const ParSource 
   parCacheTrim(c, nMax);
 }
 
-/* The cached batch for pSrc if it is still what the file holds (a new
-** reference), else NULL (a stale entry is dropped). */
-static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc){
+/* The entry that serves pPlan's extraction from pSrc: the one of exactly
+** its columns, else one with the same base (file, table, alias, WHERE)
+** holding every expression it needs; aiCol (room for nExtractExpr) gets
+** where each needed column is in the entry, and *pbExact whether it is
+** the exact one.  Whether the entry is still current is not checked. */
+static ParCacheEntry *parCacheMatch(ParCache *c, const ParSource *pSrc, const ParPlan *pPlan,
+                                    int *aiCol, int *pbExact){
+  ParCacheEntry *e = parCacheFind(c, pSrc->zKey);
+  int i, j;
+  *pbExact = e!=0;
+  if( e || pPlan->nExtractExpr==0 ) return e;
+  for(e=c ? c->pFirst : 0; e; e=e->pNext){
+    if( e->nExpr==0 || strcmp(e->zBase, pSrc->zBase)!=0 ) continue;
+    for(i=0; i<pPlan->nExtractExpr; i++){
+      for(j=0; j<e->nExpr && strcmp(e->azExpr[j], pPlan->azExtractExpr[i])!=0; j++){}
+      if( j==e->nExpr ) break;
+      aiCol[i] = j;
+    }
+    if( i==pPlan->nExtractExpr ) return e;
+  }
+  return 0;
+}
+
+/* Is there an entry that would serve pPlan's extraction from pSrc? */
+static int parCacheHas(ParCache *c, const ParSource *pSrc, const ParPlan *pPlan){
+  int *aiCol = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractExpr+1)), bExact, bHas;
+  if( aiCol==0 ) return 0;
+  bHas = parCacheMatch(c, pSrc, pPlan, aiCol, &bExact)!=0;
+  sqlite3_free(aiCol);
+  return bHas;
+}
+
+/* The cached batch for pPlan's extraction from pSrc if it is still what
+** the file holds (a new reference: the entry's batch, or a batch sharing
+** the needed columns of a wider entry), else NULL (a stale entry is
+** dropped). */
+static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc, const ParPlan *pPlan){
   ParCache *c = pCtx->pCache;
   ParPool *p = pCtx->pPool;
-  ParCacheEntry *e = parCacheFind(c, pSrc->zKey);
-  if( e==0 ) return 0;
+  ParCacheEntry *e;
+  ParBatch *pB;
+  int *aiCol, bExact = 0;
+  aiCol = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractExpr+1));
+  if( aiCol==0 ) return 0;
+  e = parCacheMatch(c, pSrc, pPlan, aiCol, &bExact);
+  if( e==0 ){
+    sqlite3_free(aiCol);
+    return 0;
+  }
   /* Only the pool's first connection compares with the stamp; a pool on
   ** another file means the entry cannot be checked. */
   if( p==0 || p->nConn==0 || strcmp(p->zFile, pSrc->zFile)!=0
    || parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK
    || parDataVersion(p->aConn[0])!=e->iVersion ){
     parCacheDrop(c, e);
+    sqlite3_free(aiCol);
     return 0;
   }
+  if( bExact ){
+    pB = e->pBatch;
+    pB->nRef++;
+  }else{
+    pB = parBatchSubset(e->pBatch, aiCol, pPlan->nExtractExpr);
+  }
+  sqlite3_free(aiCol);
+  if( pB==0 ) return 0;
   e->nHit++;
   parCacheUnlink(c, e);
   parCacheLinkFirst(c, e);
-  e->pBatch->nRef++;
-  return e->pBatch;
+  return pB;
 }
 
 /* ---- extraction ------------------------------------------------------------ */
@@ -830,7 +906,7 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   rc = parSourceResolve(pCtx, db, pPlan, &src, &zWhy);
   if( rc ) return rc;
   if( zWhy==0 ){
-    ParBatch *pHit = parCacheLookup(pCtx, &src);
+    ParBatch *pHit = parCacheLookup(pCtx, &src, pPlan);
     if( pHit ){
       *ppBatch = pHit;
       *peMode = PAR_EXTRACT_CACHED;
@@ -862,7 +938,7 @@ char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
   if( parSourceResolve(pCtx, db, pPlan, &src, &zWhy) ) return 0;
   if( zWhy ){
     zOut = sqlite3_mprintf("serial, on the caller's connection (%s)", zWhy);
-  }else if( parCacheFind(pCtx->pCache, src.zKey) ){
+  }else if( parCacheHas(pCtx->pCache, &src, pPlan) ){
     zOut = sqlite3_mprintf("cached when still current, else parallel: rowid ranges "
                            "of %s.%s on %d worker connections",
                            src.zSchema, src.zTable, pCtx->nThread);

@@ -66,6 +66,8 @@ void parPlanFree(ParPlan *p){
   sqlite3_free(p->zExtractCols);
   sqlite3_free(p->zExtractFrom);
   sqlite3_free(p->zExtractWhere);
+  for(i=0; i<p->nExtractExpr; i++) sqlite3_free(p->azExtractExpr[i]);
+  sqlite3_free(p->azExtractExpr);
   sqlite3_free(p->aKeyColl);
   for(i=0; i<p->nKey; i++) sqlite3_free(p->azKey ? p->azKey[i] : 0);
   sqlite3_free(p->azKey);
@@ -656,6 +658,16 @@ static void buildPlan(ParBuild *pB){
   }
   if( pB->nExpr==0 ) sqlite3_str_appendall(pStr, "0");
   pPlan->zExtractCols = sqlite3_str_finish(pStr);
+  if( pB->nExpr ){
+    pPlan->azExtractExpr = sqlite3_malloc64(sizeof(char*)*pB->nExpr);
+    if( pPlan->azExtractExpr==0 ){ buildNoMem(pB); goto done; }
+    for(i=0; i<pB->nExpr; i++){
+      pPlan->azExtractExpr[i] = sqlite3_mprintf("%s", pB->azExpr[i]);
+      if( pPlan->azExtractExpr[i]==0 ) break;
+    }
+    pPlan->nExtractExpr = i;
+    if( i<pB->nExpr ){ buildNoMem(pB); goto done; }
+  }
   pPlan->zExtractFrom = sqlite3_mprintf("%s", pB->zFrom);
   if( pSel->bWhere ){
     pPlan->zExtractWhere = parSpanText(z, pSel->where);

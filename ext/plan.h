@@ -46,6 +46,9 @@ struct ParPlan {
   char *zExtractCols;
   char *zExtractFrom;
   char *zExtractWhere;  /* NULL: no WHERE */
+  int nExtractExpr;     /* the expressions of zExtractCols, one by one */
+  char **azExtractExpr; /* (0 and NULL: not known; the cache then reuses
+                        ** only an entry of exactly these columns) */
   int nKey;          /* extraction columns 0..nKey-1: the GROUP BY keys */
   int *aKeyColl;     /* collation of each key */
   char **azKey;      /* each key's text, for par_explain */

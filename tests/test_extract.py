@@ -139,6 +139,7 @@ def test_empty_one_row_sparse_rowids():
     c.execute("SELECT par_config('min_rows', 0)")
     c.execute("CREATE TABLE t(k, s TEXT, r REAL, m)")
     for sql, ordered in QUERIES:
+        c.execute("SELECT par_cache_clear()")   # an earlier, wider entry would serve it
         assert mode_of(c, sql) == "parallel"
         same(c, sql, ordered)
     c.execute("INSERT INTO t VALUES(1, 'a', 1.5, NULL)")
@@ -379,6 +380,50 @@ def test_cache_hits_and_listing():
     mode_of(c, "SELECT count(*), sum(k) FROM t")
     mode_of(c, "SELECT count(*), sum(r) FROM t")
     assert c.execute("SELECT total(bytes) FROM par_cache").fetchone()[0] <= 1 << 20
+
+
+def test_cache_serves_fewer_columns():
+    """An entry serves any query needing some of its columns (same table,
+    alias and WHERE), and only while it is current."""
+    path, c = fresh("subset.db")
+    fill(c, "t", 4000, seed=9)
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("SELECT par_cache_clear()")
+    wide = "SELECT k, s, count(*), sum(r), max(m), min(s) FROM t GROUP BY k, s"
+    assert mode_of(c, wide) == "parallel"
+    subsets = [
+        "SELECT k, sum(r) FROM t GROUP BY k",                     # fewer columns
+        "SELECT s, count(*), max(k) FROM t GROUP BY s",           # another order
+        "SELECT count(*), total(r), min(m) FROM t",               # no GROUP BY
+        "SELECT m, count(*) FROM t GROUP BY m HAVING count(*) > 1",
+    ]
+    for sql in subsets:
+        assert mode_of(c, sql) == "cached", sql
+        assert "cached" in explain_mode(c, sql), sql
+        same(c, sql)
+        same(c, sql, name="v2")
+    # The batch a scan holds outlives its entry.
+    c.execute("CREATE VIRTUAL TABLE temp.held USING parallel('SELECT k, sum(r) FROM t GROUP BY k')")
+    cur = c.execute("SELECT * FROM held")
+    first = cur.fetchone()
+    c.execute("SELECT par_cache_clear()")
+    rest = cur.fetchall()
+    agree("held", [first] + rest, c.execute("SELECT k, sum(r) FROM t GROUP BY k").fetchall())
+    # Not served: another expression, another WHERE, another alias.
+    assert mode_of(c, wide) == "parallel"
+    for sql in ["SELECT k + 1, count(*) FROM t GROUP BY 1",
+                "SELECT k, sum(r) FROM t WHERE r > 0 GROUP BY k",
+                "SELECT x.k, sum(x.r) FROM t AS x GROUP BY x.k"]:
+        assert mode_of(c, sql) == "parallel", sql
+        same(c, sql)
+    # A commit makes the wide entry stale for its subsets too.
+    assert mode_of(c, wide) == "cached"
+    c.execute("UPDATE t SET r = 5 WHERE rowid % 3 = 0")
+    assert mode_of(c, "SELECT k, sum(r) FROM t GROUP BY k") == "parallel"
+    same(c, "SELECT k, sum(r) FROM t GROUP BY k")
+    rows = dict((cols, hits) for cols, hits in
+                c.execute("SELECT columns, hits FROM par_cache").fetchall())
+    assert "k, r" in rows, rows
 
 
 def cached_then(c, sql, change, expect_cached_after=False):
