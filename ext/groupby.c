@@ -48,7 +48,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PAR_DIRECT_MAX 65536   /* counting sort below this many key values */
+#define PAR_DIRECT_MAX 65536   /* accumulators per key value up to this many */
+#define PAR_COUNT_MAX  (1<<24) /* counting sort, not radix, below this many
+                               ** key values (and fewer than the rows) */
 #define PAR_CHUNK      65536   /* rows per chunk of a large group */
 #define PAR_DIRECT_ACC 262144  /* most (chunk, key value) accumulators */
 
@@ -368,22 +370,24 @@ static void accCombine(const ParAggRun *pR, ParAcc *a, const ParAcc *b){
 ** bin by bin, in order within each bin. */
 static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin,
                         uint32_t *aPerm, int nThread){
-  size_t *aHist = calloc((size_t)nThread*nBin + 1, sizeof(size_t));
+  /* Counts and offsets fit 32 bits: row numbers do (aPerm). */
+  uint32_t *aHist = calloc((size_t)nThread*nBin + 1, sizeof(uint32_t));
   if( aHist==0 ) return SQLITE_NOMEM;
   #pragma omp parallel num_threads(nThread)
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
     size_t lo = n*t/nt, hi = n*(t+1)/nt, i;
-    size_t *h = aHist + (size_t)t*nBin;
+    uint32_t *h = aHist + (size_t)t*nBin;
     for(i=lo; i<hi; i++) h[aBin[i]]++;
     #pragma omp barrier
     #pragma omp single
     {
-      size_t sum = 0, b;
+      uint32_t sum = 0;
+      size_t b;
       int u;
       for(b=0; b<nBin; b++){
         for(u=0; u<nt; u++){
-          size_t c = aHist[(size_t)u*nBin + b];
+          uint32_t c = aHist[(size_t)u*nBin + b];
           aHist[(size_t)u*nBin + b] = sum;
           sum += c;
         }
@@ -430,6 +434,31 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
     for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
   }else if( aBin ){
     rc = countingSort(aBin, n, nBin, aPerm, nThread);
+    if( rc==SQLITE_OK && nWord==1 ){
+      /* Bins are the groups (one word: equal bin, equal word): the
+      ** non-empty ones, in order, each as many rows as it counts. */
+      size_t *aCnt = calloc((size_t)nBin + 1, sizeof(size_t)), at = 0;
+      aOff = sqlite3_malloc64((n+2)*sizeof(size_t));
+      if( aOff==0 || aCnt==0 ){
+        free(aCnt);
+        sqlite3_free(aOff);
+        sqlite3_free(aPerm);
+        return SQLITE_NOMEM;
+      }
+      for(i=0; i<n; i++) aCnt[aBin[i]]++;
+      nGroup = 0;
+      for(i=0; i<nBin; i++){
+        if( aCnt[i]==0 ) continue;
+        aOff[nGroup++] = at;
+        at += aCnt[i];
+      }
+      free(aCnt);
+      aOff[nGroup] = n;
+      *pnGroup = nGroup;
+      *paPerm = aPerm;
+      *paOff = aOff;
+      return SQLITE_OK;
+    }
   }else{
     aSorted = sqlite3_malloc64((n+1)*sizeof(uint64_t));
     if( aSorted==0 ) rc = SQLITE_NOMEM;
@@ -1069,7 +1098,7 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
       if( w[i]<lo ) lo = w[i];
       if( w[i]>hi ) hi = w[i];
     }
-    if( hi-lo < PAR_DIRECT_MAX ){
+    if( hi-lo < PAR_DIRECT_MAX || (bOrdered==0 && hi-lo < PAR_COUNT_MAX && hi-lo < n) ){
       nBin = (uint32_t)(hi-lo+1);
       aBin = sqlite3_malloc64(n*sizeof(uint32_t));
       if( aBin==0 ){
@@ -1086,7 +1115,7 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     if( aBin==0 ) rc = SQLITE_NOMEM;
     else memset(aBin, 0, (n+1)*sizeof(uint32_t));
   }
-  if( rc==SQLITE_OK && aBin && !bOrdered ){
+  if( rc==SQLITE_OK && aBin && !bOrdered && nBin<=PAR_DIRECT_MAX ){
     *pzStrategy = "per-chunk accumulators per key value (few key values)";
     rc = aggregateDirect(db, pPlan, pIn, aBin, nBin, nThread, ppOut, &bOverflow);
   }else if( rc==SQLITE_OK ){

@@ -896,6 +896,10 @@ BIG_QUERIES = [
      "sum(ov1), max(w) - min(w) FROM big", False, ["v", "r", "ov1"], False),
     ("many groups", "SELECT w % 20000 AS q, count(*), sum(v), min(r), max(r), avg(v), "
      "count(DISTINCT k) FROM big GROUP BY q ORDER BY q LIMIT 300 OFFSET 7", True, ["v"], False),
+    ("counting sort groups", "SELECT (w * 7) % 65600 AS q, count(*), sum(v), total(r), min(r), "
+     "max(v) FROM big GROUP BY q ORDER BY q LIMIT 400 OFFSET 5", True, ["r"], False),
+    ("counting sort, text keys", "SELECT w || s AS q, count(*), sum(v), max(k) FROM big "
+     "GROUP BY q ORDER BY q LIMIT 300 OFFSET 3", True, [], False),
     ("overflow running sum", "SELECT k, sum(ov2) FROM big GROUP BY k", False, [], True),
     ("no overflow running sum", "SELECT k, sum(ov1), typeof(sum(ov1)) FROM big GROUP BY k",
      False, [], True),
