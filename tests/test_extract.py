@@ -17,7 +17,9 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 
 EXT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./parallel.so")
 TMP = tempfile.mkdtemp(prefix="par_extract_")
@@ -596,21 +598,8 @@ def test_close_with_workers_open():
 
 
 def main():
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
-    npass = nfail = 0
-    for name, fn in tests:
-        t0 = time.time()
-        try:
-            fn()
-            npass += 1
-            print("ok   %s (%.1fs)" % (name, time.time() - t0))
-        except Exception:
-            nfail += 1
-            print("FAIL %s\n%s" % (name, traceback.format_exc()))
-        sys.stdout.flush()
-    subprocess.run(["rm", "-rf", TMP])
-    print("extract: %d passed, %d failed" % (npass, nfail))
-    return 1 if nfail else 0
+    return harness.run("extract", globals(),
+                       after=lambda: subprocess.run(["rm", "-rf", TMP]))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ import os
 import random
 import sqlite3
 import sys
-import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 
 EXT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./parallel.so")
 SEED = int(os.environ.get("HIST_SEED", "20261101"))
@@ -679,18 +681,7 @@ def test_percentile_errors():
 
 
 def main():
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
-    npass = nfail = 0
-    for name, fn in tests:
-        try:
-            fn()
-            npass += 1
-        except Exception:
-            nfail += 1
-            print("FAIL %s" % name)
-            traceback.print_exc(file=sys.stdout)
-    print("histogram: %d passed, %d failed" % (npass, nfail))
-    return 1 if nfail else 0
+    return harness.run("histogram", globals())
 
 
 if __name__ == "__main__":

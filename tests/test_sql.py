@@ -11,7 +11,9 @@ import re
 import sqlite3
 import subprocess
 import sys
-import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 
 EXT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./parallel.so")
 
@@ -184,18 +186,7 @@ def test_explain_and_profile():
 
 
 def main():
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
-    npass = nfail = 0
-    for name, fn in tests:
-        try:
-            fn()
-            npass += 1
-        except Exception:
-            nfail += 1
-            print("FAIL %s" % name)
-            traceback.print_exc(file=sys.stdout)
-    print("sql: %d passed, %d failed" % (npass, nfail))
-    return 1 if nfail else 0
+    return harness.run("sql", globals())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,28 @@
+"""The runner shared by the Python test scripts: every function named
+test_* of a module, in name order; a failure prints its traceback and the
+rest still run; the last line is "<label>: N passed, N failed"."""
+import sys
+import time
+import traceback
+
+
+def run(label, namespace, after=None):
+    """Run the test_* functions of namespace (a module's globals()); then
+    after() if given.  Returns the exit status: 1 if any failed."""
+    tests = [(n, f) for n, f in sorted(namespace.items()) if n.startswith("test_")]
+    npass = nfail = 0
+    for name, fn in tests:
+        t0 = time.time()
+        try:
+            fn()
+            npass += 1
+            print("ok   %s (%.1fs)" % (name, time.time() - t0))
+        except Exception:
+            nfail += 1
+            print("FAIL %s" % name)
+            traceback.print_exc(file=sys.stdout)
+        sys.stdout.flush()
+    if after:
+        after()
+    print("%s: %d passed, %d failed" % (label, npass, nfail))
+    return 1 if nfail else 0
