@@ -25,7 +25,8 @@
 
 /* Settings: name, accepted range, and meaning (used in error messages). */
 typedef enum ParSettingId {
-  PAR_THREADS, PAR_MEMORY_MB, PAR_MIN_ROWS, PAR_PARALLEL_EXTRACT, PAR_CACHE_MB
+  PAR_THREADS, PAR_MEMORY_MB, PAR_MIN_ROWS, PAR_PARALLEL_EXTRACT, PAR_CACHE_MB,
+  PAR_GROUP_STRATEGY
 } ParSettingId;
 static const struct ParSetting {
   const char *zName;
@@ -42,6 +43,8 @@ static const struct ParSetting {
   { "parallel_extract", PAR_PARALLEL_EXTRACT, 0, 1 },
   /* cache_mb: budget of the columnar cache in MiB (0: no cache). */
   { "cache_mb",  PAR_CACHE_MB,  0, (sqlite3_int64)1 << 30 },
+  /* group_strategy: 0 chooses from the data; 1-4 prefer one (parext.h). */
+  { "group_strategy", PAR_GROUP_STRATEGY, PAR_GROUP_AUTO, PAR_GROUP_RADIX },
 };
 #define N_SETTING (int)(sizeof(aSetting)/sizeof(aSetting[0]))
 
@@ -111,6 +114,7 @@ static sqlite3_int64 parSettingGet(const ParContext *p, ParSettingId eId){
     case PAR_MEMORY_MB: return p->mxMemMb;
     case PAR_PARALLEL_EXTRACT: return p->bParExtract;
     case PAR_CACHE_MB:  return p->mxCacheMb;
+    case PAR_GROUP_STRATEGY: return p->eGroupStrategy;
     default:            return p->nMinRow;
   }
 }
@@ -121,6 +125,7 @@ static void parSettingSet(ParContext *p, ParSettingId eId, sqlite3_int64 v){
     case PAR_MEMORY_MB: p->mxMemMb = v; break;
     case PAR_PARALLEL_EXTRACT: p->bParExtract = (int)v; break;
     case PAR_CACHE_MB:  p->mxCacheMb = v; parCacheLimit(p); break;
+    case PAR_GROUP_STRATEGY: p->eGroupStrategy = (int)v; break;
     default:            p->nMinRow = v; break;
   }
 }
@@ -154,7 +159,7 @@ static void parConfigFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   int i;
   if( sqlite3_value_type(argv[0])!=SQLITE_TEXT || zName==0 ){
     sqlite3_result_error(ctx, "par_config: the first argument must be a "
-                         "setting name (threads, memory_mb, min_rows, parallel_extract, cache_mb)", -1);
+                         "setting name (threads, memory_mb, min_rows, parallel_extract, cache_mb, group_strategy)", -1);
     return;
   }
   for(i=0; i<N_SETTING; i++){
@@ -162,7 +167,7 @@ static void parConfigFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
   if( pSet==0 ){
     char *zErr = sqlite3_mprintf("par_config: unknown setting '%s' (known: "
-                                 "threads, memory_mb, min_rows, parallel_extract, cache_mb)", zName);
+                                 "threads, memory_mb, min_rows, parallel_extract, cache_mb, group_strategy)", zName);
     sqlite3_result_error(ctx, zErr ? zErr : "par_config: unknown setting", -1);
     sqlite3_free(zErr);
     return;

@@ -418,8 +418,8 @@ static int keyWords(const ParPlan *pPlan, ParBatch *pIn, int nThread,
 
 /* Sort rows by the key words: *paPerm lists the rows group by group
 ** (original order inside a group), *paOff has the nGroup+1 offsets.  With
-** aBin (one word spanning nBin values) a counting sort, else a radix sort
-** word by word, least significant first. */
+** aBin (one key whose nBin bins are its groups, in order) a counting sort,
+** else a radix sort word by word, least significant first. */
 static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32_t nBin,
                       size_t n, int nThread, uint32_t **paPerm, size_t **paOff,
                       size_t *pnGroup){
@@ -430,11 +430,9 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
   size_t *aOff = 0, i, nGroup;
   int k, rc = SQLITE_OK;
   if( aPerm==0 ) return SQLITE_NOMEM;
-  if( nWord==0 ){
-    for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
-  }else if( aBin ){
+  if( aBin ){
     rc = countingSort(aBin, n, nBin, aPerm, nThread);
-    if( rc==SQLITE_OK && nWord==1 ){
+    if( rc==SQLITE_OK ){
       /* Bins are the groups (one word: equal bin, equal word): the
       ** non-empty ones, in order, each as many rows as it counts. */
       size_t *aCnt = calloc((size_t)nBin + 1, sizeof(size_t)), at = 0;
@@ -459,6 +457,8 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
       *paOff = aOff;
       return SQLITE_OK;
     }
+  }else if( nWord==0 ){
+    for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
   }else{
     aSorted = sqlite3_malloc64((n+1)*sizeof(uint64_t));
     if( aSorted==0 ) rc = SQLITE_NOMEM;
@@ -1001,11 +1001,374 @@ done:
   return rc;
 }
 
+/* ---- dense accumulation -------------------------------------------------------- */
+
+/* aggregateDense() keeps, per thread and key value, the group's row count
+** and for each aggregate an int64 (the sum, or the bits of the least or
+** greatest value) and a count of non-NULL arguments when the argument has
+** NULLs.  Sums of integers that cannot overflow and min/max over numbers
+** (ties keep the earlier row) give the same result whatever rows each
+** thread takes, so the threads take contiguous row ranges, and combining
+** them in order gives the result of one thread. */
+typedef struct ParDense {
+  int eFunc;
+  const ParColumn *pArg;
+  int bNulls;          /* counts of non-NULL arguments of its own */
+  int iVal, iCnt;      /* its arrays among a thread's (-1: none / the rows') */
+} ParDense;
+
+/* Can aggregateDense() compute pPlan's aggregates?  Bare columns must
+** come from each group's first row, or be an INTEGER key itself (bIntKey:
+** equal keys are the same value whichever row they come from).  Integer
+** sums are checked for overflow later. */
+static int denseFits(const ParPlan *pPlan, const ParBatch *pIn, int bIntKey){
+  int j;
+  if( pPlan->nKey>1 ) return 0;
+  for(j=0; j<pPlan->nBare && pPlan->iDecide>=0; j++){
+    if( pPlan->aBareCol[j]!=0 || !bIntKey ) return 0;
+  }
+  for(j=0; j<pPlan->nAgg; j++){
+    const ParPlanAgg *pA = &pPlan->aAgg[j];
+    const ParColumn *pArg = pA->iArg>=0 ? &pIn->aCol[pA->iArg] : 0;
+    if( pA->bDistinct ) return 0;
+    switch( pA->eFunc ){
+      case PAR_AGG_COUNT_STAR: case PAR_AGG_COUNT:
+        break;
+      case PAR_AGG_SUM: case PAR_AGG_TOTAL: case PAR_AGG_AVG:
+        if( pArg->eStore!=PAR_COL_INT ) return 0;
+        break;
+      case PAR_AGG_MIN: case PAR_AGG_MAX:
+        if( pArg->eStore!=PAR_COL_INT && pArg->eStore!=PAR_COL_REAL ) return 0;
+        break;
+      default:
+        return 0;
+    }
+  }
+  return 1;
+}
+
+static int isNullRow(const ParColumn *pCol, size_t r){
+  return pCol->aNull && (pCol->aNull[r>>3] >> (r&7)) & 1;
+}
+
+/* Fold rows [lo, hi) of aggregate pD into the arrays of one thread: aVal
+** (sum, or least/greatest value) and aCnt (non-NULL arguments, when pD has
+** its own counts).  *pMin / *pMax: least and greatest integer summed. */
+static void denseFold(const ParDense *pD, const uint32_t *aBin, size_t lo, size_t hi,
+                      sqlite3_int64 *aVal, uint32_t *aCnt,
+                      sqlite3_int64 *pMin, sqlite3_int64 *pMax){
+  const ParColumn *pCol = pD->pArg;
+  size_t r;
+  switch( pD->eFunc ){
+    case PAR_AGG_COUNT:
+      for(r=lo; r<hi; r++){
+        if( parColumnType(pCol, (sqlite3_int64)r)!=SQLITE_NULL ) aCnt[aBin[r]]++;
+      }
+      break;
+    case PAR_AGG_SUM: case PAR_AGG_TOTAL: case PAR_AGG_AVG: {
+      /* Unsigned: wrapping is defined; denseSumsFit() rules it out. */
+      const sqlite3_int64 *v = pCol->aInt;
+      sqlite3_int64 mn = *pMin, mx = *pMax;
+      uint64_t *s = (uint64_t*)aVal;
+      if( aCnt ){
+        for(r=lo; r<hi; r++){
+          if( isNullRow(pCol, r) ) continue;
+          s[aBin[r]] += (uint64_t)v[r];
+          aCnt[aBin[r]]++;
+          if( v[r]<mn ) mn = v[r];
+          if( v[r]>mx ) mx = v[r];
+        }
+      }else{
+        for(r=lo; r<hi; r++){
+          s[aBin[r]] += (uint64_t)v[r];
+          if( v[r]<mn ) mn = v[r];
+          if( v[r]>mx ) mx = v[r];
+        }
+      }
+      *pMin = mn;
+      *pMax = mx;
+      break;
+    }
+    case PAR_AGG_MIN: case PAR_AGG_MAX: {
+      /* Only a strictly better value replaces: ties keep the first (for
+      ** REAL, 0.0 and -0.0 are equal but print differently). */
+      int bMin = pD->eFunc==PAR_AGG_MIN;
+      for(r=lo; r<hi; r++){
+        uint32_t b = aBin[r];
+        if( isNullRow(pCol, r) ) continue;
+        if( aCnt ) aCnt[b]++;
+        if( pCol->eStore==PAR_COL_INT ){
+          sqlite3_int64 x = pCol->aInt[r];
+          if( bMin ? x<aVal[b] : x>aVal[b] ) aVal[b] = x;
+        }else{
+          double x = pCol->aReal[r], k;
+          memcpy(&k, &aVal[b], 8);
+          if( bMin ? x<k : x>k ) memcpy(&aVal[b], &x, 8);
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+/* The starting value of min/max accumulators: the worst possible, so the
+** first value always replaces it (and an equal one leaves the same bits). */
+static sqlite3_int64 denseStart(const ParDense *pD){
+  if( pD->eFunc!=PAR_AGG_MIN && pD->eFunc!=PAR_AGG_MAX ) return 0;
+  if( pD->pArg->eStore==PAR_COL_INT ){
+    return pD->eFunc==PAR_AGG_MIN ? INT64_MAX : INT64_MIN;
+  }else{
+    double r = pD->eFunc==PAR_AGG_MIN ? INFINITY : -INFINITY;
+    sqlite3_int64 v;
+    memcpy(&v, &r, 8);
+    return v;
+  }
+}
+
+/* Few enough key values for memory (nBin per thread, no more than four
+** times the rows in all) and no aggregate needing its group's rows in
+** order: private accumulators per thread for every key value.  Bare
+** columns come from each group's first row (its first in the first thread
+** that has one); a bare column that is an INTEGER key itself (pIntKey,
+** binned by intKeyBins() from iLo) comes from its bin.  Returns SQLITE_OK
+** with *ppOut NULL when an integer sum might overflow (the caller then
+** uses another strategy). */
+static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *aBin,
+                          uint32_t nBin, const ParColumn *pIntKey, sqlite3_int64 iLo,
+                          int nThread, ParBatch **ppOut){
+  size_t n = (size_t)pIn->nRow, b;
+  int nAgg = pPlan->nAgg, nVal = 0, nCnt = 1, j, t, rc = SQLITE_OK;
+  ParDense *aD = sqlite3_malloc64(sizeof(ParDense)*(nAgg+1));
+  sqlite3_int64 **aaVal = 0;     /* [t*nVal + i]: thread t's value array i */
+  uint32_t **aaCnt = 0;          /* [t*nCnt + i]: 0 is the rows per key value */
+  sqlite3_int64 *aMin = 0, *aMax = 0;
+  uint32_t *aGid = 0;
+  uint32_t **aaFirst = 0;        /* [t]: thread t's first row per key value */
+  size_t nGroup = 0;
+  int bFirst = 0;
+
+  *ppOut = 0;
+  if( aD==0 ) return SQLITE_NOMEM;
+  for(j=0; j<pPlan->nBare; j++){
+    if( pPlan->aBareCol[j]!=0 || pIntKey==0 ) bFirst = 1;
+  }
+  for(j=0; j<nAgg; j++){
+    const ParPlanAgg *pA = &pPlan->aAgg[j];
+    ParDense *pD = &aD[j];
+    pD->eFunc = pA->eFunc;
+    pD->pArg = pA->iArg>=0 ? &pIn->aCol[pA->iArg] : 0;
+    pD->bNulls = pD->pArg && (pD->pArg->nNull>0 || pD->pArg->eStore==PAR_COL_MIXED
+                              || pD->pArg->eStore==PAR_COL_NULL);
+    pD->iVal = pD->iCnt = -1;
+    if( pD->eFunc!=PAR_AGG_COUNT_STAR && pD->eFunc!=PAR_AGG_COUNT ) pD->iVal = nVal++;
+    if( pD->bNulls ) pD->iCnt = nCnt++;
+  }
+  aaVal = sqlite3_malloc64(sizeof(sqlite3_int64*)*((size_t)nThread*nVal+1));
+  aaCnt = sqlite3_malloc64(sizeof(uint32_t*)*((size_t)nThread*nCnt+1));
+  aMin = sqlite3_malloc64(sizeof(sqlite3_int64)*((size_t)nThread*nAgg+1));
+  aMax = sqlite3_malloc64(sizeof(sqlite3_int64)*((size_t)nThread*nAgg+1));
+  aGid = sqlite3_malloc64(sizeof(uint32_t)*((size_t)nBin+1));
+  aaFirst = sqlite3_malloc64(sizeof(uint32_t*)*((size_t)nThread+1));
+  if( aaVal==0 || aaCnt==0 || aMin==0 || aMax==0 || aGid==0 || aaFirst==0 ){
+    rc = SQLITE_NOMEM;
+    goto done;
+  }
+  memset(aaFirst, 0, sizeof(uint32_t*)*((size_t)nThread+1));
+  memset(aaVal, 0, sizeof(sqlite3_int64*)*((size_t)nThread*nVal+1));
+  memset(aaCnt, 0, sizeof(uint32_t*)*((size_t)nThread*nCnt+1));
+
+  /* One slot per thread: a slot runs on some thread even when OpenMP
+  ** gives fewer than asked. */
+  #pragma omp parallel for num_threads(nThread) schedule(static, 1)
+  for(t=0; t<nThread; t++){
+    int tt = t, bOk = 1, i, jj;
+    size_t bb;
+    size_t lo = n*tt/nThread, hi = n*(tt+1)/nThread, r;
+    sqlite3_int64 **aV = &aaVal[(size_t)tt*nVal];
+    uint32_t **aC = &aaCnt[(size_t)tt*nCnt];
+    /* Each thread allocates and first touches its own arrays. */
+    for(i=0; i<nCnt && bOk; i++){
+      aC[i] = sqlite3_malloc64(sizeof(uint32_t)*((size_t)nBin+1));
+      if( aC[i] ) memset(aC[i], 0, sizeof(uint32_t)*nBin); else bOk = 0;
+    }
+    for(jj=0; jj<nAgg && bOk; jj++){
+      if( aD[jj].iVal<0 ) continue;
+      aV[aD[jj].iVal] = sqlite3_malloc64(sizeof(sqlite3_int64)*((size_t)nBin+1));
+      if( aV[aD[jj].iVal]==0 ){ bOk = 0; break; }
+      if( aD[jj].eFunc==PAR_AGG_MIN || aD[jj].eFunc==PAR_AGG_MAX ){
+        sqlite3_int64 v0 = denseStart(&aD[jj]), *p = aV[aD[jj].iVal];
+        for(bb=0; bb<nBin; bb++) p[bb] = v0;
+      }else{
+        memset(aV[aD[jj].iVal], 0, sizeof(sqlite3_int64)*nBin);
+      }
+    }
+    if( bOk && bFirst ){
+      aaFirst[tt] = sqlite3_malloc64(sizeof(uint32_t)*((size_t)nBin+1));
+      if( aaFirst[tt]==0 ) bOk = 0;
+    }
+    if( bOk ){
+      uint32_t *cnt = aC[0], *first = aaFirst[tt];
+      if( first ){
+        for(r=lo; r<hi; r++){
+          if( cnt[aBin[r]]++==0 ) first[aBin[r]] = (uint32_t)r;
+        }
+      }else{
+        for(r=lo; r<hi; r++) cnt[aBin[r]]++;
+      }
+      for(jj=0; jj<nAgg; jj++){
+        const ParDense *pD = &aD[jj];
+        aMin[(size_t)tt*nAgg+jj] = INT64_MAX;
+        aMax[(size_t)tt*nAgg+jj] = INT64_MIN;
+        if( pD->eFunc==PAR_AGG_COUNT_STAR || (pD->eFunc==PAR_AGG_COUNT && !pD->bNulls) ){
+          continue;
+        }
+        denseFold(pD, aBin, lo, hi, pD->iVal>=0 ? aV[pD->iVal] : 0,
+                  pD->iCnt>=0 ? aC[pD->iCnt] : 0,
+                  &aMin[(size_t)tt*nAgg+jj], &aMax[(size_t)tt*nAgg+jj]);
+      }
+    }
+  }
+  for(t=0; t<nThread*nVal; t++) if( aaVal[t]==0 ) rc = SQLITE_NOMEM;
+  for(t=0; t<nThread*nCnt; t++) if( aaCnt[t]==0 ) rc = SQLITE_NOMEM;
+  for(t=0; t<nThread && bFirst; t++) if( aaFirst[t]==0 ) rc = SQLITE_NOMEM;
+  if( rc ) goto done;
+
+  /* Integer sums: no running sum can overflow when the count of values
+  ** times the greatest magnitude stays below 2^63. */
+  for(j=0; j<nAgg; j++){
+    sqlite3_int64 mn = INT64_MAX, mx = INT64_MIN;
+    uint64_t m;
+    if( aD[j].eFunc!=PAR_AGG_SUM && aD[j].eFunc!=PAR_AGG_TOTAL && aD[j].eFunc!=PAR_AGG_AVG ){
+      continue;
+    }
+    for(t=0; t<nThread; t++){
+      if( aMin[(size_t)t*nAgg+j]<mn ) mn = aMin[(size_t)t*nAgg+j];
+      if( aMax[(size_t)t*nAgg+j]>mx ) mx = aMax[(size_t)t*nAgg+j];
+    }
+    if( mn>mx ) continue;                 /* no value at all */
+    m = mn<0 ? (uint64_t)0 - (uint64_t)mn : 0;
+    if( mx>0 && (uint64_t)mx>m ) m = (uint64_t)mx;
+    if( (unsigned __int128)m * n >= ((unsigned __int128)1 << 63) ) goto done;
+  }
+
+  /* Thread 0's arrays get the totals, key value by key value in thread
+  ** order. */
+  {
+    sqlite3_int64 bi;
+    #pragma omp parallel for num_threads(nThread) schedule(static)
+    for(bi=0; bi<(sqlite3_int64)nBin; bi++){
+      int u, jj;
+      for(u=1; u<nThread; u++){
+        if( bFirst && aaCnt[0][bi]==0 ) aaFirst[0][bi] = aaFirst[u][bi];
+        for(jj=0; jj<nCnt; jj++) aaCnt[jj][bi] += aaCnt[(size_t)u*nCnt+jj][bi];
+        for(jj=0; jj<nAgg; jj++){
+          const ParDense *pD = &aD[jj];
+          sqlite3_int64 *p0, x;
+          if( pD->iVal<0 ) continue;
+          p0 = &aaVal[pD->iVal][bi];
+          x = aaVal[(size_t)u*nVal+pD->iVal][bi];
+          if( pD->eFunc==PAR_AGG_MIN || pD->eFunc==PAR_AGG_MAX ){
+            int bMin = pD->eFunc==PAR_AGG_MIN;
+            if( pD->pArg->eStore==PAR_COL_INT ){
+              if( bMin ? x<*p0 : x>*p0 ) *p0 = x;
+            }else{
+              double rx, r0;
+              memcpy(&rx, &x, 8);
+              memcpy(&r0, p0, 8);
+              if( bMin ? rx<r0 : rx>r0 ) *p0 = x;
+            }
+          }else{
+            *p0 = (sqlite3_int64)((uint64_t)*p0 + (uint64_t)x);
+          }
+        }
+      }
+    }
+  }
+
+  /* Groups: the key values that occur, in key order.  Without GROUP BY
+  ** there is one group even for no rows. */
+  for(b=0; b<nBin; b++){
+    aGid[b] = (aaCnt[0][b] || pPlan->nKey==0) ? (uint32_t)nGroup++ : UINT32_MAX;
+  }
+  rc = newResult(pPlan, nGroup, ppOut);
+  if( rc==SQLITE_OK ){
+    sqlite3_int64 bi;
+    int bKeyNull = pIntKey && pIntKey->nNull>0;
+    for(j=0; j<pPlan->nBare; j++){
+      (*ppOut)->aCol[nAgg+j].pDict = pIn->aCol[pPlan->aBareCol[j]].pDict;
+      (*ppOut)->aCol[nAgg+j].bBorrowDict = 1;
+    }
+    #pragma omp parallel for num_threads(nThread) schedule(static)
+    for(bi=0; bi<(sqlite3_int64)nBin; bi++){
+      sqlite3_int64 gi = aGid[bi];
+      int jj;
+      if( aGid[bi]==UINT32_MAX ) continue;
+      for(jj=0; jj<pPlan->nBare; jj++){
+        ParColumn *pDst = &(*ppOut)->aCol[nAgg+jj];
+        if( pPlan->aBareCol[jj]==0 && pIntKey ){
+          if( bKeyNull && bi==0 ) continue;     /* the NULL key */
+          pDst->aType[gi] = SQLITE_INTEGER;
+          pDst->aVal[gi] = (uint64_t)iLo + (uint64_t)(bi - bKeyNull);
+        }else{
+          outCopy(pDst, gi, &pIn->aCol[pPlan->aBareCol[jj]], aaFirst[0][bi]);
+        }
+      }
+      for(jj=0; jj<nAgg; jj++){
+        const ParDense *pD = &aD[jj];
+        ParColumn *pDst = &(*ppOut)->aCol[jj];
+        uint32_t nn = aaCnt[pD->iCnt>=0 ? pD->iCnt : 0][bi];
+        sqlite3_int64 v = pD->iVal>=0 ? aaVal[pD->iVal][bi] : 0;
+        switch( pD->eFunc ){
+          case PAR_AGG_COUNT_STAR: case PAR_AGG_COUNT:
+            pDst->aType[gi] = SQLITE_INTEGER;
+            pDst->aVal[gi] = nn;
+            break;
+          case PAR_AGG_SUM:
+            if( nn==0 ) break;
+            pDst->aType[gi] = SQLITE_INTEGER;
+            pDst->aVal[gi] = (uint64_t)v;
+            break;
+          case PAR_AGG_TOTAL:
+            outFloat(pDst, gi, (double)v);
+            break;
+          case PAR_AGG_AVG:
+            if( nn>0 ) outFloat(pDst, gi, (double)v/(double)nn);
+            break;
+          default:   /* min, max */
+            if( nn==0 ) break;
+            pDst->aType[gi] = pD->pArg->eStore==PAR_COL_INT ? SQLITE_INTEGER : SQLITE_FLOAT;
+            pDst->aVal[gi] = (uint64_t)v;
+            break;
+        }
+      }
+    }
+  }
+
+done:
+  if( aaVal ) for(t=0; t<nThread*nVal; t++) sqlite3_free(aaVal[t]);
+  if( aaCnt ) for(t=0; t<nThread*nCnt; t++) sqlite3_free(aaCnt[t]);
+  sqlite3_free(aaVal);
+  sqlite3_free(aaCnt);
+  sqlite3_free(aMin);
+  sqlite3_free(aMax);
+  sqlite3_free(aGid);
+  if( aaFirst ) for(t=0; t<nThread; t++) sqlite3_free(aaFirst[t]);
+  sqlite3_free(aaFirst);
+  sqlite3_free(aD);
+  if( rc ){
+    parBatchFree(*ppOut);
+    *ppOut = 0;
+  }
+  return rc;
+}
+
 /* Bins of an INTEGER key column when its values span fewer than
-** PAR_DIRECT_MAX-1: NULL is bin 0 (when there are NULLs), value v is bin
+** PAR_COUNT_MAX-1: NULL is bin 0 (when there are NULLs), value v is bin
 ** v - least (+1 with NULLs).  *paBin stays NULL when they span more. */
 static int intKeyBins(const ParColumn *pCol, size_t n, int nThread,
-                      uint32_t **paBin, uint32_t *pnBin){
+                      uint32_t **paBin, uint32_t *pnBin, sqlite3_int64 *piLo){
   const sqlite3_int64 *v = pCol->aInt;
   const uint8_t *aNull = pCol->nNull ? pCol->aNull : 0;
   sqlite3_int64 lo = INT64_MAX, hi = INT64_MIN;
@@ -1021,7 +1384,7 @@ static int intKeyBins(const ParColumn *pCol, size_t n, int nThread,
   }
   if( lo>hi ){
     lo = hi = 0;                 /* NULLs only */
-  }else if( (sqlite3_uint64)hi - (sqlite3_uint64)lo >= PAR_DIRECT_MAX-1 ){
+  }else if( (sqlite3_uint64)hi - (sqlite3_uint64)lo >= PAR_COUNT_MAX-1 ){
     return SQLITE_OK;
   }
   aBin = sqlite3_malloc64(n*sizeof(uint32_t));
@@ -1033,6 +1396,7 @@ static int intKeyBins(const ParColumn *pCol, size_t n, int nThread,
   }
   *paBin = aBin;
   *pnBin = (uint32_t)((sqlite3_uint64)hi - (sqlite3_uint64)lo) + 1 + base;
+  *piLo = lo;
   return SQLITE_OK;
 }
 
@@ -1040,7 +1404,11 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
                ParBatch **ppOut, int *pbNative, char **pzErr,
                const char **pzStrategy){
   int nThread = parThreadsFor(pCtx, pIn->nRow);
+  int eForce = pCtx->eGroupStrategy;
   int rc = SQLITE_OK, k, nWord = 0, bOverflow = 0, bOrdered = 0;
+  int bDirect, bDense, bCount;
+  const ParColumn *pIntKey = 0;  /* the INTEGER key the bins come from */
+  sqlite3_int64 iKeyLo = 0;      /* its least value */
   size_t n = (size_t)pIn->nRow, i, nGroup = 0;
   uint64_t *aaWord[2*PAR_ROWS_MAX+2];
   uint32_t *aBin = 0, *aPerm = 0, nBin = 0;
@@ -1076,64 +1444,103 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   }
   if( pPlan->nKey>PAR_ROWS_MAX ) return SQLITE_ERROR;
 
-  if( pPlan->nKey==1 && pIn->aCol[0].eStore==PAR_COL_INT && n>0 && !bOrdered ){
-    /* One INTEGER key: bins straight from the values when they span few
-    ** (NULL first, then the values in order: the order of the sort keys). */
-    rc = intKeyBins(&pIn->aCol[0], n, nThread, &aBin, &nBin);
-    if( rc==SQLITE_OK && aBin ){
-      *pzStrategy = "per-chunk accumulators per key value (few key values)";
-      rc = aggregateDirect(db, pPlan, pIn, aBin, nBin, nThread, ppOut, &bOverflow);
-      sqlite3_free(aBin);
-      aBin = 0;
-      goto finish;
+  /* Bins, when they can be had: one key whose values (or words) span
+  ** fewer than PAR_COUNT_MAX, each bin one group, in key order; one bin
+  ** without GROUP BY. */
+  if( pPlan->nKey==0 ){
+    if( !bOrdered ){
+      nBin = 1;
+      aBin = sqlite3_malloc64((n+1)*sizeof(uint32_t));
+      if( aBin==0 ) rc = SQLITE_NOMEM;
+      else memset(aBin, 0, (n+1)*sizeof(uint32_t));
     }
-  }
-  if( rc==SQLITE_OK ) rc = keyWords(pPlan, pIn, nThread, aaWord, &nWord);
-  if( rc==SQLITE_OK && nWord==1 && n>0 ){
-    /* One word spanning few values: its offset from the least is the bin. */
-    const uint64_t *w = aaWord[0];
-    uint64_t lo = UINT64_MAX, hi = 0;
-    #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
-    for(i=0; i<n; i++){
-      if( w[i]<lo ) lo = w[i];
-      if( w[i]>hi ) hi = w[i];
-    }
-    if( hi-lo < PAR_DIRECT_MAX || (bOrdered==0 && hi-lo < PAR_COUNT_MAX && hi-lo < n) ){
-      nBin = (uint32_t)(hi-lo+1);
-      aBin = sqlite3_malloc64(n*sizeof(uint32_t));
-      if( aBin==0 ){
-        rc = SQLITE_NOMEM;
-      }else{
-        #pragma omp parallel for num_threads(nThread)
-        for(i=0; i<n; i++) aBin[i] = (uint32_t)(w[i]-lo);
+  }else if( pPlan->nKey==1 && n>0 && eForce!=PAR_GROUP_RADIX ){
+    if( pIn->aCol[0].eStore==PAR_COL_INT ){
+      /* An INTEGER key: straight from the values (NULL first, then the
+      ** values in order: the order of the sort keys). */
+      rc = intKeyBins(&pIn->aCol[0], n, nThread, &aBin, &nBin, &iKeyLo);
+      if( aBin ) pIntKey = &pIn->aCol[0];
+    }else{
+      rc = keyWords(pPlan, pIn, nThread, aaWord, &nWord);
+      if( rc==SQLITE_OK && nWord==1 ){
+        const uint64_t *w = aaWord[0];
+        uint64_t lo = UINT64_MAX, hi = 0;
+        #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
+        for(i=0; i<n; i++){
+          if( w[i]<lo ) lo = w[i];
+          if( w[i]>hi ) hi = w[i];
+        }
+        if( hi-lo < PAR_COUNT_MAX-1 ){
+          nBin = (uint32_t)(hi-lo+1);
+          aBin = sqlite3_malloc64(n*sizeof(uint32_t));
+          if( aBin==0 ){
+            rc = SQLITE_NOMEM;
+          }else{
+            #pragma omp parallel for num_threads(nThread)
+            for(i=0; i<n; i++) aBin[i] = (uint32_t)(w[i]-lo);
+          }
+        }
       }
     }
   }
-  if( rc==SQLITE_OK && nWord==0 && !bOrdered ){
-    nBin = 1;
-    aBin = sqlite3_malloc64((n+1)*sizeof(uint32_t));
-    if( aBin==0 ) rc = SQLITE_NOMEM;
-    else memset(aBin, 0, (n+1)*sizeof(uint32_t));
+  if( rc ) goto done;
+
+  /* The strategy: par_config('group_strategy') when it applies, else the
+  ** first that does of direct, dense (within its memory bound), counting
+  ** sort, radix sort.  All give the same result. */
+  bDirect = aBin!=0 && !bOrdered && nBin<=PAR_DIRECT_MAX;
+  bDense = aBin!=0 && !bOrdered && pPlan->nKey==1 && n<UINT32_MAX && denseFits(pPlan, pIn, pIntKey!=0);
+  bCount = aBin!=0 && pPlan->nKey>0 && (nBin<=PAR_DIRECT_MAX || (!bOrdered && nBin<=n));
+  if( eForce==PAR_GROUP_DIRECT && bDirect ){
+    bDense = bCount = 0;
+  }else if( eForce==PAR_GROUP_DENSE && bDense ){
+    bDirect = bCount = 0;
+  }else if( eForce==PAR_GROUP_COUNT && aBin && pPlan->nKey>0 ){
+    bDirect = bDense = 0;
+    bCount = 1;
+  }else if( eForce==PAR_GROUP_RADIX ){
+    bDirect = bDense = bCount = 0;
+  }else if( bDirect ){
+    bDense = bCount = 0;
+  }else{
+    /* Dense: each thread's accumulators for every key value; no more of
+    ** them in all than four per row. */
+    bDense = bDense && (size_t)nBin*(size_t)nThread <= 4*n;
   }
-  if( rc==SQLITE_OK && aBin && !bOrdered && nBin<=PAR_DIRECT_MAX ){
+  if( bDirect ){
     *pzStrategy = "per-chunk accumulators per key value (few key values)";
     rc = aggregateDirect(db, pPlan, pIn, aBin, nBin, nThread, ppOut, &bOverflow);
-  }else if( rc==SQLITE_OK ){
-    *pzStrategy = nWord==0 ? "one group, in order" : aBin ? "counting sort, then segments"
-                                                        : "radix sort, then segments";
-    rc = sortGroups(aaWord, nWord, aBin, nBin, n, nThread, &aPerm, &aOff, &nGroup);
-    for(k=0; k<nWord; k++){ sqlite3_free(aaWord[k]); aaWord[k] = 0; }
+    goto done;
+  }
+  if( bDense ){
+    rc = aggregateDense(pPlan, pIn, aBin, nBin, pIntKey, iKeyLo, nThread, ppOut);
+    if( rc || *ppOut ){
+      *pzStrategy = "per-thread accumulators per key value (dense key values)";
+      goto done;
+    }
+    /* An integer sum might overflow: a strategy that follows row order. */
+  }
+  if( !bCount ){
     sqlite3_free(aBin);
     aBin = 0;
-    if( rc==SQLITE_OK ){
-      rc = aggregateSorted(db, pPlan, pIn, aPerm, aOff, nGroup, nThread, ppOut, &bOverflow);
-    }
+    if( nWord==0 && pPlan->nKey>0 ) rc = keyWords(pPlan, pIn, nThread, aaWord, &nWord);
+    if( rc ) goto done;
   }
+  *pzStrategy = aBin ? "counting sort, then segments"
+              : nWord==0 ? "one group, in order" : "radix sort, then segments";
+  rc = sortGroups(aaWord, nWord, aBin, nBin, n, nThread, &aPerm, &aOff, &nGroup);
+  for(k=0; k<nWord; k++){ sqlite3_free(aaWord[k]); aaWord[k] = 0; }
+  sqlite3_free(aBin);
+  aBin = 0;
+  if( rc==SQLITE_OK ){
+    rc = aggregateSorted(db, pPlan, pIn, aPerm, aOff, nGroup, nThread, ppOut, &bOverflow);
+  }
+
+done:
   for(k=0; k<nWord; k++) sqlite3_free(aaWord[k]);
   sqlite3_free(aBin);
   sqlite3_free(aPerm);
   sqlite3_free(aOff);
-finish:
   if( rc==SQLITE_OK && bOverflow ){
     /* Whether SQLite reports "integer overflow" depends on which groups
     ** its plan finalizes (HAVING moved to WHERE, LIMIT stopping early):

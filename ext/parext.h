@@ -35,9 +35,19 @@ struct ParContext {
   sqlite3_int64 nMinRow;     /* "min_rows": below this, run serially */
   int bParExtract;           /* "parallel_extract": 0 or 1 */
   sqlite3_int64 mxCacheMb;   /* "cache_mb": columnar cache budget */
+  int eGroupStrategy;        /* "group_strategy": PAR_GROUP_* */
   struct ParPool *pPool;     /* worker connections (extract.c) */
   struct ParCache *pCache;   /* columnar cache (extract.c) */
 };
+
+/* group_strategy: how GROUP BY groups its rows.  AUTO picks from the
+** data; the others are used whenever they apply to the query (else AUTO
+** decides), so tests can run every strategy on any query. */
+#define PAR_GROUP_AUTO   0
+#define PAR_GROUP_DIRECT 1   /* per-chunk accumulators per key value */
+#define PAR_GROUP_DENSE  2   /* per-thread accumulators per key value */
+#define PAR_GROUP_COUNT  3   /* counting sort, then segments */
+#define PAR_GROUP_RADIX  4   /* radix sort, then segments */
 
 ParContext *parContextNew(void);
 ParContext *parContextRef(ParContext *p);

@@ -860,9 +860,10 @@ char *parPlanExplain(const ParPlan *p, const char *zMode){
       sqlite3_str_appendf(pStr, "%s %s (%s)", i ? "," : "", p->azKey[i],
                           e>=0 ? azCollName[e] : "collation unknown: native if text");
     }
-    sqlite3_str_appendall(pStr, "; strategy chosen from the data: counting sort "
-                          "(per-thread histograms) when one key spans few values, "
-                          "else radix sort of the key words\n");
+    sqlite3_str_appendall(pStr, "; strategy chosen from the data: accumulators per "
+                          "key value (per chunk, or per thread) when one key spans "
+                          "few values, counting sort when it spans fewer than the "
+                          "rows, else radix sort of the key words\n");
   }
   sqlite3_str_appendall(pStr, "aggregates:");
   for(i=0; i<p->nAgg; i++){
