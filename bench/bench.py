@@ -14,7 +14,9 @@ each repetition runs one after another: native SQLite; the extraction
 queries of the view's plan (par_explain) alone, natively; then at each
 thread count the extension cold (after par_cache_clear(), when it exists),
 warm (again right after, only when a cache exists), par_profile (for the
-extraction time), and DuckDB.  Every measurement reads every result row:
+extraction time), cold with serial extraction (parallel_extract 0) and its
+par_profile (for the share of the kernels and the delivery of the rows),
+and DuckDB.  Every measurement reads every result row:
 Q1-Q7 and Q9 through the same aggregate over the result columns for every
 system, Q8 as its (bin, count) rows.  Times are medians of BENCH_REPS runs.
 
@@ -343,6 +345,21 @@ def run_query(conn, duck, plan, thread_counts, has_cache):
                     profile = json.loads(conn.execute(
                         "SELECT par_profile(?)", (plan.profile_sql,)).fetchone()[0])
                     record(("extract", n), profile["extract_ms"] / 1000)
+                if plan.profile_sql and has_cache:
+                    # Cold again, every row read serially on this connection;
+                    # the share of the kernels and the delivery of the rows
+                    # (par_profile's groupby_ms + final_ms) in that time.
+                    conn.execute("SELECT par_config('parallel_extract', 0)")
+                    try:
+                        conn.execute("SELECT par_cache_clear()")
+                        record(("serial", n), *timed(conn, plan.parallel))
+                        conn.execute("SELECT par_cache_clear()")
+                        profile = json.loads(conn.execute(
+                            "SELECT par_profile(?)", (plan.profile_sql,)).fetchone()[0])
+                        work = profile["groupby_ms"] + profile["final_ms"]
+                        record(("share", n), work / (profile["extract_ms"] + work))
+                    finally:
+                        conn.execute("SELECT par_config('parallel_extract', 1)")
             if duck:
                 duck.threads(n)
                 record(("duckdb", n), *duck.query(plan.duckdb))
@@ -351,9 +368,11 @@ def run_query(conn, duck, plan, thread_counts, has_cache):
 
 # ---- the table -----------------------------------------------------------
 
-HEADER = ("| query | threads | native | parallel cold | parallel warm | read columns: "
+HEADER = ("| query | threads | native | parallel cold | parallel warm | cold, serial "
+          "extraction | kernels share (serial) | read columns: "
           "extract_ms | read columns: stepped natively | DuckDB | cold vs native "
-          "| warm vs native | DuckDB vs native | cold vs DuckDB | warm vs DuckDB | same answer |")
+          "| warm vs native | serial vs native | DuckDB vs native | cold vs DuckDB "
+          "| warm vs DuckDB | same answer |")
 
 
 def fmt(t):
@@ -380,7 +399,8 @@ def table_rows(plan, thread_counts, times, answers, has_cache, duck):
         else:
             cold_cell = fmt(cold)
             warm_cell = fmt(warm) if has_cache else "no cache yet"
-        checked = [s for s in ("cold", "warm", "duckdb") if (s, n) in answers]
+        serial, share = times.get(("serial", n)), times.get(("share", n))
+        checked = [s for s in ("cold", "warm", "serial", "duckdb") if (s, n) in answers]
         wrong = {s: a for s in checked for a in answers[(s, n)] if not same(reference, a)}
         if wrong:
             verdict = "NO: " + ", ".join(wrong)
@@ -393,11 +413,13 @@ def table_rows(plan, thread_counts, times, answers, has_cache, duck):
             npass += 1
         else:
             verdict = "native only"
-        lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            plan.qid, n, fmt(native), cold_cell, warm_cell, fmt(times.get(("extract", n))),
+        lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
+                     "| %s | %s | %s |" % (
+            plan.qid, n, fmt(native), cold_cell, warm_cell, fmt(serial),
+            "-" if share is None else "%.1f%%" % (100 * share), fmt(times.get(("extract", n))),
             fmt(times.get(("read", None))), fmt(duckdb) if duck else "skipped",
-            ratio(native, cold), ratio(native, warm), ratio(native, duckdb),
-            ratio(duckdb, cold), ratio(duckdb, warm), verdict))
+            ratio(native, cold), ratio(native, warm), ratio(native, serial),
+            ratio(native, duckdb), ratio(duckdb, cold), ratio(duckdb, warm), verdict))
     return lines, npass, nfail, details
 
 
@@ -457,7 +479,10 @@ def main():
         "",
         "- native: SQLite %s alone. parallel: the query through a parallel view "
         "(Q8: `%s`, against the GROUP BY of its bins natively and in DuckDB); cold after "
-        "`par_cache_clear()`, warm run again right after.%s" % (
+        "`par_cache_clear()`, warm run again right after; cold, serial extraction: cold with "
+        "`par_config('parallel_extract', 0)` (every row read on the caller's connection), "
+        "and the share of `groupby_ms + final_ms` (kernels and delivery of the rows) in "
+        "`par_profile`'s total for that mode.%s" % (
             sqlite3.sqlite_version, HISTOGRAM_SQL,
             "" if has_cache else " No columnar cache yet (no `par_cache_clear`): no warm runs."),
         "- read columns: extract_ms is the view's extraction phase from `par_profile` "

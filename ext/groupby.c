@@ -196,6 +196,9 @@ typedef struct ParAggRun {
   int bValue;                /* min/max over INT or REAL storage: values are
                              ** compared as they are, no keys are built */
   uint8_t *aFirst;           /* DISTINCT: 1 on the first row of each value */
+  int bFastSum;              /* sum/total/avg of INT storage: folded by
+                             ** aggregateDirect() without following the
+                             ** running sum first (see foldChunk()) */
 } ParAggRun;
 
 /* Compare the min/max argument at rows i and j: <0, 0, >0.  Stored
@@ -273,12 +276,29 @@ static void accStep(const ParAggRun *pR, ParAcc *a, sqlite3_int64 iRow){
   }
 }
 
+/* The magnitude of the integer farthest from 0 among mn and mx. */
+static uint64_t intMagnitude(sqlite3_int64 mn, sqlite3_int64 mx){
+  uint64_t a = mn<0 ? (uint64_t)0 - (uint64_t)mn : (uint64_t)mn;
+  uint64_t b = mx<0 ? (uint64_t)0 - (uint64_t)mx : (uint64_t)mx;
+  return a>b ? a : b;
+}
+
+/* Can no running sum of n integers of magnitude at most m overflow? */
+static int sumCannotOverflow(uint64_t m, size_t n){
+  return (unsigned __int128)m * n < ((unsigned __int128)1 << 63);
+}
+
 /* Fold rows [lo, hi) into a[aBin[r]*stride] (the accumulators of
 ** aggregate pR per key value; all into a[0] when aBin is NULL), in row
 ** order.  The common storage classes
-** get loops of their own; everything else goes through accStep(). */
+** get loops of their own; everything else goes through accStep().
+**
+** pMag (integer sums only; NULL otherwise): sum without following the
+** running sum's range (iMin, iMax stay 0) and raise *pMag to the largest
+** magnitude summed.  The caller checks with sumCannotOverflow() that no
+** running sum can overflow, else folds again without pMag. */
 static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t *aBin,
-                      size_t lo, size_t hi){
+                      size_t lo, size_t hi, uint64_t *pMag){
   const ParColumn *pCol = pR->pArg;
   int e = pR->pAgg->eFunc;
   size_t r;
@@ -289,6 +309,32 @@ static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t
     return;
   }
   if( pR->aFirst==0 && (e==PAR_AGG_SUM || e==PAR_AGG_TOTAL || e==PAR_AGG_AVG) ){
+    if( pCol->eStore==PAR_COL_INT && pMag ){
+      const sqlite3_int64 *v = pCol->aInt;
+      sqlite3_int64 mn = 0, mx = 0;
+      if( aBin==0 && pCol->aNull==0 ){
+        /* Wrapping 64-bit sum: exact whenever the caller's check holds. */
+        uint64_t sum = 0;
+        for(r=lo; r<hi; r++){
+          sum += (uint64_t)v[r];
+          mn = v[r]<mn ? v[r] : mn;
+          mx = v[r]>mx ? v[r] : mx;
+        }
+        a[0].n += (sqlite3_int64)(hi-lo);
+        a[0].iSum += (sqlite3_int64)sum;
+      }else{
+        for(r=lo; r<hi; r++){
+          ParAcc *p = &a[aBin ? (size_t)aBin[r]*stride : 0];
+          if( pCol->aNull && (pCol->aNull[r>>3] >> (r&7)) & 1 ) continue;
+          p->n++;
+          p->iSum += v[r];
+          mn = v[r]<mn ? v[r] : mn;
+          mx = v[r]>mx ? v[r] : mx;
+        }
+      }
+      if( intMagnitude(mn, mx)>*pMag ) *pMag = intMagnitude(mn, mx);
+      return;
+    }
     if( pCol->eStore==PAR_COL_INT ){
       /* All integers: the exact sum is all that is needed (outGroup). */
       for(r=lo; r<hi; r++){
@@ -299,6 +345,21 @@ static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t
         if( p->iSum < p->iMin ) p->iMin = p->iSum;
         if( p->iSum > p->iMax ) p->iMax = p->iSum;
       }
+      return;
+    }
+    if( pCol->eStore==PAR_COL_REAL && aBin==0 && pCol->aNull==0 ){
+      /* One accumulator, no NULLs: neumaierAdd() in registers. */
+      const double *v = pCol->aReal;
+      double sum = a[0].rS, c = a[0].rC;
+      for(r=lo; r<hi; r++){
+        double x = v[r], t = sum + x;
+        c += fabs(sum)>=fabs(x) ? (sum - t) + x : (x - t) + sum;
+        sum = t;
+      }
+      a[0].rS = sum;
+      a[0].rC = c;
+      a[0].n += (sqlite3_int64)(hi-lo);
+      if( hi>lo ) a[0].bApprox = 1;
       return;
     }
     if( pCol->eStore==PAR_COL_REAL ){
@@ -779,7 +840,8 @@ static sqlite3_int64 bareRow(const ParAcc *a, int iDecide, sqlite3_int64 iFirst,
 
 /* Few key values: no sorting.  Fixed row chunks (boundaries depend on n
 ** and nBin only) each fold their rows, in order, into private accumulators
-** per key value; then each key value combines its chunks in order. */
+** per key value; then each key value combines its chunks in order.  aBin
+** NULL: no GROUP BY, every row in the one bin. */
 static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
                            const uint32_t *aBin, uint32_t nBin, int nThread,
                            ParBatch **ppOut, int *pbOverflow){
@@ -788,6 +850,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   ParAggRun *aRun = sqlite3_malloc64(sizeof(ParAggRun)*(nAgg+1));
   ParAcc *aAcc = 0;
   sqlite3_int64 *aCnt = 0, *aFirst = 0, *aLast = 0, *aGid = 0;
+  uint64_t *aMag = 0;           /* [c*nAgg+j]: integer sums, see foldChunk() */
   int bOverflow = 0;
 
   nChunk = (n + PAR_CHUNK - 1)/PAR_CHUNK;
@@ -801,6 +864,11 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   if( aRun==0 ) return SQLITE_NOMEM;
   memset(aRun, 0, sizeof(ParAggRun)*(nAgg+1));
   rc = prepareRuns(db, pPlan, pIn->aCol, pIn->nRow, 0, 0, nThread, aRun);
+  for(k=0; k<nAgg; k++){
+    int e = aRun[k].pAgg->eFunc;
+    aRun[k].bFastSum = (e==PAR_AGG_SUM || e==PAR_AGG_TOTAL || e==PAR_AGG_AVG)
+                    && aRun[k].aFirst==0 && aRun[k].pArg->eStore==PAR_COL_INT;
+  }
   if( rc==SQLITE_OK ){
     /* malloc: ParAcc needs the 16-byte alignment of __int128. */
     aAcc = malloc(sizeof(ParAcc)*nChunk*accStride);
@@ -808,7 +876,9 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
     aFirst = sqlite3_malloc64(sizeof(sqlite3_int64)*nChunk*cntStride);
     aLast = sqlite3_malloc64(sizeof(sqlite3_int64)*nChunk*cntStride);
     aGid = sqlite3_malloc64(sizeof(sqlite3_int64)*(nBin+1));
-    if( aAcc==0 || aCnt==0 || aFirst==0 || aLast==0 || aGid==0 ) rc = SQLITE_NOMEM;
+    aMag = sqlite3_malloc64(sizeof(uint64_t)*(nChunk*nAgg+1));
+    if( aAcc==0 || aCnt==0 || aFirst==0 || aLast==0 || aGid==0 || aMag==0 ) rc = SQLITE_NOMEM;
+    else memset(aMag, 0, sizeof(uint64_t)*(nChunk*nAgg+1));
   }
   if( rc==SQLITE_OK ){
     sqlite3_int64 c;
@@ -821,12 +891,35 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
       int j;
       for(i=0; i<nBin*(size_t)nAgg; i++) accInit(&a[i]);
       memset(cnt, 0, nBin*sizeof(sqlite3_int64));
-      for(r=lo; r<hi; r++){
-        uint32_t bin = aBin[r];
-        if( cnt[bin]++==0 ) first[bin] = (sqlite3_int64)r;
-        last[bin] = (sqlite3_int64)r;
+      if( aBin==0 ){
+        cnt[0] = (sqlite3_int64)(hi-lo);
+        first[0] = (sqlite3_int64)lo;
+        last[0] = (sqlite3_int64)hi-1;
+      }else{
+        for(r=lo; r<hi; r++){
+          uint32_t bin = aBin[r];
+          if( cnt[bin]++==0 ) first[bin] = (sqlite3_int64)r;
+          last[bin] = (sqlite3_int64)r;
+        }
       }
-      for(j=0; j<nAgg; j++) foldChunk(&aRun[j], a + j, nAgg, aBin, lo, hi);
+      for(j=0; j<nAgg; j++){
+        foldChunk(&aRun[j], a + j, nAgg, aBin, lo, hi,
+                  aRun[j].bFastSum ? &aMag[c*nAgg+j] : 0);
+      }
+    }
+    /* Integer sums folded fast: again, following the running sums, if
+    ** one might overflow. */
+    for(k=0; k<nAgg; k++){
+      uint64_t m = 0;
+      if( !aRun[k].bFastSum ) continue;
+      for(b=0; b<nChunk; b++) if( aMag[b*nAgg+k]>m ) m = aMag[b*nAgg+k];
+      if( sumCannotOverflow(m, n) ) continue;
+      #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1)
+      for(c=0; c<(sqlite3_int64)nChunk; c++){
+        size_t lo = n*c/nChunk, hi = n*(c+1)/nChunk, i;
+        for(i=0; i<nBin; i++) accInit(&aAcc[c*accStride + i*nAgg + k]);
+        foldChunk(&aRun[k], &aAcc[c*accStride + k], nAgg, aBin, lo, hi, 0);
+      }
     }
     /* Groups are the key values that occur, in key order. */
     for(b=0; b<nBin; b++){
@@ -880,6 +973,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   sqlite3_free(aFirst);
   sqlite3_free(aLast);
   sqlite3_free(aGid);
+  sqlite3_free(aMag);
   return rc;
 }
 
@@ -946,7 +1040,7 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
       if( hi>aOff[aChunkGroup[c]+1] ) hi = aOff[aChunkGroup[c]+1];
       for(j=0; j<nAgg; j++){
         accInit(&a[j]);
-        foldChunk(&aRun[j], &a[j], 1, 0, lo, hi);
+        foldChunk(&aRun[j], &a[j], 1, 0, lo, hi, 0);
       }
     }
   }
@@ -1448,12 +1542,7 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   ** fewer than PAR_COUNT_MAX, each bin one group, in key order; one bin
   ** without GROUP BY. */
   if( pPlan->nKey==0 ){
-    if( !bOrdered ){
-      nBin = 1;
-      aBin = sqlite3_malloc64((n+1)*sizeof(uint32_t));
-      if( aBin==0 ) rc = SQLITE_NOMEM;
-      else memset(aBin, 0, (n+1)*sizeof(uint32_t));
-    }
+    nBin = 1;                    /* one bin, and no array of bins */
   }else if( pPlan->nKey==1 && n>0 && eForce!=PAR_GROUP_RADIX ){
     if( pIn->aCol[0].eStore==PAR_COL_INT ){
       /* An INTEGER key: straight from the values (NULL first, then the
@@ -1488,7 +1577,7 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   /* The strategy: par_config('group_strategy') when it applies, else the
   ** first that does of direct, dense (within its memory bound), counting
   ** sort, radix sort.  All give the same result. */
-  bDirect = aBin!=0 && !bOrdered && nBin<=PAR_DIRECT_MAX;
+  bDirect = (aBin!=0 || pPlan->nKey==0) && !bOrdered && nBin<=PAR_DIRECT_MAX;
   bDense = aBin!=0 && !bOrdered && pPlan->nKey==1 && n<UINT32_MAX && denseFits(pPlan, pIn, pIntKey!=0);
   bCount = aBin!=0 && pPlan->nKey>0 && (nBin<=PAR_DIRECT_MAX || (!bOrdered && nBin<=n));
   if( eForce==PAR_GROUP_DIRECT && bDirect ){

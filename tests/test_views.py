@@ -939,6 +939,11 @@ BIG_QUERIES = [
     ("overflow running sum", "SELECT k, sum(ov2) FROM big GROUP BY k", False, [], True),
     ("no overflow running sum", "SELECT k, sum(ov1), typeof(sum(ov1)) FROM big GROUP BY k",
      False, [], True),
+    ("overflow running sum, one group", "SELECT sum(ov2), count(*) FROM big", False, [], True),
+    ("overflow running sum, integer keys", "SELECT w % 5, sum(v), sum(ov2) FROM big GROUP BY 1",
+     False, [], True),
+    ("no overflow running sum, integer keys", "SELECT w % 5, sum(ov1), avg(ov1) FROM big "
+     "GROUP BY 1", False, [], True),
     ("row order", "SELECT k, s, v, group_concat(v), group_concat(DISTINCT s), min(m), max(m) "
      "FROM big GROUP BY k", False, [], True),
     ("row order, min decides", "SELECT k, max(v), s, r FROM big WHERE w % 3 <> 1 GROUP BY k",
