@@ -60,6 +60,7 @@
 */
 #include "extract.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,8 +106,12 @@ struct ParSource {
   char *zTable;
   const char *zFile;    /* its file (owned by SQLite) */
   const char *zRowid;   /* how the worker SQL names the rowid */
+  char *zPk;            /* WITHOUT ROWID: the first primary-key column
+                        ** (then zRowid is NULL) */
   char *zWorkerSql;     /* the extraction on a worker connection, where
-                        ** the file is "main", for rowids :par_lo..:par_hi */
+                        ** the file is "main", for rowids :par_lo..:par_hi
+                        ** (WITHOUT ROWID: :par_lo <= key < :par_hi) */
+  char *zWorkerTailSql; /* WITHOUT ROWID: for :par_lo <= key */
   char *zKey;           /* cache key */
   char *zBase;          /* the key without the columns: an entry with the
                         ** same base and every needed column serves too */
@@ -118,6 +123,8 @@ static void parSourceClear(ParSource *p){
   sqlite3_free(p->zSchema);
   sqlite3_free(p->zTable);
   sqlite3_free(p->zWorkerSql);
+  sqlite3_free(p->zWorkerTailSql);
+  sqlite3_free(p->zPk);
   sqlite3_free(p->zKey);
   sqlite3_free(p->zBase);
   memset(p, 0, sizeof(*p));
@@ -248,6 +255,67 @@ static char *parRangeSql(const ParPlan *pPlan, const char *zSchema, const char *
                          zAlias, zRowid, zAlias, zRowid);
 }
 
+/* The extraction SQL over schema zSchema's WITHOUT ROWID table, for the
+** rows whose first primary-key column zPk is at least :par_lo and, unless
+** bTail, less than :par_hi. */
+static char *parPkRangeSql(const ParPlan *pPlan, const char *zSchema, const char *zTable,
+                           const char *zAlias, const char *zPk, int bTail){
+  char *zHi = bTail ? sqlite3_mprintf("")
+                    : sqlite3_mprintf(" AND \"%w\".\"%w\"<:par_hi", zAlias, zPk);
+  char *z = zHi ? sqlite3_mprintf("SELECT %s FROM \"%w\".\"%w\" AS \"%w\" WHERE %s%s%s"
+                                  "\"%w\".\"%w\">=:par_lo%s",
+                                  pPlan->zExtractCols, zSchema, zTable, zAlias,
+                                  pPlan->zExtractWhere ? "(" : "",
+                                  pPlan->zExtractWhere ? pPlan->zExtractWhere : "",
+                                  pPlan->zExtractWhere ? ") AND " : "",
+                                  zAlias, zPk, zHi) : 0;
+  sqlite3_free(zHi);
+  return z;
+}
+
+/* The first primary-key column of WITHOUT ROWID table zSchema.zTable when
+** integer bounds on it cut the table into ranges of its own order: the
+** key ascends, and the column's affinity is not TEXT (numbers then compare
+** as numbers, and every text or blob value sorts after every number).
+** NULL, with *pzWhy set, when not. */
+static char *parPkColumn(sqlite3 *db, const char *zSchema, const char *zTable, char **pzWhy){
+  char *zSql = sqlite3_mprintf(
+      "SELECT x.name, x.desc, coalesce(c.type, '') FROM \"%w\".pragma_index_list(%Q) AS l, "
+      "\"%w\".pragma_index_xinfo(l.name) AS x LEFT JOIN \"%w\".pragma_table_info(%Q) AS c "
+      "ON c.name = x.name WHERE l.origin = 'pk' AND x.seqno = 0",
+      zSchema, zTable, zSchema, zSchema, zTable);
+  sqlite3_stmt *pStmt = 0;
+  char *zPk = 0;
+  *pzWhy = 0;
+  if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK
+   && sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zName = (const char*)sqlite3_column_text(pStmt, 0);
+    const char *zType = (const char*)sqlite3_column_text(pStmt, 2);
+    char *zUp = sqlite3_mprintf("%s", zType ? zType : "");
+    char *z;
+    for(z=zUp; z && *z; z++) if( *z>='a' && *z<='z' ) *z -= 'a' - 'A';
+    if( zName==0 || zUp==0 ){
+      *pzWhy = sqlite3_mprintf("out of memory");
+    }else if( sqlite3_column_int(pStmt, 1) ){
+      *pzWhy = sqlite3_mprintf("the primary key of %s descends", zTable);
+    }else if( strstr(zUp, "INT")==0
+           && (strstr(zUp, "CHAR") || strstr(zUp, "CLOB") || strstr(zUp, "TEXT")) ){
+      *pzWhy = sqlite3_mprintf("the first primary-key column of %s has TEXT affinity",
+                               zTable);
+    }else{
+      zPk = sqlite3_mprintf("%s", zName);
+      if( zPk==0 ) *pzWhy = sqlite3_mprintf("out of memory");
+    }
+    sqlite3_free(zUp);
+  }else{
+    *pzWhy = sqlite3_mprintf("%s has no rowid and no primary key to cut it into ranges",
+                             zTable);
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return zPk;
+}
+
 /* Can pPlan's extraction be read in parallel on worker connections?  On
 ** SQLITE_OK either fills *pSrc or sets *pzWhy to the reason it cannot. */
 static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
@@ -346,7 +414,46 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     sqlite3_free(zRangeSink);
     sqlite3_free(zRangePlan);
   }
-  if( pSrc->zRowid==0 ) WHY("%s has no rowid to cut it into ranges", pSrc->zTable);
+  if( pSrc->zRowid==0 && sqlite3_table_column_metadata(db, pSrc->zSchema, pSrc->zTable,
+                                                      "rowid", 0, 0, 0, 0, 0)!=SQLITE_OK ){
+    /* WITHOUT ROWID: ranges of the first primary-key column, if a range
+    ** restricts the scan to a range of the same order. */
+    char *zPkWhy = 0, *zRange, *zRangeSink, *zRangePlan, *zTail, *zTailSink, *zTailPlan;
+    char *zHas, *zTailHas;
+    pSrc->zPk = parPkColumn(db, pSrc->zSchema, pSrc->zTable, &zPkWhy);
+    if( pSrc->zPk==0 ){
+      zWhy = zPkWhy;
+      bWhy = 1;
+      goto done;
+    }
+    zRange = parPkRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, pSrc->zPk, 0);
+    zTail = parPkRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, pSrc->zPk, 1);
+    zRangeSink = zRange ? parSinkSql(zRange, (int)strlen(zRange), pPlan->nExtractCol) : 0;
+    zTailSink = zTail ? parSinkSql(zTail, (int)strlen(zTail), pPlan->nExtractCol) : 0;
+    zRangePlan = zRangeSink ? parQueryPlan(db, zRangeSink) : 0;
+    zTailPlan = zTailSink ? parQueryPlan(db, zTailSink) : 0;
+    zHas = sqlite3_mprintf("USING PRIMARY KEY (%s>? AND %s<?)", pSrc->zPk, pSrc->zPk);
+    zTailHas = sqlite3_mprintf("USING PRIMARY KEY (%s>?)", pSrc->zPk);
+    if( zHas==0 || zTailHas==0
+     || !parPlanIs(zRangePlan, "SEARCH ", zHas, 0) || !parPlanIs(zTailPlan, "SEARCH ", zTailHas, 0) ){
+      sqlite3_free(pSrc->zPk);
+      pSrc->zPk = 0;
+    }
+    sqlite3_free(zRange);
+    sqlite3_free(zTail);
+    sqlite3_free(zRangeSink);
+    sqlite3_free(zTailSink);
+    sqlite3_free(zRangePlan);
+    sqlite3_free(zTailPlan);
+    sqlite3_free(zHas);
+    sqlite3_free(zTailHas);
+    if( pSrc->zPk==0 ){
+      WHY("a range of its primary key does not restrict SQLite's scan of %s", pSrc->zTable);
+    }
+  }
+  if( pSrc->zRowid==0 && pSrc->zPk==0 ){
+    WHY("%s has no rowid to cut it into ranges", pSrc->zTable);
+  }
 
   {
     char *zJm = sqlite3_mprintf("PRAGMA \"%w\".journal_mode", pSrc->zSchema);
@@ -360,7 +467,16 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     sqlite3_free(zJm);
   }
   pSrc->bLikeCs = parQueryInt(db, "SELECT 'a' LIKE 'A'", 1)==0;
-  pSrc->zWorkerSql = parRangeSql(pPlan, "main", pSrc->zTable, zAlias, pSrc->zRowid);
+  if( pSrc->zPk ){
+    pSrc->zWorkerSql = parPkRangeSql(pPlan, "main", pSrc->zTable, zAlias, pSrc->zPk, 0);
+    pSrc->zWorkerTailSql = parPkRangeSql(pPlan, "main", pSrc->zTable, zAlias, pSrc->zPk, 1);
+    if( pSrc->zWorkerTailSql==0 ){
+      sqlite3_free(pSrc->zWorkerSql);
+      pSrc->zWorkerSql = 0;
+    }
+  }else{
+    pSrc->zWorkerSql = parRangeSql(pPlan, "main", pSrc->zTable, zAlias, pSrc->zRowid);
+  }
   if( pSrc->zWorkerSql ){
     pSrc->zKey = sqlite3_mprintf("%s\n%d\n%s", pSrc->zFile, pSrc->bLikeCs, pSrc->zWorkerSql);
     pSrc->zBase = sqlite3_mprintf("%s\n%d\n%s\n%s\n%d\n%s", pSrc->zFile, pSrc->bLikeCs,
@@ -498,6 +614,7 @@ typedef struct ParWorker {
   ParRun *pRun;
   sqlite3 *pDb;           /* owned by the pool, used by this worker only */
   sqlite3_stmt *pSink;    /* the worker SQL through par_sink */
+  sqlite3_stmt *pTail;    /* WITHOUT ROWID: the last range's, or NULL */
   sqlite3_stmt *pMeta;    /* the worker SQL itself: column names */
   pthread_t tid;
   int bStarted;
@@ -505,7 +622,11 @@ typedef struct ParWorker {
 
 struct ParRun {
   int nChunk;
-  sqlite3_int64 *aLo, *aHi;     /* rowid range of each chunk */
+  sqlite3_int64 *aLo, *aHi;     /* rowid range of each chunk (WITHOUT
+                                ** ROWID: key range, aLo[0] unused: the
+                                ** first range has no lower bound, the
+                                ** last no upper bound) */
+  int bPk;                      /* key ranges of a WITHOUT ROWID table */
   ParBatch **apChunk;           /* what each chunk read */
   int iNext;                    /* next chunk to take (atomic) */
   int bStop;                    /* stop taking chunks (atomic) */
@@ -521,15 +642,22 @@ struct ParRun {
 static void *parWorkerMain(void *pArg){
   ParWorker *w = (ParWorker*)pArg;
   ParRun *r = w->pRun;
-  int iLo = sqlite3_bind_parameter_index(w->pSink, ":par_lo");
-  int iHi = sqlite3_bind_parameter_index(w->pSink, ":par_hi");
   for(;;){
     int i = __atomic_fetch_add(&r->iNext, 1, __ATOMIC_RELAXED), rc;
     char *zErr = 0;
+    sqlite3_stmt *pStmt;
     if( i>=r->nChunk || __atomic_load_n(&r->bStop, __ATOMIC_RELAXED) ) break;
-    sqlite3_bind_int64(w->pSink, iLo, r->aLo[i]);
-    sqlite3_bind_int64(w->pSink, iHi, r->aHi[i]);
-    rc = parBatchFromSink(w->pDb, w->pSink, w->pMeta, r->mxMem, &r->nShared,
+    pStmt = r->bPk && i==r->nChunk-1 ? w->pTail : w->pSink;
+    if( r->bPk && i==0 ){
+      /* Below every number; no text or blob is below the first bound. */
+      sqlite3_bind_double(pStmt, sqlite3_bind_parameter_index(pStmt, ":par_lo"), -INFINITY);
+    }else{
+      sqlite3_bind_int64(pStmt, sqlite3_bind_parameter_index(pStmt, ":par_lo"), r->aLo[i]);
+    }
+    if( pStmt!=w->pTail ){
+      sqlite3_bind_int64(pStmt, sqlite3_bind_parameter_index(pStmt, ":par_hi"), r->aHi[i]);
+    }
+    rc = parBatchFromSink(w->pDb, pStmt, w->pMeta, r->mxMem, &r->nShared,
                           &r->apChunk[i], &zErr);
     if( rc ){
       __atomic_store_n(&r->bStop, 1, __ATOMIC_RELAXED);
@@ -599,6 +727,13 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
       sqlite3_free(zSink);
       zSink = 0;
     }
+    if( rc==SQLITE_OK && pSrc->zWorkerTailSql ){
+      zSink = parSinkSql(pSrc->zWorkerTailSql, (int)strlen(pSrc->zWorkerTailSql),
+                         sqlite3_column_count(aW[i].pMeta));
+      rc = zSink ? sqlite3_prepare_v2(pDb, zSink, -1, &aW[i].pTail, 0) : SQLITE_NOMEM;
+      sqlite3_free(zSink);
+      zSink = 0;
+    }
     if( rc==SQLITE_NOMEM ) goto done;
     if( rc ){
       *pzWhy = sqlite3_mprintf("the extraction does not prepare on a worker "
@@ -613,23 +748,46 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   bSnapshot = 1;
   *piVersion = parDataVersion(p->aConn[0]);
   /* Two statements: SQLite finds a lone min() or max() of the rowid at one
-  ** end of the b-tree, but scans the whole table for both at once. */
+  ** end of the b-tree, but scans the whole table for both at once.  For a
+  ** WITHOUT ROWID table: the least key and the greatest number among the
+  ** keys (text and blobs sort after numbers), as integers around them. */
   {
-    char *zMin = sqlite3_mprintf("SELECT min(%s) FROM main.\"%w\"", pSrc->zRowid, pSrc->zTable);
-    char *zMax = sqlite3_mprintf("SELECT max(%s) FROM main.\"%w\"", pSrc->zRowid, pSrc->zTable);
+    char *zMin, *zMax;
     sqlite3_stmt *pMin = 0, *pMax = 0;
+    if( pSrc->zPk ){
+      zMin = sqlite3_mprintf("SELECT min(\"%w\") FROM main.\"%w\"", pSrc->zPk, pSrc->zTable);
+      zMax = sqlite3_mprintf("SELECT max(\"%w\") FROM main.\"%w\" WHERE \"%w\"<=%lld",
+                             pSrc->zPk, pSrc->zTable, pSrc->zPk, (sqlite3_int64)INT64_MAX);
+    }else{
+      zMin = sqlite3_mprintf("SELECT min(%s) FROM main.\"%w\"", pSrc->zRowid, pSrc->zTable);
+      zMax = sqlite3_mprintf("SELECT max(%s) FROM main.\"%w\"", pSrc->zRowid, pSrc->zTable);
+    }
     if( zMin && zMax
      && sqlite3_prepare_v2(p->aConn[0], zMin, -1, &pMin, 0)==SQLITE_OK
      && sqlite3_prepare_v2(p->aConn[0], zMax, -1, &pMax, 0)==SQLITE_OK
-     && sqlite3_step(pMin)==SQLITE_ROW && sqlite3_column_type(pMin, 0)==SQLITE_INTEGER
-     && sqlite3_step(pMax)==SQLITE_ROW && sqlite3_column_type(pMax, 0)==SQLITE_INTEGER ){
-      iMin = sqlite3_column_int64(pMin, 0);
-      iMax = sqlite3_column_int64(pMax, 0);
+     && sqlite3_step(pMin)==SQLITE_ROW && sqlite3_step(pMax)==SQLITE_ROW ){
+      int eMin = sqlite3_column_type(pMin, 0), eMax = sqlite3_column_type(pMax, 0);
+      if( eMin==SQLITE_INTEGER && eMax==SQLITE_INTEGER ){
+        iMin = sqlite3_column_int64(pMin, 0);
+        iMax = sqlite3_column_int64(pMax, 0);
+      }else if( pSrc->zPk && (eMin==SQLITE_INTEGER || eMin==SQLITE_FLOAT)
+             && (eMax==SQLITE_INTEGER || eMax==SQLITE_FLOAT) ){
+        double lo = floor(sqlite3_column_double(pMin, 0));
+        double hi = ceil(sqlite3_column_double(pMax, 0));
+        iMin = lo<=-9.2e18 ? INT64_MIN : lo>=9.2e18 ? INT64_MAX : (sqlite3_int64)lo;
+        iMax = hi<=-9.2e18 ? INT64_MIN : hi>=9.2e18 ? INT64_MAX : (sqlite3_int64)hi;
+        if( eMin==SQLITE_INTEGER ) iMin = sqlite3_column_int64(pMin, 0);
+        if( eMax==SQLITE_INTEGER ) iMax = sqlite3_column_int64(pMax, 0);
+      }else if( pSrc->zPk && eMin!=SQLITE_NULL ){
+        *pzWhy = sqlite3_mprintf("the keys of %s are not numbers: no ranges to cut",
+                                 pSrc->zTable);
+      }
     }
     sqlite3_finalize(pMin);
     sqlite3_finalize(pMax);
     sqlite3_free(zMin);
     sqlite3_free(zMax);
+    if( *pzWhy ) goto done;
   }
   /* Below min_rows rowids the caller reads faster alone. */
   if( iMax>=iMin && (sqlite3_uint64)iMax - (sqlite3_uint64)iMin < (sqlite3_uint64)pCtx->nMinRow ){
@@ -645,9 +803,20 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   run.apChunk = sqlite3_malloc64(sizeof(ParBatch*)*run.nChunk);
   if( run.aLo==0 || run.aHi==0 || run.apChunk==0 ){ rc = SQLITE_NOMEM; goto done; }
   memset(run.apChunk, 0, sizeof(ParBatch*)*run.nChunk);
+  run.bPk = pSrc->zPk!=0;
   if( iMax<iMin ){
     run.aLo[0] = 1;
     run.aHi[0] = 0;
+  }else if( run.bPk ){
+    /* Key ranges [aLo[i], aHi[i]) = [aLo[i], aLo[i+1]): the bounds never
+    ** decrease, so the ranges cover every key once, in key order. */
+    unsigned __int128 span = (unsigned __int128)((sqlite3_uint64)iMax - (sqlite3_uint64)iMin) + 1;
+    for(i=0; i<run.nChunk; i++){
+      run.aLo[i] = (sqlite3_int64)((sqlite3_uint64)iMin
+                   + (sqlite3_uint64)(span * (unsigned)i / (unsigned)run.nChunk));
+    }
+    for(i=0; i+1<run.nChunk; i++) run.aHi[i] = run.aLo[i+1];
+    run.aHi[run.nChunk-1] = iMax;
   }else{
     unsigned __int128 span = (unsigned __int128)((sqlite3_uint64)iMax - (sqlite3_uint64)iMin) + 1;
     for(i=0; i<run.nChunk; i++){
@@ -713,6 +882,7 @@ done:
   if( bSnapshot ) parSnapshotEnd(p, nThread);
   for(i=0; aW && i<nThread; i++){
     sqlite3_finalize(aW[i].pSink);
+    sqlite3_finalize(aW[i].pTail);
     sqlite3_finalize(aW[i].pMeta);
   }
   for(i=0; run.apChunk && i<run.nChunk; i++) parBatchFree(run.apChunk[i]);
@@ -939,12 +1109,13 @@ char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
   if( zWhy ){
     zOut = sqlite3_mprintf("serial, on the caller's connection (%s)", zWhy);
   }else if( parCacheHas(pCtx->pCache, &src, pPlan) ){
-    zOut = sqlite3_mprintf("cached when still current, else parallel: rowid ranges "
-                           "of %s.%s on %d worker connections",
+    zOut = sqlite3_mprintf("cached when still current, else parallel: %s ranges "
+                           "of %s.%s on %d worker connections", src.zPk ? "primary-key" : "rowid",
                            src.zSchema, src.zTable, pCtx->nThread);
   }else{
-    zOut = sqlite3_mprintf("parallel: rowid ranges of %s.%s on %d worker connections, "
+    zOut = sqlite3_mprintf("parallel: %s ranges of %s.%s on %d worker connections, "
                            "one snapshot (serial below min_rows = %lld rows)",
+                           src.zPk ? "primary-key" : "rowid",
                            src.zSchema, src.zTable, pCtx->nThread, pCtx->nMinRow);
   }
   parSourceClear(&src);

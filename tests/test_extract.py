@@ -160,6 +160,53 @@ def test_empty_one_row_sparse_rowids():
         same(c, sql, ordered)
 
 
+def test_without_rowid_key_ranges():
+    """WITHOUT ROWID tables read in ranges of the first primary-key column:
+    integer keys from -2^63 to 2^63-1, reals beyond them, text and blobs
+    after every number (the last range), several key columns, an empty
+    table; every result equals the native one and the serial one, bit for
+    bit, at 2-4 threads."""
+    path, c = fresh("worowid.db")
+    rng = random.Random(11)
+    c.execute("CREATE TABLE w1(k INTEGER PRIMARY KEY, s TEXT, r REAL, m) WITHOUT ROWID")
+    keys = set(rng.sample(range(-10**6, 10**6), 20000))
+    keys |= {-2**63, 2**63 - 1, -2**63 + 1, 0}
+    keys = list(keys) + [1.5, -1e300, 1e300, 2.0**70, "a", "B", "10", b"\x01", b""]
+    c.executemany("INSERT INTO w1 VALUES(?,?,?,?)", [
+        (k, rng.choice([None, "p", "P", "q"]), rng.uniform(-1e3, 1e3),
+         rng.choice([None, 1, 2.5, "x"])) for k in keys])
+    c.execute("CREATE TABLE w2(a, b TEXT COLLATE NOCASE, v, PRIMARY KEY(a, b)) WITHOUT ROWID")
+    c.executemany("INSERT OR IGNORE INTO w2 VALUES(?,?,?)", [
+        (rng.choice([rng.randint(-50, 50), rng.randint(0, 10**9), "t%d" % rng.randint(0, 9)]),
+         rng.choice(["x", "X", "y", "z%d" % i]), rng.randint(-100, 100)) for i in range(20000)])
+    c.execute("CREATE TABLE w3(k INTEGER PRIMARY KEY, v) WITHOUT ROWID")
+    c.execute("SELECT par_config('min_rows', 0)")
+    queries = [
+        ("SELECT s, count(*), sum(r), min(m), max(k), group_concat(typeof(k)) FROM w1 GROUP BY s",
+         False),
+        ("SELECT typeof(k), count(*), min(k), max(k), total(r) FROM w1 GROUP BY 1", False),
+        ("SELECT s, count(*), max(k), min(k) FROM w1 WHERE r > 990 GROUP BY s ORDER BY s", True),
+        ("SELECT count(*), group_concat(k) FROM w1 WHERE k > 999000 OR typeof(k) <> 'integer'",
+         False),
+        ("SELECT b, count(*), sum(v), group_concat(a), min(a), max(a) FROM w2 GROUP BY b", False),
+        ("SELECT v % 7, count(*), sum(v), group_concat(a), min(b) FROM w2 WHERE v > 50 "
+         "GROUP BY 1", False),
+        ("SELECT count(*), sum(v) FROM w3", False),
+    ]
+    for sql, ordered in queries:
+        c.execute("SELECT par_config('threads', 1)")
+        serial = repr(view_rows(c, sql))
+        for threads in (2, 3, 4):
+            c.execute("SELECT par_config('threads', ?)", (threads,))
+            c.execute("SELECT par_cache_clear()")
+            m = explain_mode(c, sql)
+            assert "primary-key ranges" in m, (sql, m)
+            assert mode_of(c, sql) == "parallel", (threads, sql)
+            c.execute("SELECT par_cache_clear()")
+            got = same(c, sql, ordered)
+            assert repr(view_rows(c, sql)) == serial, ("differs from serial", threads, sql)
+
+
 def test_rowid_names_and_aliases():
     """A table with an INTEGER PRIMARY KEY, one with a column called rowid,
     one with all three rowid names taken (serial), an alias in FROM."""
@@ -222,8 +269,12 @@ def test_serial_fallbacks():
     path, c = fresh("fallback.db")
     fill(c, "t", 3000, seed=5)
     c.execute("SELECT par_config('min_rows', 0)")
-    c.execute("CREATE TABLE w(k PRIMARY KEY, v) WITHOUT ROWID")
+    c.execute("CREATE TABLE w(k TEXT PRIMARY KEY, v) WITHOUT ROWID")
     c.executemany("INSERT INTO w VALUES(?, ?)", [(i, i % 9) for i in range(2000)])
+    c.execute("CREATE TABLE wd(k PRIMARY KEY DESC, v) WITHOUT ROWID")
+    c.executemany("INSERT INTO wd VALUES(?, ?)", [(i, i % 9) for i in range(2000)])
+    c.execute("CREATE TABLE wt(k PRIMARY KEY, v) WITHOUT ROWID")
+    c.executemany("INSERT INTO wt VALUES(?, ?)", [("k%d" % i, i % 9) for i in range(2000)])
     c.execute("CREATE INDEX ti ON t(k)")
     c.execute("CREATE TABLE u(k, z)")
     c.executemany("INSERT INTO u VALUES(?, ?)", [(i % 4, i) for i in range(50)])
@@ -233,7 +284,8 @@ def test_serial_fallbacks():
     c.create_function("twice", 1, lambda x: None if x is None else x * 2)
     c.create_collation("rev", lambda a, b: (a < b) - (a > b))
     cases = [
-        ("SELECT v, count(*) FROM w GROUP BY v", "has no rowid"),
+        ("SELECT v, count(*) FROM w GROUP BY v", "TEXT affinity"),
+        ("SELECT v, count(*) FROM wd GROUP BY v", "descends"),
         ("SELECT s, count(*) FROM t WHERE k = 2 GROUP BY s", "rowid order"),
         ("SELECT s, count(*) FROM t WHERE k IN (SELECT k FROM u) GROUP BY s", "rowid order"),
         ("SELECT s, count(*) FROM mem.t2 GROUP BY s", "in-memory"),
@@ -245,6 +297,10 @@ def test_serial_fallbacks():
         m = explain_mode(c, sql)
         assert "serial" in m and why in m, (sql, m)
         same(c, sql)
+    # Keys that are no numbers give no ranges: found when reading.
+    sql = "SELECT v, count(*) FROM wt GROUP BY v"
+    assert mode_of(c, sql) == "serial"
+    same(c, sql)
     sql = "SELECT s, count(*), sum(r) FROM t GROUP BY s"
     c.execute("PRAGMA reverse_unordered_selects=ON")
     assert "reverse_unordered_selects" in explain_mode(c, sql)
@@ -297,12 +353,18 @@ WRITER = r"""
 import sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
 end = time.time() + float(sys.argv[2])
+key = sys.argv[3]
+if key == "rowid":
+    move = "INSERT INTO t(v) SELECT v FROM t WHERE rowid = (SELECT min(rowid) FROM t)"
+else:
+    move = ("INSERT INTO t(id, v) SELECT (SELECT max(id) FROM t) + 1, v FROM t "
+            "WHERE id = (SELECT min(id) FROM t)")
 n = 0
 while time.time() < end:
     c.execute("BEGIN IMMEDIATE")
     c.execute("UPDATE t SET v = v + 1")
-    c.execute("INSERT INTO t(v) SELECT v FROM t WHERE rowid = (SELECT min(rowid) FROM t)")
-    c.execute("DELETE FROM t WHERE rowid = (SELECT min(rowid) FROM t)")
+    c.execute(move)
+    c.execute("DELETE FROM t WHERE %s = (SELECT min(%s) FROM t)" % (key, key))
     c.execute("COMMIT")
     n += 1
     time.sleep(0.003)
@@ -310,23 +372,30 @@ print(n)
 """
 
 
-def snapshot_case(wal):
+def snapshot_case(wal, worowid=False):
     """A writer process commits all the time; each commit adds 1 to every
     row and moves one row to the end of the table.  A consistent snapshot
     has every v equal and a constant count; reading ranges from different
-    snapshots would mix values (min <> max) or lose or repeat a row."""
-    path, c = fresh("snap_%s.db" % ("wal" if wal else "rollback"), wal)
+    snapshots would mix values (min <> max) or lose or repeat a row.
+    worowid: the table is WITHOUT ROWID, read in primary-key ranges."""
+    path, c = fresh("snap_%s%s.db" % ("wal" if wal else "rollback", "_wr" if worowid else ""), wal)
     if not wal:
         c.execute("PRAGMA journal_mode=DELETE")
-    c.execute("CREATE TABLE t(v INTEGER)")
-    c.execute("INSERT INTO t SELECT 0 FROM (WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL "
-              "SELECT i+1 FROM s WHERE i<20000) SELECT i FROM s)")
+    if worowid:
+        c.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, v INTEGER) WITHOUT ROWID")
+        c.execute("INSERT INTO t SELECT i, 0 FROM (WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL "
+                  "SELECT i+1 FROM s WHERE i<20000) SELECT i FROM s)")
+    else:
+        c.execute("CREATE TABLE t(v INTEGER)")
+        c.execute("INSERT INTO t SELECT 0 FROM (WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL "
+                  "SELECT i+1 FROM s WHERE i<20000) SELECT i FROM s)")
     c.execute("PRAGMA busy_timeout=10000")
     c.execute("SELECT par_config('min_rows', 0)")
     c.execute("SELECT par_config('threads', 4)")
     sql = "SELECT count(*), min(v), max(v), sum(v) FROM t"
     c.execute("CREATE VIRTUAL TABLE temp.snap USING parallel('%s')" % sql)
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, path, "6"], stdout=subprocess.PIPE)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, path, "6",
+                               "id" if worowid else "rowid"], stdout=subprocess.PIPE)
     modes = {}
     seen = set()
     try:
@@ -352,6 +421,11 @@ def test_snapshot_wal():
 
 def test_snapshot_rollback_journal():
     snapshot_case(False)
+
+
+def test_snapshot_without_rowid():
+    snapshot_case(True, worowid=True)
+    snapshot_case(False, worowid=True)
 
 
 # ---- the cache ------------------------------------------------------------------------
