@@ -15,11 +15,13 @@
 **
 ** How it works:
 **  1. The source.  Rows are read in parallel only when the extraction
-**     query reads one ordinary rowid table of a database file, in rowid
-**     order ("SCAN t" in its query plan), with nothing else (no subquery,
-**     no index), and a range of rowids makes it "SEARCH t USING INTEGER
-**     PRIMARY KEY": then the rows of a range are exactly the rows of the
-**     query whose rowids fall in it, in the same order.  The caller's
+**     query reads one table of a database file in the table's order
+**     ("SCAN t" in its query plan), with nothing else (no subquery, no
+**     index), and a range of rowids makes it "SEARCH t USING INTEGER
+**     PRIMARY KEY" (for a WITHOUT ROWID table: a range of its first
+**     primary-key column, "SEARCH t USING PRIMARY KEY"): then the rows of
+**     a range are exactly the rows of the query whose keys fall in it, in
+**     the same order.  The caller's
 **     connection must have no uncommitted change to that database and not
 **     be inside an explicit transaction on it (its own writes, or its
 **     older snapshot, are visible on it alone); a read transaction of
@@ -36,7 +38,10 @@
 **     worker's snapshot and the last's; in rollback mode the first
 **     worker's shared lock already keeps every commit out.  When the lock
 **     cannot be had quickly the rows are read serially.
-**  3. Ranges.  The rowids min..max are cut into 8 ranges per thread, taken
+**  3. Ranges.  The rowids min..max are cut into 8 ranges per thread (of
+**     a WITHOUT ROWID table: integer bounds between the least key and the
+**     greatest number, the first range open below, the last open above,
+**     where text and blob keys fall; see parPkColumn()), taken
 **     by the workers as they finish (so skew in the data evens out); each
 **     range feeds par_sink (batch.c) on the worker's own connection, and
 **     the pieces are joined in rowid order (parBatchConcat).  Below
