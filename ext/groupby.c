@@ -1500,7 +1500,7 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   int nThread = parThreadsFor(pCtx, pIn->nRow);
   int eForce = pCtx->eGroupStrategy;
   int rc = SQLITE_OK, k, nWord = 0, bOverflow = 0, bOrdered = 0;
-  int bDirect, bDense, bCount;
+  int bDirect, bDense, bCount, bSmall;
   const ParColumn *pIntKey = 0;  /* the INTEGER key the bins come from */
   sqlite3_int64 iKeyLo = 0;      /* its least value */
   size_t n = (size_t)pIn->nRow, i, nGroup = 0;
@@ -1580,11 +1580,14 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   bDirect = (aBin!=0 || pPlan->nKey==0) && !bOrdered && nBin<=PAR_DIRECT_MAX;
   bDense = aBin!=0 && !bOrdered && pPlan->nKey==1 && n<UINT32_MAX && denseFits(pPlan, pIn, pIntKey!=0);
   bCount = aBin!=0 && pPlan->nKey>0 && (nBin<=PAR_DIRECT_MAX || (!bOrdered && nBin<=n));
+  /* A forced dense or counting sort also runs on small inputs, within
+  ** 2^20 (or four per row) accumulators or histogram bins in all. */
+  bSmall = (size_t)nBin*(size_t)nThread <= (4*n > (1<<20) ? 4*n : (1<<20));
   if( eForce==PAR_GROUP_DIRECT && bDirect ){
     bDense = bCount = 0;
-  }else if( eForce==PAR_GROUP_DENSE && bDense ){
+  }else if( eForce==PAR_GROUP_DENSE && bDense && bSmall ){
     bDirect = bCount = 0;
-  }else if( eForce==PAR_GROUP_COUNT && aBin && pPlan->nKey>0 ){
+  }else if( eForce==PAR_GROUP_COUNT && aBin && pPlan->nKey>0 && bSmall ){
     bDirect = bDense = 0;
     bCount = 1;
   }else if( eForce==PAR_GROUP_RADIX ){
