@@ -1333,7 +1333,6 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
   ** times the greatest magnitude stays below 2^63. */
   for(j=0; j<nAgg; j++){
     sqlite3_int64 mn = INT64_MAX, mx = INT64_MIN;
-    uint64_t m;
     if( aD[j].eFunc!=PAR_AGG_SUM && aD[j].eFunc!=PAR_AGG_TOTAL && aD[j].eFunc!=PAR_AGG_AVG ){
       continue;
     }
@@ -1342,9 +1341,7 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
       if( aMax[(size_t)t*nAgg+j]>mx ) mx = aMax[(size_t)t*nAgg+j];
     }
     if( mn>mx ) continue;                 /* no value at all */
-    m = mn<0 ? (uint64_t)0 - (uint64_t)mn : 0;
-    if( mx>0 && (uint64_t)mx>m ) m = (uint64_t)mx;
-    if( (unsigned __int128)m * n >= ((unsigned __int128)1 << 63) ) goto done;
+    if( !sumCannotOverflow(intMagnitude(mn, mx), n) ) goto done;
   }
 
   /* Thread 0's arrays get the totals, key value by key value in thread

@@ -1,6 +1,7 @@
 """The runner shared by the Python test scripts: every function named
 test_* of a module, in name order; a failure prints its traceback and the
 rest still run; the last line is "<label>: N passed, N failed"."""
+import sqlite3
 import sys
 import time
 import traceback
@@ -26,3 +27,13 @@ def run(label, namespace, after=None):
         after()
     print("%s: %d passed, %d failed" % (label, npass, nfail))
     return 1 if nfail else 0
+
+
+def expect_error(conn, sql, fragment, params=()):
+    """sql fails with an error message containing fragment; returns it."""
+    try:
+        conn.execute(sql, params).fetchall()
+    except sqlite3.Error as e:
+        assert fragment in str(e), "error %r lacks %r" % (str(e), fragment)
+        return str(e)
+    raise AssertionError("no error from %r" % (sql,))

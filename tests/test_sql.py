@@ -26,13 +26,7 @@ def connect(path=":memory:"):
     return conn
 
 
-def expect_error(conn, sql, fragment, params=()):
-    try:
-        conn.execute(sql, params).fetchall()
-    except sqlite3.Error as e:
-        assert fragment in str(e), "error %r lacks %r" % (str(e), fragment)
-        return str(e)
-    raise AssertionError("no error from %r" % sql)
+expect_error = harness.expect_error
 
 
 def ncores():
