@@ -7,6 +7,7 @@ one after another in one run.
     make bench-duckdb                  # once: installs DuckDB (npm) for bench/duckdb
     BENCH_ROWS=100000 make bench       # small and quick
     BENCH_THREADS=1,2 make bench       # the parallel systems at 1 and at 2 threads
+    BENCH_QUERIES=Q1,Q2 make bench     # only these queries
 
 Generates (once, deterministically) bench/data/bench_<rows>.db in WAL mode
 with fact (BENCH_ROWS rows) and dim (BENCH_ROWS/10 rows).  For each query,
@@ -456,7 +457,13 @@ def main():
     print("\n".join(lines), flush=True)
     npass = nfail = 0
     details, notes = [], []
+    only = [q for q in os.environ.get("BENCH_QUERIES", "").split(",") if q]
+    unknown = set(only) - {qid for qid, _ in QUERIES}
+    if unknown:
+        raise ValueError("BENCH_QUERIES: no query %s" % ", ".join(sorted(unknown)))
     for qid, sql in QUERIES:
+        if only and qid not in only:
+            continue
         plan = Plan(conn, duck, qid, sql, has_histogram)
         times, answers = run_query(conn, duck, plan, thread_counts, has_cache)
         rows, p, f, d = table_rows(plan, thread_counts, times, answers, has_cache, duck)
