@@ -83,10 +83,111 @@ static int parGrow(ParBatch *pB, void **pp, sqlite3_int64 nOld,
   return SQLITE_OK;
 }
 
+/* Grow *pp from nOld to nNew elements of sz bytes, leaving the new part
+** as it comes: every row appended writes its value slots (0 for a NULL),
+** and untouched pages cost no memory. */
+static int parGrowRaw(ParBatch *pB, void **pp, sqlite3_int64 nOld,
+                      sqlite3_int64 nNew, size_t sz){
+  char *p = parBatchRealloc(pB, *pp, nOld*(sqlite3_int64)sz,
+                            nNew*(sqlite3_int64)sz);
+  if( p==0 ) return SQLITE_NOMEM;
+  *pp = p;
+  return SQLITE_OK;
+}
+
 /* Allocate *pp with n elements of sz bytes, not zeroed. */
 static int parAlloc(ParBatch *pB, void **pp, sqlite3_int64 n, size_t sz){
   *pp = parBatchRealloc(pB, 0, 0, n*(sqlite3_int64)sz);
   return *pp || n==0 ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* ---- windows ---------------------------------------------------------------
+**
+** The pieces of one parallel read of a rowid table share their columns'
+** arrays: a range of rowids holds at most as many rows as it spans, so
+** piece i owns rows [iAt, iAt+span) of one array per column and width
+** (8 bytes: INTEGER, REAL and MIXED values, which alias; 4: TEXT codes;
+** 1: MIXED types), allocated once for every piece and touched only where
+** rows are written.  parBatchConcat() then converts each piece to the
+** column's final storage where it lies and closes the gaps a WHERE or
+** missing rowids left (nothing to move when the rowids are dense). */
+typedef struct ParWindowCol {
+  uint64_t *a8;
+  uint32_t *a4;
+  uint8_t *a1;
+} ParWindowCol;
+
+struct ParWindow {
+  int nCol;
+  sqlite3_int64 nRow;          /* rows of every array */
+  ParWindowCol *aCol;
+};
+
+ParWindow *parWindowNew(int nCol, sqlite3_int64 nRow){
+  ParWindow *p = sqlite3_malloc(sizeof(*p));
+  if( p==0 ) return 0;
+  p->aCol = sqlite3_malloc64(sizeof(ParWindowCol)*(nCol>0 ? nCol : 1));
+  if( p->aCol==0 ){ sqlite3_free(p); return 0; }
+  memset(p->aCol, 0, sizeof(ParWindowCol)*(nCol>0 ? nCol : 1));
+  p->nCol = nCol;
+  p->nRow = nRow;
+  return p;
+}
+
+void parWindowFree(ParWindow *p){
+  int i;
+  if( p==0 ) return;
+  for(i=0; i<p->nCol; i++){
+    sqlite3_free(p->aCol[i].a8);
+    sqlite3_free(p->aCol[i].a4);
+    sqlite3_free(p->aCol[i].a1);
+  }
+  sqlite3_free(p->aCol);
+  sqlite3_free(p);
+}
+
+/* The shared array of width sz (8, 4 or 1 bytes) of column iCol, allocated
+** by the first piece that needs it (pieces run on several threads). */
+static void *parWindowArray(ParWindow *p, int iCol, size_t sz){
+  void **pp = sz==8 ? (void**)&p->aCol[iCol].a8
+            : sz==4 ? (void**)&p->aCol[iCol].a4 : (void**)&p->aCol[iCol].a1;
+  void *pArr = __atomic_load_n(pp, __ATOMIC_ACQUIRE), *pNull = 0;
+  if( pArr ) return pArr;
+  pArr = sqlite3_malloc64((sqlite3_uint64)(p->nRow>0 ? p->nRow : 1)*sz);
+  if( pArr==0 ) return 0;
+  if( !__atomic_compare_exchange_n(pp, &pNull, pArr, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ){
+    sqlite3_free(pArr);          /* another piece was first */
+    pArr = pNull;
+  }
+  return pArr;
+}
+
+/* Storage of nAlloc elements of sz bytes for a value array of column pCol
+** of pB: its own (zeroed below nZero), or its window.  The memory is
+** counted against pB's limit either way. */
+static int parColumnArray(ParBatch *pB, ParColumn *pCol, void **pp, size_t sz,
+                          sqlite3_int64 nZero){
+  sqlite3_int64 n = pB->nRowAlloc;
+  if( pB->pWin ){
+    sqlite3_int64 nUsed = pB->pnShared ? __atomic_load_n(pB->pnShared, __ATOMIC_RELAXED)
+                                       : pB->nMem;
+    char *pArr;
+    if( pB->mxMem>0 && nUsed + n*(sqlite3_int64)sz > pB->mxMem ){
+      pB->bOverLimit = 1;
+      return SQLITE_NOMEM;
+    }
+    pArr = parWindowArray(pB->pWin, (int)(pCol - pB->aCol), sz);
+    if( pArr==0 ) return SQLITE_NOMEM;
+    pB->nMem += n*(sqlite3_int64)sz;
+    if( pB->pnShared ) __atomic_add_fetch(pB->pnShared, n*(sqlite3_int64)sz, __ATOMIC_RELAXED);
+    *pp = pArr + pB->iWinAt*(sqlite3_int64)sz;
+    pCol->bWindow = 1;
+  }else{
+    int rc = parGrowRaw(pB, pp, 0, n, sz);
+    if( rc ) return rc;
+  }
+  memset(*pp, 0, (size_t)nZero*sz);
+  return SQLITE_OK;
 }
 
 static sqlite3_int64 parBitmapBytes(sqlite3_int64 nRow){ return (nRow+7)/8; }
@@ -262,11 +363,13 @@ void parColumnClear(ParColumn *pCol){
   sqlite3_free(pCol->zName);
   sqlite3_free(pCol->zDeclType);
   sqlite3_free(pCol->aNull);
-  sqlite3_free(pCol->aInt);
-  sqlite3_free(pCol->aReal);
-  sqlite3_free(pCol->aCode);
-  sqlite3_free(pCol->aType);
-  sqlite3_free(pCol->aVal);
+  if( !pCol->bWindow ){
+    sqlite3_free(pCol->aInt);
+    sqlite3_free(pCol->aReal);
+    sqlite3_free(pCol->aCode);
+    sqlite3_free(pCol->aType);
+    sqlite3_free(pCol->aVal);
+  }
   if( !pCol->bBorrowDict ) parDictFree(pCol->pDict);
   memset(pCol, 0, sizeof(*pCol));
 }
@@ -299,7 +402,8 @@ ParBatch *parBatchSubset(ParBatch *pOwner, const int *aiCol, int nCol){
   return pB;
 }
 
-/* Grow every array of every column to nNew rows. */
+/* Grow every array of every column to nNew rows: the NULL bitmaps zeroed
+** (rows set their bit), the value arrays not. */
 static int parBatchGrow(ParBatch *pB, sqlite3_int64 nNew){
   sqlite3_int64 nOld = pB->nRowAlloc;
   int i, rc = SQLITE_OK;
@@ -309,11 +413,11 @@ static int parBatchGrow(ParBatch *pB, sqlite3_int64 nNew){
       rc = parGrow(pB, (void**)&pCol->aNull, parBitmapBytes(nOld),
                    parBitmapBytes(nNew), 1);
     }
-    if( rc==SQLITE_OK && pCol->aInt ) rc = parGrow(pB, (void**)&pCol->aInt, nOld, nNew, 8);
-    if( rc==SQLITE_OK && pCol->aReal ) rc = parGrow(pB, (void**)&pCol->aReal, nOld, nNew, 8);
-    if( rc==SQLITE_OK && pCol->aCode ) rc = parGrow(pB, (void**)&pCol->aCode, nOld, nNew, 4);
-    if( rc==SQLITE_OK && pCol->aType ) rc = parGrow(pB, (void**)&pCol->aType, nOld, nNew, 1);
-    if( rc==SQLITE_OK && pCol->aVal ) rc = parGrow(pB, (void**)&pCol->aVal, nOld, nNew, 8);
+    if( rc==SQLITE_OK && pCol->aInt ) rc = parGrowRaw(pB, (void**)&pCol->aInt, nOld, nNew, 8);
+    if( rc==SQLITE_OK && pCol->aReal ) rc = parGrowRaw(pB, (void**)&pCol->aReal, nOld, nNew, 8);
+    if( rc==SQLITE_OK && pCol->aCode ) rc = parGrowRaw(pB, (void**)&pCol->aCode, nOld, nNew, 4);
+    if( rc==SQLITE_OK && pCol->aType ) rc = parGrowRaw(pB, (void**)&pCol->aType, nOld, nNew, 1);
+    if( rc==SQLITE_OK && pCol->aVal ) rc = parGrowRaw(pB, (void**)&pCol->aVal, nOld, nNew, 8);
     if( rc ){
       /* Arrays of this column already grown must not be grown again: give
       ** up on the batch, the caller frees it. */
@@ -331,13 +435,16 @@ static int parColumnToMixed(ParBatch *pB, ParColumn *pCol, sqlite3_int64 nRow){
             : pCol->eStore==PAR_COL_REAL ? SQLITE_FLOAT
             : pCol->eStore==PAR_COL_TEXT ? SQLITE_TEXT : SQLITE_NULL;
   int rc;
-  if( (rc = parGrow(pB, (void**)&pCol->aType, 0, nAlloc, 1))!=0 ) return rc;
-  if( (rc = parGrow(pB, (void**)&pCol->aVal, 0, nAlloc, 8))!=0 ) return rc;
+  /* In a window aVal is where aInt or aReal was: each value moves onto
+  ** itself. */
+  if( (rc = parColumnArray(pB, pCol, (void**)&pCol->aType, 1, 0))!=0 ) return rc;
+  if( (rc = parColumnArray(pB, pCol, (void**)&pCol->aVal, 8, 0))!=0 ) return rc;
   for(i=0; i<nRow; i++){
     int bNull = pCol->aNull && (pCol->aNull[i>>3] >> (i&7)) & 1;
     uint64_t v = 0;
     if( bNull ){
       pCol->aType[i] = SQLITE_NULL;
+      pCol->aVal[i] = 0;
       continue;
     }
     switch( pCol->eStore ){
@@ -348,9 +455,16 @@ static int parColumnToMixed(ParBatch *pB, ParColumn *pCol, sqlite3_int64 nRow){
     pCol->aType[i] = (uint8_t)eType;
     pCol->aVal[i] = v;
   }
-  parBatchRealloc(pB, pCol->aInt, pCol->aInt ? nAlloc*8 : 0, 0);
-  parBatchRealloc(pB, pCol->aReal, pCol->aReal ? nAlloc*8 : 0, 0);
-  parBatchRealloc(pB, pCol->aCode, pCol->aCode ? nAlloc*4 : 0, 0);
+  if( pCol->bWindow ){
+    /* aVal took aInt's or aReal's window; aCode's stays allocated. */
+    sqlite3_int64 nFree = (pCol->aInt || pCol->aReal) ? nAlloc*8 : 0;
+    pB->nMem -= nFree;
+    if( pB->pnShared ) __atomic_sub_fetch(pB->pnShared, nFree, __ATOMIC_RELAXED);
+  }else{
+    parBatchRealloc(pB, pCol->aInt, pCol->aInt ? nAlloc*8 : 0, 0);
+    parBatchRealloc(pB, pCol->aReal, pCol->aReal ? nAlloc*8 : 0, 0);
+    parBatchRealloc(pB, pCol->aCode, pCol->aCode ? nAlloc*4 : 0, 0);
+  }
   pCol->aInt = 0;
   pCol->aReal = 0;
   pCol->aCode = 0;
@@ -358,21 +472,21 @@ static int parColumnToMixed(ParBatch *pB, ParColumn *pCol, sqlite3_int64 nRow){
   return SQLITE_OK;
 }
 
-/* Give a column that held only NULLs the storage for values of eType. */
-static int parColumnStart(ParBatch *pB, ParColumn *pCol, int eType){
-  sqlite3_int64 n = pB->nRowAlloc;
+/* Give a column that held only NULLs (its first nRow rows) the storage
+** for values of eType. */
+static int parColumnStart(ParBatch *pB, ParColumn *pCol, int eType, sqlite3_int64 nRow){
   switch( eType ){
     case SQLITE_INTEGER:
       pCol->eStore = PAR_COL_INT;
-      return parGrow(pB, (void**)&pCol->aInt, 0, n, 8);
+      return parColumnArray(pB, pCol, (void**)&pCol->aInt, 8, nRow);
     case SQLITE_FLOAT:
       pCol->eStore = PAR_COL_REAL;
-      return parGrow(pB, (void**)&pCol->aReal, 0, n, 8);
+      return parColumnArray(pB, pCol, (void**)&pCol->aReal, 8, nRow);
     case SQLITE_TEXT:
       pCol->eStore = PAR_COL_TEXT;
-      return parGrow(pB, (void**)&pCol->aCode, 0, n, 4);
+      return parColumnArray(pB, pCol, (void**)&pCol->aCode, 4, nRow);
     default:
-      return parColumnToMixed(pB, pCol, 0);
+      return parColumnToMixed(pB, pCol, nRow);
   }
 }
 
@@ -388,11 +502,20 @@ static int parColumnAppend(ParBatch *pB, ParColumn *pCol, sqlite3_value *pVal,
     }
     pCol->aNull[iRow>>3] |= (uint8_t)(1 << (iRow&7));
     pCol->nNull++;
-    if( pCol->eStore==PAR_COL_MIXED ) pCol->aType[iRow] = SQLITE_NULL;
+    /* A NULL's value slot holds 0 (the arrays grow unzeroed). */
+    switch( pCol->eStore ){
+      case PAR_COL_INT:  pCol->aInt[iRow] = 0; break;
+      case PAR_COL_REAL: pCol->aReal[iRow] = 0; break;
+      case PAR_COL_TEXT: pCol->aCode[iRow] = 0; break;
+      case PAR_COL_MIXED:
+        pCol->aType[iRow] = SQLITE_NULL;
+        pCol->aVal[iRow] = 0;
+        break;
+    }
     return SQLITE_OK;
   }
   if( pCol->eStore==PAR_COL_NULL ){
-    rc = parColumnStart(pB, pCol, eType);
+    rc = parColumnStart(pB, pCol, eType, iRow);
   }else{
     eWant = pCol->eStore==PAR_COL_INT ? SQLITE_INTEGER
           : pCol->eStore==PAR_COL_REAL ? SQLITE_FLOAT
@@ -485,7 +608,9 @@ nomem:
 static int parBatchAppend(ParBatch *pB, sqlite3_value **aVal){
   int i, rc;
   if( pB->nRow==pB->nRowAlloc ){
-    sqlite3_int64 nNew = pB->nRowAlloc ? pB->nRowAlloc*2 : PAR_MIN_ALLOC;
+    sqlite3_int64 nNew;
+    if( pB->pWin ) return SQLITE_CORRUPT;   /* more rows than rowids */
+    nNew = pB->nRowAlloc ? pB->nRowAlloc*2 : PAR_MIN_ALLOC;
     if( parBatchGrow(pB, nNew) ) return SQLITE_NOMEM;
   }
   for(i=0; i<pB->nCol; i++){
@@ -498,6 +623,9 @@ static int parBatchAppend(ParBatch *pB, sqlite3_value **aVal){
 
 /* The message for an error rc of parBatchAppend. */
 static char *parBatchAppendError(ParBatch *pB, int rc){
+  if( rc==SQLITE_CORRUPT ){
+    return sqlite3_mprintf("a range of rowids returned more rows than it spans");
+  }
   if( rc==SQLITE_FULL ){
     return sqlite3_mprintf("too many distinct values in one column");
   }
@@ -575,10 +703,20 @@ struct ParSink {
 };
 
 static void parSinkStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
-  ParSink *p = (ParSink*)sqlite3_value_pointer(argv[0], PAR_SINK_PTR);
-  if( p==0 ){
-    sqlite3_result_error(ctx, "par_sink() is internal to the parallel extension", -1);
+  /* The ParSink, checked at the first row and kept in the aggregate's
+  ** context: sqlite3_value_pointer() compares type strings every call. */
+  ParSink **pp = (ParSink**)sqlite3_aggregate_context(ctx, sizeof(ParSink*));
+  ParSink *p;
+  if( pp==0 ){
+    sqlite3_result_error_nomem(ctx);
     return;
+  }
+  if( (p = *pp)==0 ){
+    p = *pp = (ParSink*)sqlite3_value_pointer(argv[0], PAR_SINK_PTR);
+    if( p==0 ){
+      sqlite3_result_error(ctx, "par_sink() is internal to the parallel extension", -1);
+      return;
+    }
   }
   if( p->rc ) return;
   assert( argc-1==p->pB->nCol );
@@ -623,8 +761,8 @@ static int parStmtLength(const char *zSql, const char *zTail){
 }
 
 int parBatchFromSink(sqlite3 *db, sqlite3_stmt *pSink, sqlite3_stmt *pMeta,
-                     sqlite3_int64 mxMem, sqlite3_int64 *pnShared,
-                     ParBatch **ppBatch, char **pzErr){
+                     sqlite3_int64 mxMem, sqlite3_int64 *pnShared, ParWindow *pWin,
+                     sqlite3_int64 iAt, sqlite3_int64 nSpan, ParBatch **ppBatch, char **pzErr){
   ParSink sink;
   int rc;
   *ppBatch = 0;
@@ -632,6 +770,11 @@ int parBatchFromSink(sqlite3 *db, sqlite3_stmt *pSink, sqlite3_stmt *pMeta,
   memset(&sink, 0, sizeof(sink));
   rc = parBatchNew(pMeta, mxMem, pnShared, &sink.pB, pzErr);
   if( rc ) return rc;
+  if( pWin ){
+    sink.pB->pWin = pWin;
+    sink.pB->iWinAt = iAt;
+    sink.pB->nRowAlloc = nSpan;
+  }
   sqlite3_bind_pointer(pSink, sqlite3_bind_parameter_index(pSink, ":par_sink"),
                        &sink, PAR_SINK_PTR, 0);
   rc = sqlite3_step(pSink);
@@ -721,7 +864,7 @@ int parBatchFromSql(sqlite3 *db, const char *zSql, sqlite3_int64 mxMem,
       pSink = 0;
     }
   }
-  rc = pSink ? parBatchFromSink(db, pSink, pStmt, mxMem, 0, ppBatch, pzErr)
+  rc = pSink ? parBatchFromSink(db, pSink, pStmt, mxMem, 0, 0, 0, 0, ppBatch, pzErr)
              : SQLITE_NOTFOUND;
   if( rc==SQLITE_NOTFOUND ){
     rc = parBatchFromStmt(pStmt, mxMem, ppBatch, pzErr);
@@ -811,8 +954,99 @@ static void parConcatCopy(ParColumn *pDst, const ParColumn *pSrc, sqlite3_int64 
   }
 }
 
+/* Column j of the pieces aIn, which lie in pWin at their iWinAt: convert
+** each piece to pCol's storage where it lies (codes mapped by aaMap[i]),
+** move the pieces to rows aAt[i] (when a WHERE or missing rowids left
+** gaps), and give pWin's arrays, cut to the rows, to pCol. */
+static int parWindowTake(ParBatch *pB, ParColumn *pCol, ParBatch **aIn, int nIn, int j,
+                         const sqlite3_int64 *aAt, uint32_t **aaMap, ParWindow *pWin,
+                         int nThread){
+  ParWindowCol *pW = &pWin->aCol[j];
+  sqlite3_int64 nRow = pB->nRow;
+  const int e = pCol->eStore;
+  int i, w, bGap = 0;
+  size_t aSz[3] = {8, 4, 1};
+  void **aArr[3];
+
+  if( e==PAR_COL_NULL ) return SQLITE_OK;
+  if( (e!=PAR_COL_TEXT && parWindowArray(pWin, j, 8)==0)
+   || (e==PAR_COL_TEXT && parWindowArray(pWin, j, 4)==0)
+   || (e==PAR_COL_MIXED && parWindowArray(pWin, j, 1)==0) ){
+    return SQLITE_NOMEM;
+  }
+  #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1) if(nThread>1)
+  for(i=0; i<nIn; i++){
+    const ParColumn *pSrc = &aIn[i]->aCol[j];
+    const sqlite3_int64 n = aIn[i]->nRow, at = aIn[i]->iWinAt;
+    const uint32_t *aMap = aaMap[i];
+    uint64_t *v8 = pW->a8 ? pW->a8 + at : 0;
+    uint32_t *v4 = pW->a4 ? pW->a4 + at : 0;
+    uint8_t *v1 = pW->a1 ? pW->a1 + at : 0;
+    sqlite3_int64 k;
+    if( n==0 ) continue;
+    if( pSrc->eStore==PAR_COL_NULL ){
+      if( e==PAR_COL_TEXT ) memset(v4, 0, (size_t)n*4); else memset(v8, 0, (size_t)n*8);
+      if( e==PAR_COL_MIXED ) memset(v1, SQLITE_NULL, (size_t)n);
+      continue;
+    }
+    if( e==PAR_COL_TEXT ){
+      for(k=0; k<n; k++) v4[k] = aMap[v4[k]];
+    }else if( e==PAR_COL_MIXED ){
+      /* INTEGER and REAL values are already where MIXED keeps them. */
+      for(k=0; k<n; k++){
+        int bNull = pSrc->aNull && (pSrc->aNull[k>>3] >> (k&7)) & 1;
+        switch( pSrc->eStore ){
+          case PAR_COL_INT:  v1[k] = bNull ? SQLITE_NULL : SQLITE_INTEGER; break;
+          case PAR_COL_REAL: v1[k] = bNull ? SQLITE_NULL : SQLITE_FLOAT; break;
+          case PAR_COL_TEXT:
+            v1[k] = bNull ? SQLITE_NULL : SQLITE_TEXT;
+            v8[k] = bNull ? 0 : aMap[v4[k]];
+            break;
+          default:
+            if( v1[k]==SQLITE_TEXT || v1[k]==SQLITE_BLOB ) v8[k] = aMap[v8[k]];
+            break;
+        }
+      }
+    }
+  }
+  /* Close the gaps, piece by piece in order: each moves to lower rows,
+  ** onto rows no later piece still needs. */
+  for(i=0; i<nIn; i++) if( aAt[i]!=aIn[i]->iWinAt ) bGap = 1;
+  aArr[0] = (void**)&pW->a8;
+  aArr[1] = (void**)&pW->a4;
+  aArr[2] = (void**)&pW->a1;
+  for(w=0; w<3; w++){
+    int bUsed = w==0 ? e!=PAR_COL_TEXT : w==1 ? e==PAR_COL_TEXT : e==PAR_COL_MIXED;
+    char *a = *aArr[w], *aCut;
+    if( !bUsed ){
+      sqlite3_free(a);
+      *aArr[w] = 0;
+      continue;
+    }
+    for(i=0; bGap && i<nIn; i++){
+      if( aAt[i]!=aIn[i]->iWinAt && aIn[i]->nRow ){
+        memmove(a + aAt[i]*aSz[w], a + aIn[i]->iWinAt*aSz[w], (size_t)aIn[i]->nRow*aSz[w]);
+      }
+    }
+    /* Cut to the rows (shrinking in place; the old block if that fails). */
+    aCut = nRow<pWin->nRow ? sqlite3_realloc64(a, (sqlite3_uint64)(nRow>0 ? nRow : 1)*aSz[w]) : 0;
+    if( aCut ) a = aCut;
+    *aArr[w] = 0;
+    pB->nMem += nRow*(sqlite3_int64)aSz[w];
+    switch( e ){
+      case PAR_COL_INT:   pCol->aInt = (sqlite3_int64*)a; break;
+      case PAR_COL_REAL:  pCol->aReal = (double*)a; break;
+      case PAR_COL_TEXT:  pCol->aCode = (uint32_t*)a; break;
+      default:
+        if( w==0 ) pCol->aVal = (uint64_t*)a; else pCol->aType = (uint8_t*)a;
+        break;
+    }
+  }
+  return SQLITE_OK;
+}
+
 int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
-                   ParBatch **ppOut, char **pzErr){
+                   ParWindow *pWin, ParBatch **ppOut, char **pzErr){
   ParBatch *pB = 0;
   uint32_t **aaMap = 0;
   sqlite3_int64 nRow = 0, *aAt = 0;
@@ -849,7 +1083,7 @@ int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
     if( nNull && parGrow(pB, (void**)&pCol->aNull, 0, parBitmapBytes(nRow), 1) ) goto nomem;
     /* Not zeroed here: every row is written by the parallel copy below,
     ** which is also where the pages are first touched. */
-    switch( pCol->eStore ){
+    switch( pWin ? PAR_COL_NULL : pCol->eStore ){
       case PAR_COL_INT:  rc = parAlloc(pB, (void**)&pCol->aInt, nRow, 8); break;
       case PAR_COL_REAL: rc = parAlloc(pB, (void**)&pCol->aReal, nRow, 8); break;
       case PAR_COL_TEXT: rc = parAlloc(pB, (void**)&pCol->aCode, nRow, 4); break;
@@ -887,10 +1121,15 @@ int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
         }
       }
     }
-    /* Pieces are copied side by side: pure memory work. */
-    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1) if(nThread>1)
-    for(i=0; i<nIn; i++){
-      if( aIn[i]->nRow ) parConcatCopy(pCol, &aIn[i]->aCol[j], aIn[i]->nRow, aAt[i], aaMap[i]);
+    if( pWin ){
+      /* The pieces' values are in place already, or nearly. */
+      if( parWindowTake(pB, pCol, aIn, nIn, j, aAt, aaMap, pWin, nThread) ) goto nomem;
+    }else{
+      /* Pieces are copied side by side: pure memory work. */
+      #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1) if(nThread>1)
+      for(i=0; i<nIn; i++){
+        if( aIn[i]->nRow ) parConcatCopy(pCol, &aIn[i]->aCol[j], aIn[i]->nRow, aAt[i], aaMap[i]);
+      }
     }
     /* Column j is in the new batch: peak memory stays near one copy. */
     for(i=0; i<nIn; i++){

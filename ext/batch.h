@@ -80,7 +80,11 @@ struct ParColumn {
   uint64_t *aVal;        /* PAR_COL_MIXED: value bits or dictionary code */
   ParDict *pDict;        /* PAR_COL_TEXT and PAR_COL_MIXED, else NULL */
   int bBorrowDict;       /* pDict belongs to another batch's column */
+  int bWindow;           /* the value arrays lie in a ParWindow (batch.c):
+                         ** not this column's to free */
 };
+
+typedef struct ParWindow ParWindow;
 
 typedef struct ParBatch ParBatch;
 struct ParBatch {
@@ -88,6 +92,9 @@ struct ParBatch {
   sqlite3_int64 nRow;
   ParColumn *aCol;
   sqlite3_int64 nRowAlloc;   /* rows allocated in each column's arrays */
+  ParWindow *pWin;           /* when set, the value arrays are rows
+                             ** [iWinAt, iWinAt+nRowAlloc) of pWin's */
+  sqlite3_int64 iWinAt;
   sqlite3_int64 nMem;        /* bytes allocated by this batch */
   sqlite3_int64 mxMem;       /* limit on nMem (0: none) */
   int bOverLimit;            /* an allocation was refused by mxMem */
@@ -140,18 +147,28 @@ char *parSinkSql(const char *zSql, int nSql, int nCol);
 ** pSink is reset and its bindings cleared afterwards, so it can be bound
 ** again and rerun.  pnShared: see ParBatch (may be NULL).  Errors as
 ** parBatchFromSql(); SQLITE_NOTFOUND (no message) when the par_sink that
-** ran was not ours. */
+** ran was not ours.  With pWin, the batch's value arrays are rows
+** [iAt, iAt+nSpan) of pWin's, and more than nSpan rows are an error
+** (SQLITE_CORRUPT); else they grow as rows come. */
 int parBatchFromSink(sqlite3 *db, sqlite3_stmt *pSink, sqlite3_stmt *pMeta,
-                     sqlite3_int64 mxMem, sqlite3_int64 *pnShared,
-                     ParBatch **ppBatch, char **pzErr);
+                     sqlite3_int64 mxMem, sqlite3_int64 *pnShared, ParWindow *pWin,
+                     sqlite3_int64 iAt, sqlite3_int64 nSpan, ParBatch **ppBatch, char **pzErr);
+
+/* Arrays of nRow rows for each of nCol columns, shared by the pieces of
+** one read (batch.c explains); NULL when out of memory.  Freed by
+** parWindowFree(), except what parBatchConcat() took. */
+ParWindow *parWindowNew(int nCol, sqlite3_int64 nRow);
+void parWindowFree(ParWindow *p);
 
 /* One batch holding the rows of aIn[0..nIn-1] (nIn>=1, same columns), in
 ** that order.  A piece nothing else references (nRef 1) gives up each
 ** column's arrays as soon as they are copied, so the pieces and the result
 ** never both hold every column: such pieces can only be freed afterwards.
-** mxMem limits the new batch's memory.  Errors as parBatchFromSql(). */
+** mxMem limits the new batch's memory.  pWin: the window every piece was
+** read into (parBatchFromSink), whose arrays the new batch takes, or NULL.
+** Errors as parBatchFromSql(). */
 int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
-                   ParBatch **ppOut, char **pzErr);
+                   ParWindow *pWin, ParBatch **ppOut, char **pzErr);
 
 /* Drop one reference to p (batches start with one); the last frees it. */
 void parBatchFree(ParBatch *p);

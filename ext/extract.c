@@ -632,6 +632,8 @@ struct ParRun {
                                 ** first range has no lower bound, the
                                 ** last no upper bound) */
   int bPk;                      /* key ranges of a WITHOUT ROWID table */
+  ParWindow *pWin;              /* rowid ranges: chunk i's rows go to rows
+                                ** aLo[i]-aLo[0].. of these arrays, or NULL */
   ParBatch **apChunk;           /* what each chunk read */
   int iNext;                    /* next chunk to take (atomic) */
   int bStop;                    /* stop taking chunks (atomic) */
@@ -662,8 +664,9 @@ static void *parWorkerMain(void *pArg){
     if( pStmt!=w->pTail ){
       sqlite3_bind_int64(pStmt, sqlite3_bind_parameter_index(pStmt, ":par_hi"), r->aHi[i]);
     }
-    rc = parBatchFromSink(w->pDb, pStmt, w->pMeta, r->mxMem, &r->nShared,
-                          &r->apChunk[i], &zErr);
+    rc = parBatchFromSink(w->pDb, pStmt, w->pMeta, r->mxMem, &r->nShared, r->pWin,
+                          r->pWin ? r->aLo[i] - r->aLo[0] : 0,
+                          r->pWin ? r->aHi[i] - r->aLo[i] + 1 : 0, &r->apChunk[i], &zErr);
     if( rc ){
       __atomic_store_n(&r->bStop, 1, __ATOMIC_RELAXED);
       pthread_mutex_lock(&r->mutex);
@@ -832,6 +835,21 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
     run.aHi[run.nChunk-1] = iMax;
   }
   run.mxMem = parMemLimit(pCtx);
+  /* A range of rowids holds at most as many rows as it spans: the chunks
+  ** write straight into arrays of the whole span, side by side (batch.c,
+  ** windows), so joining them moves nothing when the rowids are dense.
+  ** Only while the span is small against the memory limit: the arrays
+  ** are counted whole, rows a WHERE drops included (never touched, those
+  ** pages take no memory). */
+  if( !run.bPk && iMax>=iMin ){
+    sqlite3_uint64 nSpan = (sqlite3_uint64)iMax - (sqlite3_uint64)iMin;   /* less one */
+    sqlite3_uint64 nCol = (sqlite3_uint64)sqlite3_column_count(aW[0].pMeta);
+    if( nSpan++ < ((sqlite3_uint64)1 << 40)
+     && (run.mxMem==0 || nSpan <= (sqlite3_uint64)run.mxMem/(4*13*nCol)) ){
+      run.pWin = parWindowNew((int)nCol, (sqlite3_int64)nSpan);
+      if( run.pWin==0 ){ rc = SQLITE_NOMEM; goto done; }
+    }
+  }
   pthread_mutex_init(&run.mutex, 0);
   pthread_cond_init(&run.cond, 0);
 
@@ -880,7 +898,8 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
     *pzErr = run.zErr;
     run.zErr = 0;
   }else{
-    rc = parBatchConcat(run.apChunk, run.nChunk, run.mxMem, nThread, ppBatch, pzErr);
+    rc = parBatchConcat(run.apChunk, run.nChunk, run.mxMem, nThread, run.pWin, ppBatch,
+                        pzErr);
   }
 
 done:
@@ -891,6 +910,7 @@ done:
     sqlite3_finalize(aW[i].pMeta);
   }
   for(i=0; run.apChunk && i<run.nChunk; i++) parBatchFree(run.apChunk[i]);
+  parWindowFree(run.pWin);
   sqlite3_free(run.apChunk);
   sqlite3_free(run.aLo);
   sqlite3_free(run.aHi);

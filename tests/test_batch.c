@@ -162,6 +162,16 @@ static int sameValue(const ParColumn *pCol, sqlite3_int64 iRow, sqlite3_value *p
   int eType = sqlite3_value_type(pVal);
   uint64_t v = pCol->eStore==PAR_COL_MIXED ? pCol->aVal[iRow] : 0;
   if( parColumnType(pCol, iRow)!=eType ) return 0;
+  /* MIXED types hold NULL too (kernels read aType alone), and a NULL's
+  ** number slot holds 0. */
+  if( pCol->eStore==PAR_COL_MIXED && pCol->aType[iRow]!=eType ) return 0;
+  if( eType==SQLITE_NULL ){
+    switch( pCol->eStore ){
+      case PAR_COL_INT:   return pCol->aInt[iRow]==0;
+      case PAR_COL_REAL:  return pCol->aReal[iRow]==0;
+      case PAR_COL_MIXED: return v==0;
+    }
+  }
   switch( eType ){
     case SQLITE_INTEGER:
       return sqlite3_value_int64(pVal) ==
@@ -304,12 +314,78 @@ static void checkConcat(check_rng *r, int nPiece, int nThread){
     if( iHi >= iLo ) iLo = iHi + 1;
   }
   if( rc==SQLITE_OK ){
-    rc = parBatchConcat(apPiece, nPiece, 0, nThread, &pCat, &zErr);
+    rc = parBatchConcat(apPiece, nPiece, 0, nThread, 0, &pCat, &zErr);
     CHECK(rc==SQLITE_OK, "concat: %s", zErr ? zErr : "?");
     sqlite3_free(zErr);
   }
   for(i=0; i<nPiece; i++) if( apPiece[i] ) parBatchFree(apPiece[i]);
   if( rc==SQLITE_OK ) checkBatchRows(pCat, "SELECT * FROM t ORDER BY rowid", aProfileStore);
+}
+
+/* The same with the pieces read through par_sink into one window (the
+** way parallel extraction reads a rowid table): each piece writes where
+** its rowids lie, a WHERE leaves gaps to close, and columns whose storage
+** changes along the rowids (INTEGER here, TEXT there, NULL elsewhere)
+** are converted where they lie. */
+static void checkConcatWindow(check_rng *r, int nPiece, int nThread, const char *zWhere){
+  ParBatch *apPiece[64];
+  ParBatch *pCat = 0;
+  ParWindow *pWin = 0;
+  char *zErr = 0, *zSel, *zWant;
+  sqlite3_int64 nRow = 0, iLo = 1;
+  int i, rc = SQLITE_OK;
+
+  if( nPiece>64 ) nPiece = 64;
+  {
+    sqlite3_stmt *pCount;
+    sqlite3_prepare_v2(db, "SELECT max(rowid) FROM t", -1, &pCount, 0);
+    if( sqlite3_step(pCount)==SQLITE_ROW ) nRow = sqlite3_column_int64(pCount, 0);
+    sqlite3_finalize(pCount);
+  }
+  if( nRow==0 ) return;
+  check_case("concat in a window: %lld rows in %d pieces on %d threads, WHERE %s",
+             (long long)nRow, nPiece, nThread, zWhere);
+  zSel = sqlite3_mprintf(
+      "SELECT *, CASE WHEN rowid*3<=%lld THEN c0 WHEN rowid*3<=%lld THEN c4 END,"
+      " CASE WHEN rowid*2>%lld THEN c2 END, CASE WHEN rowid*2>%lld THEN c5 END,"
+      " CASE WHEN rowid*4>%lld THEN c4 END, CASE WHEN rowid*4>%lld THEN c1 END FROM t",
+      (long long)nRow, (long long)nRow*2, (long long)nRow, (long long)nRow,
+      (long long)nRow, (long long)nRow*3);
+  pWin = parWindowNew(15, nRow);
+  CHECK(pWin!=0, "parWindowNew");
+  memset(apPiece, 0, sizeof(apPiece));
+  for(i=0; i<nPiece && rc==SQLITE_OK && pWin; i++){
+    sqlite3_int64 iHi = i==nPiece-1 ? nRow : iLo - 1 + (sqlite3_int64)(check_below(r, (uint64_t)(nRow/2 + 2)));
+    char *zSql = sqlite3_mprintf("%s WHERE rowid BETWEEN %lld AND %lld AND (%s)", zSel,
+                                 (long long)iLo, (long long)iHi, zWhere);
+    char *zSink = parSinkSql(zSql, (int)strlen(zSql), 15);
+    sqlite3_stmt *pMeta = 0, *pSink = 0;
+    if( iHi<iLo-1 ) iHi = iLo-1;
+    sqlite3_prepare_v2(db, zSql, -1, &pMeta, 0);
+    sqlite3_prepare_v2(db, zSink, -1, &pSink, 0);
+    CHECK(pMeta && pSink, "prepare: %s", sqlite3_errmsg(db));
+    rc = pMeta && pSink ? parBatchFromSink(db, pSink, pMeta, 0, 0, pWin, iLo-1, iHi-iLo+1,
+                                           &apPiece[i], &zErr) : SQLITE_ERROR;
+    CHECK(rc==SQLITE_OK, "piece %d: %s", i, zErr ? zErr : "?");
+    sqlite3_free(zErr);
+    zErr = 0;
+    sqlite3_finalize(pMeta);
+    sqlite3_finalize(pSink);
+    sqlite3_free(zSql);
+    sqlite3_free(zSink);
+    iLo = iHi + 1;
+  }
+  if( rc==SQLITE_OK && pWin ){
+    rc = parBatchConcat(apPiece, nPiece, 0, nThread, pWin, &pCat, &zErr);
+    CHECK(rc==SQLITE_OK, "concat: %s", zErr ? zErr : "?");
+    sqlite3_free(zErr);
+  }
+  for(i=0; i<nPiece; i++) if( apPiece[i] ) parBatchFree(apPiece[i]);
+  parWindowFree(pWin);
+  zWant = sqlite3_mprintf("%s WHERE (%s) ORDER BY rowid", zSel, zWhere);
+  if( rc==SQLITE_OK && pCat ) checkBatchRows(pCat, zWant, 0);
+  sqlite3_free(zWant);
+  sqlite3_free(zSel);
 }
 
 /* ---- sort keys --------------------------------------------------------------- */
@@ -553,6 +629,16 @@ int main(int argc, char **argv){
       checkRoundTrip("SELECT * FROM t", aProfileStore);
       checkConcat(&r, 1, 1);
       checkConcat(&r, 2 + (int)check_below(&r, 30), 1 + (int)check_below(&r, 4));
+      if( iSink ){
+        static const char *azWhere[] = {
+          "1", "c1 IS NOT NULL", "rowid%3<>1", "rowid%97=0", "typeof(c5)='text'", "0",
+        };
+        checkConcatWindow(&r, 1, 1, "1");
+        for(j=0; j<(int)(sizeof(azWhere)/sizeof(azWhere[0])); j++){
+          checkConcatWindow(&r, 2 + (int)check_below(&r, 30), 1 + (int)check_below(&r, 4),
+                            azWhere[j]);
+        }
+      }
       if( aSize[iSize]<=300 ){
         checkRoundTrip("SELECT c5 AS x, c5 AS x, c0+1, c2*2, c4||'!', typeof(c5), "
                        "upper(c4), c9 COLLATE NOCASE FROM t WHERE c1 IS NOT NULL", 0);

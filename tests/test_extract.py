@@ -122,6 +122,40 @@ def test_parallel_matches_native():
             same(c, sql, ordered)
 
 
+def test_storage_changes_along_rowids():
+    """Columns whose storage class changes from one rowid range to the next
+    (integers, then text, then NULLs only; reals after a stretch of NULLs),
+    rowids with holes (deleted rows, a deleted block) and WHERE clauses
+    that leave gaps: the ranges read in parallel are joined where they lie
+    (batch.c, windows), and every result equals the native one."""
+    path, c = fresh("regions.db")
+    c.execute("CREATE TABLE t(k, a, b, m)")
+    rows = []
+    for i in range(1, 40001):
+        a = i if i < 12000 else ("t%d" % (i % 97) if i < 25000 else None)
+        b = (i * 0.25 if i % 5 else None) if i > 17000 else None
+        m = [i, "s%d" % (i % 13), 1.5 * i, b"\x01", None][(i // 3000) % 5]
+        rows.append((i, i % 37, a, b, m))
+    c.executemany("INSERT INTO t(rowid, k, a, b, m) VALUES(?,?,?,?,?)", rows)
+    c.execute("DELETE FROM t WHERE rowid % 7 = 0 OR rowid BETWEEN 20000 AND 23999")
+    c.execute("SELECT par_config('min_rows', 0)")
+    queries = [
+        "SELECT k, count(a), min(a), max(a), sum(b), group_concat(m, '|') FROM t GROUP BY k",
+        "SELECT k, group_concat(a), total(b), count(m) FROM t WHERE rowid % 3 <> 0 GROUP BY k",
+        "SELECT typeof(a), count(*), min(m), max(m) FROM t WHERE b IS NOT NULL OR rowid < 500 "
+        "GROUP BY 1",
+        "SELECT count(*), sum(b), min(a), max(a), group_concat(m) FROM t WHERE k = 5",
+        "SELECT a, count(*) FROM t WHERE typeof(a) = 'text' GROUP BY a",
+    ]
+    for threads in (2, 3, 4):
+        c.execute("SELECT par_config('threads', ?)", (threads,))
+        for sql in queries:
+            c.execute("SELECT par_cache_clear()")
+            assert mode_of(c, sql) == "parallel", (threads, sql, explain_mode(c, sql))
+            c.execute("SELECT par_cache_clear()")
+            same(c, sql)
+
+
 def test_threads_bit_identical():
     """Rows read in parallel at 2, 3, 5 threads, or serially: the same bits."""
     path, c = fresh("bits.db")
