@@ -43,6 +43,7 @@
 #include "gather.h"
 #include "sort.h"
 
+#include <assert.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -1145,19 +1146,53 @@ static int isNullRow(const ParColumn *pCol, size_t r){
   return pCol->aNull && (pCol->aNull[r>>3] >> (r&7)) & 1;
 }
 
+/* Where the dense path finds each row's bin: an array of bins, or an
+** INTEGER key read in place (bin v - lo, +1 after the NULL bin 0 when the
+** key has NULLs), which spares writing and reading a bin per row. */
+typedef struct ParBinOf {
+  const uint32_t *aBin;      /* the bins, or NULL: from the key */
+  const sqlite3_int64 *aKey;
+  const uint8_t *aNull;      /* the key's NULLs, or NULL when it has none */
+  uint64_t lo;
+  uint32_t base;             /* 1 with NULLs, else 0 */
+} ParBinOf;
+
+static uint32_t binOf(const ParBinOf *p, size_t r){
+  if( p->aBin ) return p->aBin[r];
+  if( p->aNull && (p->aNull[r>>3] >> (r&7)) & 1 ) return 0;
+  return (uint32_t)((uint64_t)p->aKey[r] - p->lo) + p->base;
+}
+
+/* Run the statements that follow pBins for rows r in [lo, hi), with bin
+** the row's bin; the loop is specialized for each source of bins (these
+** loops are the dense path). */
+#define DENSE_FOR_ROWS(pBins, ...)                                         \
+  if( (pBins)->aBin ){                                                     \
+    const uint32_t *aB_ = (pBins)->aBin;                                   \
+    for(r=lo; r<hi; r++){ uint32_t bin = aB_[r]; __VA_ARGS__ }             \
+  }else if( (pBins)->aNull==0 ){                                           \
+    const sqlite3_int64 *aK_ = (pBins)->aKey;                              \
+    const uint64_t kLo_ = (pBins)->lo;                                     \
+    for(r=lo; r<hi; r++){                                                  \
+      uint32_t bin = (uint32_t)((uint64_t)aK_[r] - kLo_); __VA_ARGS__      \
+    }                                                                      \
+  }else{                                                                   \
+    for(r=lo; r<hi; r++){ uint32_t bin = binOf(pBins, r); __VA_ARGS__ }    \
+  }
+
 /* Fold rows [lo, hi) of aggregate pD into the arrays of one thread: aVal
 ** (sum, or least/greatest value) and aCnt (non-NULL arguments, when pD has
 ** its own counts).  *pMin / *pMax: least and greatest integer summed. */
-static void denseFold(const ParDense *pD, const uint32_t *aBin, size_t lo, size_t hi,
+static void denseFold(const ParDense *pD, const ParBinOf *pBins, size_t lo, size_t hi,
                       sqlite3_int64 *aVal, uint32_t *aCnt,
                       sqlite3_int64 *pMin, sqlite3_int64 *pMax){
   const ParColumn *pCol = pD->pArg;
   size_t r;
   switch( pD->eFunc ){
     case PAR_AGG_COUNT:
-      for(r=lo; r<hi; r++){
-        if( parColumnType(pCol, (sqlite3_int64)r)!=SQLITE_NULL ) aCnt[aBin[r]]++;
-      }
+      DENSE_FOR_ROWS(pBins, {
+        if( parColumnType(pCol, (sqlite3_int64)r)!=SQLITE_NULL ) aCnt[bin]++;
+      })
       break;
     case PAR_AGG_SUM: case PAR_AGG_TOTAL: case PAR_AGG_AVG: {
       /* Unsigned: wrapping is defined; denseSumsFit() rules it out. */
@@ -1165,19 +1200,19 @@ static void denseFold(const ParDense *pD, const uint32_t *aBin, size_t lo, size_
       sqlite3_int64 mn = *pMin, mx = *pMax;
       uint64_t *s = (uint64_t*)aVal;
       if( aCnt ){
-        for(r=lo; r<hi; r++){
+        DENSE_FOR_ROWS(pBins, {
           if( isNullRow(pCol, r) ) continue;
-          s[aBin[r]] += (uint64_t)v[r];
-          aCnt[aBin[r]]++;
+          s[bin] += (uint64_t)v[r];
+          aCnt[bin]++;
           if( v[r]<mn ) mn = v[r];
           if( v[r]>mx ) mx = v[r];
-        }
+        })
       }else{
-        for(r=lo; r<hi; r++){
-          s[aBin[r]] += (uint64_t)v[r];
+        DENSE_FOR_ROWS(pBins, {
+          s[bin] += (uint64_t)v[r];
           if( v[r]<mn ) mn = v[r];
           if( v[r]>mx ) mx = v[r];
-        }
+        })
       }
       *pMin = mn;
       *pMax = mx;
@@ -1187,19 +1222,18 @@ static void denseFold(const ParDense *pD, const uint32_t *aBin, size_t lo, size_
       /* Only a strictly better value replaces: ties keep the first (for
       ** REAL, 0.0 and -0.0 are equal but print differently). */
       int bMin = pD->eFunc==PAR_AGG_MIN;
-      for(r=lo; r<hi; r++){
-        uint32_t b = aBin[r];
+      DENSE_FOR_ROWS(pBins, {
         if( isNullRow(pCol, r) ) continue;
-        if( aCnt ) aCnt[b]++;
+        if( aCnt ) aCnt[bin]++;
         if( pCol->eStore==PAR_COL_INT ){
           sqlite3_int64 x = pCol->aInt[r];
-          if( bMin ? x<aVal[b] : x>aVal[b] ) aVal[b] = x;
+          if( bMin ? x<aVal[bin] : x>aVal[bin] ) aVal[bin] = x;
         }else{
           double x = pCol->aReal[r], k;
-          memcpy(&k, &aVal[b], 8);
-          if( bMin ? x<k : x>k ) memcpy(&aVal[b], &x, 8);
+          memcpy(&k, &aVal[bin], 8);
+          if( bMin ? x<k : x>k ) memcpy(&aVal[bin], &x, 8);
         }
-      }
+      })
       break;
     }
     default:
@@ -1232,6 +1266,7 @@ static sqlite3_int64 denseStart(const ParDense *pD){
 static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *aBin,
                           uint32_t nBin, const ParColumn *pIntKey, sqlite3_int64 iLo,
                           int nThread, ParBatch **ppOut){
+  ParBinOf bins;
   size_t n = (size_t)pIn->nRow, b;
   int nAgg = pPlan->nAgg, nVal = 0, nCnt = 1, j, t, rc = SQLITE_OK;
   ParDense *aD = sqlite3_malloc64(sizeof(ParDense)*(nAgg+1));
@@ -1245,6 +1280,12 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
 
   *ppOut = 0;
   if( aD==0 ) return SQLITE_NOMEM;
+  assert( aBin || pIntKey );
+  bins.aBin = aBin;
+  bins.aKey = pIntKey ? pIntKey->aInt : 0;
+  bins.aNull = pIntKey && pIntKey->nNull ? pIntKey->aNull : 0;
+  bins.lo = (uint64_t)iLo;
+  bins.base = bins.aNull ? 1 : 0;
   for(j=0; j<pPlan->nBare; j++){
     if( pPlan->aBareCol[j]!=0 || pIntKey==0 ) bFirst = 1;
   }
@@ -1305,11 +1346,11 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
     if( bOk ){
       uint32_t *cnt = aC[0], *first = aaFirst[tt];
       if( first ){
-        for(r=lo; r<hi; r++){
-          if( cnt[aBin[r]]++==0 ) first[aBin[r]] = (uint32_t)r;
-        }
+        DENSE_FOR_ROWS(&bins, {
+          if( cnt[bin]++==0 ) first[bin] = (uint32_t)r;
+        })
       }else{
-        for(r=lo; r<hi; r++) cnt[aBin[r]]++;
+        DENSE_FOR_ROWS(&bins, { cnt[bin]++; })
       }
       for(jj=0; jj<nAgg; jj++){
         const ParDense *pD = &aD[jj];
@@ -1318,7 +1359,7 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
         if( pD->eFunc==PAR_AGG_COUNT_STAR || (pD->eFunc==PAR_AGG_COUNT && !pD->bNulls) ){
           continue;
         }
-        denseFold(pD, aBin, lo, hi, pD->iVal>=0 ? aV[pD->iVal] : 0,
+        denseFold(pD, &bins, lo, hi, pD->iVal>=0 ? aV[pD->iVal] : 0,
                   pD->iCnt>=0 ? aC[pD->iCnt] : 0,
                   &aMin[(size_t)tt*nAgg+jj], &aMax[(size_t)tt*nAgg+jj]);
       }
@@ -1455,17 +1496,17 @@ done:
   return rc;
 }
 
-/* Bins of an INTEGER key column when its values span fewer than
+/* The bins of an INTEGER key column, when its values span fewer than
 ** PAR_COUNT_MAX-1: NULL is bin 0 (when there are NULLs), value v is bin
-** v - least (+1 with NULLs).  *paBin stays NULL when they span more. */
-static int intKeyBins(const ParColumn *pCol, size_t n, int nThread,
-                      uint32_t **paBin, uint32_t *pnBin, sqlite3_int64 *piLo){
+** v - least (+1 with NULLs).  *pnBin stays 0 when they span more.  The
+** array of bins is made only by intKeyBins(): the dense path reads the
+** key in place. */
+static void intKeyRange(const ParColumn *pCol, size_t n, int nThread,
+                        uint32_t *pnBin, sqlite3_int64 *piLo){
   const sqlite3_int64 *v = pCol->aInt;
   const uint8_t *aNull = pCol->nNull ? pCol->aNull : 0;
   sqlite3_int64 lo = INT64_MAX, hi = INT64_MIN;
-  uint32_t *aBin, base = aNull ? 1 : 0;
   size_t i;
-  *paBin = 0;
   *pnBin = 0;
   #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
   for(i=0; i<n; i++){
@@ -1476,18 +1517,25 @@ static int intKeyBins(const ParColumn *pCol, size_t n, int nThread,
   if( lo>hi ){
     lo = hi = 0;                 /* NULLs only */
   }else if( (sqlite3_uint64)hi - (sqlite3_uint64)lo >= PAR_COUNT_MAX-1 ){
-    return SQLITE_OK;
+    return;
   }
-  aBin = sqlite3_malloc64(n*sizeof(uint32_t));
+  *pnBin = (uint32_t)((sqlite3_uint64)hi - (sqlite3_uint64)lo) + 1 + (aNull ? 1 : 0);
+  *piLo = lo;
+}
+
+static int intKeyBins(const ParColumn *pCol, size_t n, int nThread, sqlite3_int64 iLo,
+                      uint32_t **paBin){
+  const sqlite3_int64 *v = pCol->aInt;
+  const uint8_t *aNull = pCol->nNull ? pCol->aNull : 0;
+  uint32_t *aBin, base = aNull ? 1 : 0;
+  size_t i;
+  *paBin = aBin = sqlite3_malloc64(n*sizeof(uint32_t) + 1);
   if( aBin==0 ) return SQLITE_NOMEM;
   #pragma omp parallel for num_threads(nThread)
   for(i=0; i<n; i++){
     aBin[i] = (aNull && (aNull[i>>3] >> (i&7)) & 1) ? 0
-            : (uint32_t)((sqlite3_uint64)v[i] - (sqlite3_uint64)lo) + base;
+            : (uint32_t)((sqlite3_uint64)v[i] - (sqlite3_uint64)iLo) + base;
   }
-  *paBin = aBin;
-  *pnBin = (uint32_t)((sqlite3_uint64)hi - (sqlite3_uint64)lo) + 1 + base;
-  *piLo = lo;
   return SQLITE_OK;
 }
 
@@ -1497,7 +1545,7 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   int nThread = parThreadsFor(pCtx, pIn->nRow);
   int eForce = pCtx->eGroupStrategy;
   int rc = SQLITE_OK, k, nWord = 0, bOverflow = 0, bOrdered = 0;
-  int bDirect, bDense, bCount, bSmall;
+  int bBins, bDirect, bDense, bCount, bSmall;
   const ParColumn *pIntKey = 0;  /* the INTEGER key the bins come from */
   sqlite3_int64 iKeyLo = 0;      /* its least value */
   size_t n = (size_t)pIn->nRow, i, nGroup = 0;
@@ -1544,8 +1592,8 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     if( pIn->aCol[0].eStore==PAR_COL_INT ){
       /* An INTEGER key: straight from the values (NULL first, then the
       ** values in order: the order of the sort keys). */
-      rc = intKeyBins(&pIn->aCol[0], n, nThread, &aBin, &nBin, &iKeyLo);
-      if( aBin ) pIntKey = &pIn->aCol[0];
+      intKeyRange(&pIn->aCol[0], n, nThread, &nBin, &iKeyLo);
+      if( nBin ) pIntKey = &pIn->aCol[0];
     }else{
       rc = keyWords(pPlan, pIn, nThread, aaWord, &nWord);
       if( rc==SQLITE_OK && nWord==1 ){
@@ -1574,9 +1622,10 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   /* The strategy: par_config('group_strategy') when it applies, else the
   ** first that does of direct, dense (within its memory bound), counting
   ** sort, radix sort.  All give the same result. */
-  bDirect = (aBin!=0 || pPlan->nKey==0) && !bOrdered && nBin<=PAR_DIRECT_MAX;
-  bDense = aBin!=0 && !bOrdered && pPlan->nKey==1 && n<UINT32_MAX && denseFits(pPlan, pIn, pIntKey!=0);
-  bCount = aBin!=0 && pPlan->nKey>0 && (nBin<=PAR_DIRECT_MAX || (!bOrdered && nBin<=n));
+  bBins = aBin!=0 || pIntKey!=0;
+  bDirect = (bBins || pPlan->nKey==0) && !bOrdered && nBin<=PAR_DIRECT_MAX;
+  bDense = bBins && !bOrdered && pPlan->nKey==1 && n<UINT32_MAX && denseFits(pPlan, pIn, pIntKey!=0);
+  bCount = bBins && pPlan->nKey>0 && (nBin<=PAR_DIRECT_MAX || (!bOrdered && nBin<=n));
   /* A forced dense or counting sort also runs on small inputs, within
   ** 2^20 (or four per row) accumulators or histogram bins in all. */
   bSmall = (size_t)nBin*(size_t)nThread <= (4*n > (1<<20) ? 4*n : (1<<20));
@@ -1584,7 +1633,7 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     bDense = bCount = 0;
   }else if( eForce==PAR_GROUP_DENSE && bDense && bSmall ){
     bDirect = bCount = 0;
-  }else if( eForce==PAR_GROUP_COUNT && aBin && pPlan->nKey>0 && bSmall ){
+  }else if( eForce==PAR_GROUP_COUNT && bBins && pPlan->nKey>0 && bSmall ){
     bDirect = bDense = 0;
     bCount = 1;
   }else if( eForce==PAR_GROUP_RADIX ){
@@ -1595,6 +1644,10 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     /* Dense: each thread's accumulators for every key value; no more of
     ** them in all than four per row. */
     bDense = bDense && (size_t)nBin*(size_t)nThread <= 4*n;
+  }
+  if( pIntKey && aBin==0 && (bDirect || (bCount && !bDense)) ){
+    rc = intKeyBins(pIntKey, n, nThread, iKeyLo, &aBin);
+    if( rc ) goto done;
   }
   if( bDirect ){
     *pzStrategy = "per-chunk accumulators per key value (few key values)";
@@ -1608,6 +1661,10 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
       goto done;
     }
     /* An integer sum might overflow: a strategy that follows row order. */
+    if( bCount && aBin==0 ){
+      rc = intKeyBins(pIntKey, n, nThread, iKeyLo, &aBin);
+      if( rc ) goto done;
+    }
   }
   if( !bCount ){
     sqlite3_free(aBin);
