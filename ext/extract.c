@@ -81,6 +81,7 @@ struct ParPool {
   sqlite3 **aConn;      /* read-only, one per thread */
   sqlite3 *pGate;       /* read-write: holds the write lock of a WAL file
                         ** while the workers begin (or NULL) */
+  unsigned iGen;        /* ParContext.iPoolGen when it was opened */
 };
 
 typedef struct ParCacheEntry ParCacheEntry;
@@ -247,6 +248,38 @@ static char *parForeignNames(sqlite3 *db, const char *zText){
   return zWhy;
 }
 
+/* Does zText call a built-in function whose answer can change for the
+** same rows (random(), the time now, counts of changes)?  What it read
+** must not be kept in the cache. */
+static int parVolatileNames(const char *zText){
+  static const char *azVolatile[] = {
+    "random", "randomblob", "changes", "total_changes", "last_insert_rowid",
+    "date", "time", "datetime", "julianday", "strftime", "unixepoch", "timediff",
+    "current_date", "current_time", "current_timestamp",
+  };
+  int nTok = 0, i, k, bVolatile = 0;
+  ParToken *aTok = parTokenize(zText, &nTok);
+  if( aTok==0 ) return 1;
+  for(i=0; !bVolatile && i<nTok; i++){
+    if( aTok[i].eType!=PT_ID ) continue;
+    for(k=0; k<(int)(sizeof(azVolatile)/sizeof(azVolatile[0])); k++){
+      if( parTokIs(zText, &aTok[i], azVolatile[k]) ) bVolatile = 1;
+    }
+  }
+  sqlite3_free(aTok);
+  return bVolatile;
+}
+
+/* Is database zSchema of db on SQLite's default VFS? */
+static int parDefaultVfs(sqlite3 *db, const char *zSchema, char **pzVfs){
+  char *zVfs = 0;
+  int bDefault;
+  sqlite3_file_control(db, zSchema, SQLITE_FCNTL_VFSNAME, &zVfs);
+  bDefault = zVfs && sqlite3_vfs_find(0) && strcmp(zVfs, sqlite3_vfs_find(0)->zName)==0;
+  if( pzVfs ) *pzVfs = zVfs; else sqlite3_free(zVfs);
+  return bDefault;
+}
+
 /* The extraction SQL over schema zSchema's table, for rowids between the
 ** parameters :par_lo and :par_hi. */
 static char *parRangeSql(const ParPlan *pPlan, const char *zSchema, const char *zTable,
@@ -367,8 +400,7 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   }
   {
     char *zVfs = 0;
-    sqlite3_file_control(db, pSrc->zSchema, SQLITE_FCNTL_VFSNAME, &zVfs);
-    if( zVfs==0 || sqlite3_vfs_find(0)==0 || strcmp(zVfs, sqlite3_vfs_find(0)->zName)!=0 ){
+    if( !parDefaultVfs(db, pSrc->zSchema, &zVfs) ){
       sqlite3_free(zWhy);
       zWhy = sqlite3_mprintf("the database %s uses the VFS %s, not the default one",
                              pSrc->zSchema, zVfs ? zVfs : "?");
@@ -510,6 +542,76 @@ done:
   return SQLITE_OK;
 }
 
+/* Can what a serial read of pPlan's extraction returns be kept in the
+** cache, and found there again?  It must read tables of one database file
+** (on the default VFS; no virtual table, nothing in temp), call nothing
+** that can answer differently for the same rows, and the caller must
+** have no uncommitted change there nor be inside an explicit transaction
+** (as for parallel reads).  Keeping it also needs a ParStamp.  The key is
+** the extraction SQL itself (row order included: only the same SQL is
+** served).  Fills pSrc (zSchema, zTable: the FROM clause, zFile, zKey,
+** zBase) and returns 1; 0 when it cannot be cached. */
+static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
+                           ParSource *pSrc){
+  sqlite3_stmt *pEx = 0;
+  char *zEx, *zWhy;
+  int iDb = -1, bOk = 1, eTxn;
+
+  memset(pSrc, 0, sizeof(*pSrc));
+  if( pCtx->mxCacheMb<=0 || pPlan->zExtract==0 || pPlan->zExtractFrom==0 ) return 0;
+  if( parVolatileNames(pPlan->zExtract) ) return 0;
+  if( (zWhy = parForeignNames(db, pPlan->zExtract))!=0 ){
+    sqlite3_free(zWhy);
+    return 0;
+  }
+  /* The databases it reads: one OP_Transaction each. */
+  zEx = sqlite3_mprintf("EXPLAIN %s", pPlan->zExtract);
+  if( zEx==0 || sqlite3_prepare_v2(db, zEx, -1, &pEx, 0)!=SQLITE_OK ) bOk = 0;
+  while( bOk && sqlite3_step(pEx)==SQLITE_ROW ){
+    const char *zOp = (const char*)sqlite3_column_text(pEx, 1);
+    if( zOp==0 || strcmp(zOp, "VOpen")==0 ){
+      bOk = 0;
+    }else if( strcmp(zOp, "Transaction")==0 ){
+      int i = sqlite3_column_int(pEx, 2);
+      if( iDb>=0 && i!=iDb ) bOk = 0;
+      iDb = i;
+    }
+  }
+  sqlite3_finalize(pEx);
+  sqlite3_free(zEx);
+  if( !bOk || iDb<0 || iDb==1 ) return 0;
+  {
+    sqlite3_stmt *pName = 0;
+    if( sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list WHERE seq=?1",
+                           -1, &pName, 0)==SQLITE_OK ){
+      sqlite3_bind_int(pName, 1, iDb);
+      if( sqlite3_step(pName)==SQLITE_ROW ){
+        pSrc->zSchema = sqlite3_mprintf("%s", (const char*)sqlite3_column_text(pName, 0));
+      }
+    }
+    sqlite3_finalize(pName);
+  }
+  if( pSrc->zSchema==0 ) return 0;
+  pSrc->zFile = sqlite3_db_filename(db, pSrc->zSchema);
+  eTxn = sqlite3_txn_state(db, pSrc->zSchema);
+  if( pSrc->zFile==0 || pSrc->zFile[0]==0 || !parDefaultVfs(db, pSrc->zSchema, 0)
+   || eTxn==SQLITE_TXN_WRITE || (eTxn==SQLITE_TXN_READ && !sqlite3_get_autocommit(db)) ){
+    parSourceClear(pSrc);
+    return 0;
+  }
+  pSrc->zTable = sqlite3_mprintf("(%s)", pPlan->zExtractFrom);
+  pSrc->bLikeCs = parQueryInt(db, "SELECT 'a' LIKE 'A'", 1)==0;
+  pSrc->zKey = sqlite3_mprintf("%s\n%d\n%d\nserial\n%s", pSrc->zFile, pSrc->bLikeCs,
+                               (int)parQueryInt(db, "PRAGMA reverse_unordered_selects", 0),
+                               pPlan->zExtract);
+  pSrc->zBase = pSrc->zKey ? sqlite3_mprintf("%s", pSrc->zKey) : 0;
+  if( pSrc->zTable==0 || pSrc->zKey==0 || pSrc->zBase==0 ){
+    parSourceClear(pSrc);
+    return 0;
+  }
+  return 1;
+}
+
 /* ---- worker connections ---------------------------------------------------- */
 
 static void parPoolFree(ParPool *p){
@@ -540,6 +642,7 @@ static ParPool *parPoolGet(ParContext *pCtx, const char *zFile, int nConn, int b
     memset(p, 0, sizeof(*p));
     p->zFile = sqlite3_mprintf("%s", zFile);
     if( p->zFile==0 ){ sqlite3_free(p); return 0; }
+    p->iGen = ++pCtx->iPoolGen;
     pCtx->pPool = p;
   }
   if( p->nConn<nConn ){
@@ -1088,7 +1191,35 @@ static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc, const P
 
 /* ---- extraction ------------------------------------------------------------ */
 
-int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
+void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp){
+  ParPool *p = pCtx->pPool;
+  const char *zName;
+  int i, bFile = 0;
+  memset(pStamp, 0, sizeof(*pStamp));
+  if( pCtx->mxCacheMb<=0 ) return;
+  if( p==0 ){
+    /* No pool yet: one on main's file, where serial reads most often are. */
+    const char *zMain = sqlite3_db_filename(db, "main");
+    char *zWhy = 0;
+    if( zMain && zMain[0] && parDefaultVfs(db, "main", 0) ){
+      p = parPoolGet(pCtx, zMain, 1, 0, &zWhy);
+      sqlite3_free(zWhy);
+    }
+  }
+  if( p==0 || p->nConn==0 ) return;
+  for(i=0; (zName = sqlite3_db_name(db, i))!=0; i++){
+    const char *zFile = i==1 ? 0 : sqlite3_db_filename(db, zName);
+    if( zFile==0 || strcmp(zFile, p->zFile)!=0 ) continue;
+    if( sqlite3_txn_state(db, zName)!=SQLITE_TXN_NONE ) return;
+    bFile = 1;
+  }
+  if( !bFile || parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK ) return;
+  pStamp->iVersion = parDataVersion(p->aConn[0]);
+  pStamp->iGen = p->iGen;
+  pStamp->bValid = 1;
+}
+
+int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
                ParBatch **ppBatch, int *peMode, char **pzWhy, char **pzErr){
   ParSource src;
   char *zWhy = 0;
@@ -1115,13 +1246,40 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
       }
       if( rc==SQLITE_OK && *ppBatch ){
         *peMode = PAR_EXTRACT_PARALLEL;
-        parCachePut(pCtx, pPlan, &src, *ppBatch, iVersion);
+        if( !parVolatileNames(pPlan->zExtract) ){
+          parCachePut(pCtx, pPlan, &src, *ppBatch, iVersion);
+        }
       }
     }
   }
   parSourceClear(&src);
   if( rc==SQLITE_OK && *ppBatch==0 ){
-    rc = parBatchFromSql(db, pPlan->zExtract, parMemLimit(pCtx), ppBatch, pzErr);
+    /* Read serially on the caller's connection; kept in the cache when it
+    ** can be, stamped with the file's version from before this scan ran
+    ** anything on the caller's connection (a commit since then leaves the
+    ** entry stale at once, never wrongly current).  Without a stamp the
+    ** pool is opened on the file, so that the next scan has one. */
+    int bPut = 0;
+    if( parSerialSource(pCtx, db, pPlan, &src) ){
+      ParBatch *pHit = 0;
+      char *zPoolWhy = 0;
+      ParPool *p = parPoolGet(pCtx, src.zFile, 1, 0, &zPoolWhy);
+      sqlite3_free(zPoolWhy);
+      if( p ) pHit = parCacheLookup(pCtx, &src, pPlan);
+      if( pHit ){
+        *ppBatch = pHit;
+        *peMode = PAR_EXTRACT_CACHED;
+      }else{
+        bPut = p && pStamp && pStamp->bValid && pStamp->iGen==p->iGen;
+      }
+    }
+    if( *ppBatch==0 ){
+      rc = parBatchFromSql(db, pPlan->zExtract, parMemLimit(pCtx), ppBatch, pzErr);
+      if( rc==SQLITE_OK && bPut ){
+        parCachePut(pCtx, pPlan, &src, *ppBatch, pStamp->iVersion);
+      }
+    }
+    parSourceClear(&src);
   }
   *pzWhy = zWhy;
   return rc;
@@ -1132,7 +1290,11 @@ char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
   char *zWhy = 0, *zOut;
   if( parSourceResolve(pCtx, db, pPlan, &src, &zWhy) ) return 0;
   if( zWhy ){
-    zOut = sqlite3_mprintf("serial, on the caller's connection (%s)", zWhy);
+    ParSource ser;
+    int bCached = parSerialSource(pCtx, db, pPlan, &ser) && parCacheHas(pCtx->pCache, &ser, pPlan);
+    zOut = sqlite3_mprintf("%sserial, on the caller's connection (%s)",
+                           bCached ? "cached when still current, else " : "", zWhy);
+    parSourceClear(&ser);
   }else if( parCacheHas(pCtx->pCache, &src, pPlan) ){
     zOut = sqlite3_mprintf("cached when still current, else parallel: %s ranges "
                            "of %s.%s on %d worker connections", src.zPk ? "primary-key" : "rowid",

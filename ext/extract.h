@@ -13,11 +13,24 @@
 #define PAR_EXTRACT_PARALLEL 1
 #define PAR_EXTRACT_CACHED   2
 
+/* The data version of the worker pool's file, taken before a scan runs
+** anything on the caller's connection (parExtractStamp), while that
+** connection has no transaction on the file: its reads then begin later,
+** so a serial read stamped with it can be cached (a commit in between
+** only makes the entry stale at once). */
+typedef struct ParStamp {
+  int bValid;
+  unsigned iGen;        /* the pool it was read from */
+  unsigned iVersion;
+} ParStamp;
+
+void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp);
+
 /* Read the rows of pPlan's extraction query into *ppBatch (a reference:
-** release it with parBatchFree).  *peMode says how; *pzWhy (sqlite3_malloc,
-** the caller frees; may be NULL) says why it was read serially.  Errors
-** as parBatchFromSql(). */
-int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
+** release it with parBatchFree).  pStamp (may be NULL): see ParStamp.
+** *peMode says how; *pzWhy (sqlite3_malloc, the caller frees; may be
+** NULL) says why it was read serially.  Errors as parBatchFromSql(). */
+int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
                ParBatch **ppBatch, int *peMode, char **pzWhy, char **pzErr);
 
 /* What parExtract would do now, as one line of text for par_explain

@@ -726,7 +726,7 @@ static int parHistRun(ParHist *pTab, const char *zSource, const char *zCol,
   plan.nExtractCol = 1;
   /* The one place this file reads a source: through the columnar
   ** extraction.  pB is a reference (the cache may hold another). */
-  rc = parExtract(pTab->pCtx, pTab->db, &plan, &pB, &eMode, &zWhy, &zErr);
+  rc = parExtract(pTab->pCtx, pTab->db, &plan, 0, &pB, &eMode, &zWhy, &zErr);
   sqlite3_free(zWhy);
   sqlite3_free(zCols);
   sqlite3_free(zFrom);

@@ -37,6 +37,7 @@ struct ParContext {
   sqlite3_int64 mxCacheMb;   /* "cache_mb": columnar cache budget */
   int eGroupStrategy;        /* "group_strategy": PAR_GROUP_* */
   struct ParPool *pPool;     /* worker connections (extract.c) */
+  unsigned iPoolGen;         /* pools opened so far (a pool's identity) */
   struct ParCache *pCache;   /* columnar cache (extract.c) */
 };
 

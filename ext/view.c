@@ -373,8 +373,8 @@ static int parViewStep(ParViewCursor *pCur){
 ** and *ppOut hold the batches (NULL and *pbNative set when the SELECT must
 ** run natively); aMs[0..1] get the milliseconds of each phase. */
 static int parViewRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
-                      ParBatch **ppIn, ParBatch **ppOut, int *pbNative,
-                      const char **pzStrategy, double *aMs, int *peMode,
+                      const ParStamp *pStamp, ParBatch **ppIn, ParBatch **ppOut,
+                      int *pbNative, const char **pzStrategy, double *aMs, int *peMode,
                       char **pzErr){
   double t0 = parNowMs(), t1;
   char *zWhy = 0;
@@ -383,7 +383,7 @@ static int parViewRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   *pbNative = pPlan->zWhy!=0;
   aMs[0] = aMs[1] = 0;
   if( *pbNative ) return SQLITE_OK;
-  rc = parExtract(pCtx, db, pPlan, ppIn, peMode, &zWhy, pzErr);
+  rc = parExtract(pCtx, db, pPlan, pStamp, ppIn, peMode, &zWhy, pzErr);
   sqlite3_free(zWhy);
   if( rc==SQLITE_ERROR ){
     /* An SQL function failed on some row (abs(-9223372036854775808)...):
@@ -443,9 +443,12 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
   const char *zStrategy = 0;
   double aMs[2];
   int rc, bNative, eMode;
+  ParStamp stamp;
 
   parViewCursorReset(pCur);
   pCur->bEof = 0;
+  /* Before anything runs on the connection (planning does). */
+  parExtractStamp(pView->pCtx, pView->db, &stamp);
   /* Plan again: tables, indexes and collations may have changed since
   ** the last scan, and the plan depends on all of them. */
   {
@@ -464,7 +467,7 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
     }
     pCur->pPlan = pNew;
   }
-  rc = parViewRun(pView->pCtx, pView->db, pCur->pPlan, &pCur->pIn, &pCur->pOut,
+  rc = parViewRun(pView->pCtx, pView->db, pCur->pPlan, &stamp, &pCur->pIn, &pCur->pOut,
                   &bNative, &zStrategy, aMs, &eMode, &zErr);
   if( rc ){
     parViewSetError(&pView->base, "%s", zErr ? zErr : sqlite3_errstr(rc));
@@ -585,14 +588,16 @@ static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   sqlite3_int64 nRow = 0;
   int rc, bNative = 0, eMode = PAR_EXTRACT_SERIAL;
   static const char *azMode[] = { "serial", "parallel", "cached" };
+  ParStamp stamp;
 
   if( zSql==0 ){
     sqlite3_result_error(ctx, "par_profile: the argument must be a SELECT statement", -1);
     return;
   }
+  parExtractStamp(pCtx, db, &stamp);
   rc = parPlanBuild(db, zSql, &pPlan, &zErr);
   if( rc==SQLITE_OK ){
-    rc = parViewRun(pCtx, db, pPlan, &pIn, &pOut, &bNative, &zStrategy, aMs, &eMode,
+    rc = parViewRun(pCtx, db, pPlan, &stamp, &pIn, &pOut, &bNative, &zStrategy, aMs, &eMode,
                     &zErr);
   }
   if( rc==SQLITE_OK ){
