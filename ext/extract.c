@@ -263,7 +263,12 @@ static int parVolatileNames(const char *zText){
   for(i=0; !bVolatile && i<nTok; i++){
     if( aTok[i].eType!=PT_ID ) continue;
     for(k=0; k<(int)(sizeof(azVolatile)/sizeof(azVolatile[0])); k++){
-      if( parTokIs(zText, &aTok[i], azVolatile[k]) ) bVolatile = 1;
+      /* A call, or one of the CURRENT_* keywords (a column may be named
+      ** "date"). */
+      if( parTokIs(zText, &aTok[i], azVolatile[k])
+       && (k>=12 || (i+1<nTok && aTok[i+1].eType==PT_LP)) ){
+        bVolatile = 1;
+      }
     }
   }
   sqlite3_free(aTok);

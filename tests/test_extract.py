@@ -662,6 +662,13 @@ def test_cache_serial_reads():
         c.execute("SELECT par_cache_clear()")
         view_rows(c, sql)
         assert mode_of(c, sql) != "cached", sql
+    # A column named like a volatile function is only a column.
+    c.execute("CREATE TABLE dated(date, time, v)")
+    c.executemany("INSERT INTO dated VALUES(?, ?, ?)", [(i % 3, i, i * 0.5) for i in range(50)])
+    named = "SELECT date, count(*), sum(v) FROM dated WHERE time > 3 GROUP BY date"
+    c.execute("SELECT par_config('threads', 1)")
+    cached_then(c, named, lambda: c.execute("INSERT INTO dated VALUES(7, 7, 7)"))
+    c.execute("SELECT par_config('threads', 2)")
     c.execute("CREATE TEMP TABLE tt(id, v)")
     c.execute("INSERT INTO tt VALUES(1, 'a'), (2, 'b')")
     tmp = "SELECT tt.v, count(*) FROM t JOIN tt ON tt.id = t.k GROUP BY tt.v"
