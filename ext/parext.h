@@ -38,6 +38,8 @@ struct ParContext {
   int eGroupStrategy;        /* "group_strategy": PAR_GROUP_* */
   struct ParPool *pPool;     /* worker connections (extract.c) */
   unsigned iPoolGen;         /* pools opened so far (a pool's identity) */
+  void *pDescJob;            /* a view's description for par_schema_lock
+                             ** to run (view.c), or NULL */
   struct ParCache *pCache;   /* columnar cache (extract.c) */
 };
 

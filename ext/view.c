@@ -207,34 +207,33 @@ static char *parViewArgSql(const char *zArg){
   return parDequote(zArg, n);
 }
 
-static int parViewConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
-                          sqlite3_vtab **ppVtab, char **pzErr){
-  ParView *pView = 0;
-  char *zSql = 0, *zErr = 0;
+/* What a view needs from its SELECT: the CREATE TABLE text declaring its
+** columns (SQLite's names and declared types, duplicates renamed, the
+** collation of a column taken straight from a table), their number and
+** the plan.  Runs statements on db. */
+typedef struct ParViewDesc {
+  const char *zSql;      /* in: the SELECT */
+  int rc;                /* out */
+  char *zErr;
+  char *zDecl;
+  int nCol;
+  ParPlan *pPlan;
+  int bDone;             /* parViewDescribe ran */
+} ParViewDesc;
+
+static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
   sqlite3_stmt *pStmt = 0;
   sqlite3_str *pDecl = 0;
   char **azName = 0;
-  int rc = SQLITE_OK, i, j, nCol;
+  int rc, i, j, nCol = 0;
 
-  *ppVtab = 0;
-  if( sqlite3_stricmp(argv[1], "temp")!=0 ){
-    *pzErr = sqlite3_mprintf("parallel views can only be created in the temp "
-        "schema: CREATE VIRTUAL TABLE temp.%s USING parallel('SELECT ...')", argv[2]);
-    return SQLITE_ERROR;
-  }
-  if( argc!=4 || (zSql = parViewArgSql(argv[3]))==0 ){
-    *pzErr = sqlite3_mprintf("parallel: expected one argument, a SELECT statement "
-                             "in single quotes: USING parallel('SELECT ...')");
-    return SQLITE_ERROR;
-  }
-  rc = parPrepareSelect(db, zSql, &pStmt, &zErr);
-  if( rc ) goto error;
-
-  /* Columns: SQLite's names and declared types, duplicates renamed. */
+  pD->bDone = 1;
+  rc = parPrepareSelect(db, pD->zSql, &pStmt, &pD->zErr);
+  if( rc ) goto done;
   nCol = sqlite3_column_count(pStmt);
   azName = sqlite3_malloc64(sizeof(char*)*nCol);
   pDecl = sqlite3_str_new(db);
-  if( azName==0 ){ rc = SQLITE_NOMEM; goto error; }
+  if( azName==0 ){ rc = SQLITE_NOMEM; goto done; }
   memset(azName, 0, sizeof(char*)*nCol);
   sqlite3_str_appendall(pDecl, "CREATE TABLE x(");
   for(i=0; i<nCol && rc==SQLITE_OK; i++){
@@ -268,17 +267,161 @@ static int parViewConnect(sqlite3 *db, void *pAux, int argc, const char *const*a
     }
   }
   sqlite3_str_appendall(pDecl, ")");
+  if( rc ) goto done;
+  pD->zDecl = sqlite3_str_finish(pDecl);
+  pDecl = 0;
+  if( pD->zDecl==0 ){ rc = SQLITE_NOMEM; goto done; }
+  pD->nCol = nCol;
+  rc = parPlanBuild(db, pD->zSql, &pD->pPlan, &pD->zErr);
+
+done:
+  if( pDecl ) sqlite3_free(sqlite3_str_finish(pDecl));
+  if( azName ){
+    for(i=0; i<nCol; i++) sqlite3_free(azName[i]);
+    sqlite3_free(azName);
+  }
+  sqlite3_finalize(pStmt);
+  pD->rc = rc;
+}
+
+/* ---- par_schema_lock: xCreate's statements under SQLite's schema lock
+**
+** xCreate runs inside CREATE VIRTUAL TABLE with no schema lock held: if
+** another connection changed a schema this connection has cached, the
+** first statement xCreate prepares or steps makes SQLite 3.40 drop every
+** cached schema, temp included, where the table being created lives, and
+** the process crashes later (at DETACH, at close).  SQLite holds its
+** schema lock while it asks a virtual table for a plan (xBestIndex), so
+** xCreate prepares "SELECT 1 FROM par_schema_lock" and this table's
+** xBestIndex describes the view: a stale schema then only makes the
+** statements fail with SQLITE_SCHEMA (the schemas are dropped later, when
+** nothing is using them), and CREATE VIRTUAL TABLE reports it.  The job
+** is handed over in the connection's ParContext. */
+
+typedef struct ParLockVtab {
+  sqlite3_vtab base;
+  ParContext *pCtx;
+  sqlite3 *db;
+} ParLockVtab;
+
+static int parLockConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
+                          sqlite3_vtab **ppVtab, char **pzErr){
+  ParLockVtab *p;
+  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(unused)");
+  if( rc ) return rc;
+  p = sqlite3_malloc(sizeof(*p));
+  if( p==0 ) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  p->pCtx = (ParContext*)pAux;
+  p->db = db;
+  *ppVtab = &p->base;
+  return SQLITE_OK;
+}
+
+static int parLockBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
+  ParLockVtab *p = (ParLockVtab*)pVtab;
+  ParViewDesc *pD = (ParViewDesc*)p->pCtx->pDescJob;
+  if( pD && !pD->bDone ) parViewDescribe(p->db, pD);
+  pInfo->estimatedCost = 1;
+  return SQLITE_OK;
+}
+
+static int parLockDisconnect(sqlite3_vtab *pVtab){
+  sqlite3_free(pVtab);
+  return SQLITE_OK;
+}
+
+static int parLockOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
+  sqlite3_vtab_cursor *pCur = sqlite3_malloc(sizeof(*pCur));
+  if( pCur==0 ) return SQLITE_NOMEM;
+  memset(pCur, 0, sizeof(*pCur));
+  *ppCur = pCur;
+  return SQLITE_OK;
+}
+
+static int parLockClose(sqlite3_vtab_cursor *pCur){
+  sqlite3_free(pCur);
+  return SQLITE_OK;
+}
+
+static int parLockFilter(sqlite3_vtab_cursor *pCur, int idxNum, const char *idxStr,
+                         int argc, sqlite3_value **argv){
+  return SQLITE_OK;
+}
+
+static int parLockNext(sqlite3_vtab_cursor *pCur){ return SQLITE_OK; }
+static int parLockEof(sqlite3_vtab_cursor *pCur){ return 1; }
+static int parLockColumn(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx, int i){
+  return SQLITE_OK;
+}
+static int parLockRowid(sqlite3_vtab_cursor *pCur, sqlite_int64 *pRowid){
+  *pRowid = 0;
+  return SQLITE_OK;
+}
+
+static sqlite3_module parLockModule = {
+  0,                   /* iVersion */
+  0,                   /* xCreate: eponymous only */
+  parLockConnect,      /* xConnect */
+  parLockBestIndex,    /* xBestIndex: runs the pending ParViewDesc */
+  parLockDisconnect, 0,
+  parLockOpen, parLockClose, parLockFilter, parLockNext, parLockEof,
+  parLockColumn, parLockRowid,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+};
+
+/* Describe zSql for xCreate, under the schema lock (above). */
+static void parViewDescribeLocked(sqlite3 *db, ParContext *pCtx, ParViewDesc *pD){
+  sqlite3_stmt *pLock = 0;
+  void *pPrior = pCtx->pDescJob;
+  int rc;
+  pCtx->pDescJob = pD;
+  rc = sqlite3_prepare_v2(db, "SELECT 1 FROM par_schema_lock", -1, &pLock, 0);
+  sqlite3_finalize(pLock);
+  pCtx->pDescJob = pPrior;
+  if( !pD->bDone ){
+    pD->rc = rc ? rc : SQLITE_ERROR;
+    pD->zErr = sqlite3_mprintf("cannot describe the SELECT: %s", sqlite3_errmsg(db));
+  }
+}
+
+static int parViewInit(sqlite3 *db, void *pAux, int argc, const char *const*argv,
+                       sqlite3_vtab **ppVtab, char **pzErr, int bCreate){
+  ParView *pView = 0;
+  char *zSql = 0;
+  ParViewDesc desc;
+  int rc;
+
+  *ppVtab = 0;
+  memset(&desc, 0, sizeof(desc));
+  if( sqlite3_stricmp(argv[1], "temp")!=0 ){
+    *pzErr = sqlite3_mprintf("parallel views can only be created in the temp "
+        "schema: CREATE VIRTUAL TABLE temp.%s USING parallel('SELECT ...')", argv[2]);
+    return SQLITE_ERROR;
+  }
+  if( argc!=4 || (zSql = parViewArgSql(argv[3]))==0 ){
+    *pzErr = sqlite3_mprintf("parallel: expected one argument, a SELECT statement "
+                             "in single quotes: USING parallel('SELECT ...')");
+    return SQLITE_ERROR;
+  }
+  desc.zSql = zSql;
+  if( bCreate ){
+    parViewDescribeLocked(db, (ParContext*)pAux, &desc);
+  }else{
+    parViewDescribe(db, &desc);      /* SQLite holds the schema lock */
+  }
+  rc = desc.rc;
+  if( rc==SQLITE_SCHEMA ){
+    sqlite3_free(desc.zErr);
+    desc.zErr = sqlite3_mprintf("a database schema changed since this connection "
+                                "last read it; run the statement again");
+  }
   if( rc ) goto error;
-  {
-    char *zDecl = sqlite3_str_finish(pDecl);
-    pDecl = 0;
-    if( zDecl==0 ){ rc = SQLITE_NOMEM; goto error; }
-    rc = sqlite3_declare_vtab(db, zDecl);
-    sqlite3_free(zDecl);
-    if( rc ){
-      zErr = sqlite3_mprintf("cannot declare the view's columns: %s", sqlite3_errmsg(db));
-      goto error;
-    }
+  rc = sqlite3_declare_vtab(db, desc.zDecl);
+  if( rc ){
+    sqlite3_free(desc.zErr);
+    desc.zErr = sqlite3_mprintf("cannot declare the view's columns: %s", sqlite3_errmsg(db));
+    goto error;
   }
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
 
@@ -287,29 +430,31 @@ static int parViewConnect(sqlite3 *db, void *pAux, int argc, const char *const*a
   memset(pView, 0, sizeof(*pView));
   pView->db = db;
   pView->pCtx = (ParContext*)pAux;
-  pView->nCol = nCol;
-  rc = parPlanBuild(db, zSql, &pView->pPlan, &zErr);
-  if( rc ) goto error;
+  pView->nCol = desc.nCol;
+  pView->pPlan = desc.pPlan;
+  desc.pPlan = 0;
   *ppVtab = &pView->base;
   goto done;
 
 error:
-  *pzErr = sqlite3_mprintf("parallel: %s", zErr ? zErr : sqlite3_errstr(rc));
-  if( pView ){
-    parPlanFree(pView->pPlan);
-    sqlite3_free(pView);
-  }
+  *pzErr = sqlite3_mprintf("parallel: %s", desc.zErr ? desc.zErr : sqlite3_errstr(rc));
   if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
 done:
-  if( pDecl ) sqlite3_free(sqlite3_str_finish(pDecl));
-  if( azName ){
-    for(i=0; i<sqlite3_column_count(pStmt); i++) sqlite3_free(azName[i]);
-    sqlite3_free(azName);
-  }
-  sqlite3_finalize(pStmt);
+  parPlanFree(desc.pPlan);
+  sqlite3_free(desc.zDecl);
+  sqlite3_free(desc.zErr);
   sqlite3_free(zSql);
-  sqlite3_free(zErr);
   return rc;
+}
+
+static int parViewCreate(sqlite3 *db, void *pAux, int argc, const char *const*argv,
+                         sqlite3_vtab **ppVtab, char **pzErr){
+  return parViewInit(db, pAux, argc, argv, ppVtab, pzErr, 1);
+}
+
+static int parViewConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
+                          sqlite3_vtab **ppVtab, char **pzErr){
+  return parViewInit(db, pAux, argc, argv, ppVtab, pzErr, 0);
 }
 
 static int parViewBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
@@ -523,8 +668,9 @@ static int parViewRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
 
 static sqlite3_module parViewModule = {
   0,                   /* iVersion */
-  parViewConnect,      /* xCreate: temp only; prepare, declare, plan */
-  parViewConnect,      /* xConnect: the same */
+  parViewCreate,       /* xCreate: temp only; prepare, declare, plan
+                       ** (under SQLite's schema lock: par_schema_lock) */
+  parViewConnect,      /* xConnect: the same (SQLite holds the lock) */
   parViewBestIndex,    /* xBestIndex: full scans, SQLite filters */
   parViewDisconnect,   /* xDisconnect */
   parViewDisconnect,   /* xDestroy: nothing stored outside memory */
@@ -634,6 +780,10 @@ static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 int parViewRegister(sqlite3 *db, ParContext *pCtx){
   int rc = sqlite3_create_module_v2(db, "parallel", &parViewModule,
                                     parContextRef(pCtx), parContextUnref);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_module_v2(db, "par_schema_lock", &parLockModule,
+                                  parContextRef(pCtx), parContextUnref);
+  }
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_module_v2(db, "par_rows", &parRowsModule, 0, 0);
   }
