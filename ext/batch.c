@@ -30,8 +30,6 @@
 **     entries equal dense ranks.
 */
 #include "batch.h"
-
-#include <sys/mman.h>
 #include "gather.h"
 #include "sort.h"
 
@@ -148,22 +146,6 @@ void parWindowFree(ParWindow *p){
   sqlite3_free(p);
 }
 
-/* Ask for transparent huge pages over the 2 MiB-aligned inside of a large
-** array: its pages are first touched by rows written from several
-** threads, and one fault per 2 MiB instead of per 4 KiB spares the kernel
-** (and the threads' contention in it).  Only advice: ignored where THP is
-** off or "always", and harmless on memory SQLite's allocator manages. */
-static void parAdviseHuge(void *p, size_t n){
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  const uintptr_t huge = (uintptr_t)1 << 21;
-  uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-  uintptr_t hi = ((uintptr_t)p + n) & ~(huge - 1);
-  if( n >= 4*huge && hi > lo ) madvise((void*)lo, hi - lo, MADV_HUGEPAGE);
-#else
-  (void)p; (void)n;
-#endif
-}
-
 /* The shared array of width sz (8, 4 or 1 bytes) of column iCol, allocated
 ** by the first piece that needs it (pieces run on several threads). */
 static void *parWindowArray(ParWindow *p, int iCol, size_t sz){
@@ -173,7 +155,6 @@ static void *parWindowArray(ParWindow *p, int iCol, size_t sz){
   if( pArr ) return pArr;
   pArr = sqlite3_malloc64((sqlite3_uint64)(p->nRow>0 ? p->nRow : 1)*sz);
   if( pArr==0 ) return 0;
-  parAdviseHuge(pArr, (size_t)(p->nRow>0 ? p->nRow : 1)*sz);
   if( !__atomic_compare_exchange_n(pp, &pNull, pArr, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ){
     sqlite3_free(pArr);          /* another piece was first */
     pArr = pNull;
