@@ -1539,6 +1539,36 @@ static int intKeyBins(const ParColumn *pCol, size_t n, int nThread, sqlite3_int6
   return SQLITE_OK;
 }
 
+/* The bins of a TEXT key column under collation eColl, straight from its
+** dictionary codes: NULL is bin 0 (when there are NULLs), a value is its
+** dense rank among the dictionary's entries (+1 with NULLs), which is the
+** order of the sort keys (parColumnKeys), equal values under the
+** collation in one bin.  Spares the key words (8 bytes a row) and a pass
+** for their range; the ranks stay with the dictionary for the next query
+** of a cached batch.  *pnBin stays 0 when they span PAR_COUNT_MAX-1 or
+** more. */
+static int textKeyBins(ParColumn *pCol, int eColl, size_t n, int nThread,
+                       uint32_t **paBin, uint32_t *pnBin){
+  const uint32_t *aRank, *aCode = pCol->aCode;
+  const uint8_t *aNull = pCol->nNull ? pCol->aNull : 0;
+  uint32_t nRank = 0, e, base = aNull ? 1 : 0, *aBin;
+  size_t i;
+  *paBin = 0;
+  *pnBin = 0;
+  aRank = parDictRank(pCol->pDict, eColl);
+  if( aRank==0 ) return SQLITE_NOMEM;
+  for(e=0; e<pCol->pDict->nEntry; e++) if( aRank[e]+1>nRank ) nRank = aRank[e]+1;
+  if( (uint64_t)nRank + base >= PAR_COUNT_MAX-1 ) return SQLITE_OK;
+  *paBin = aBin = sqlite3_malloc64(n*sizeof(uint32_t) + 1);
+  if( aBin==0 ) return SQLITE_NOMEM;
+  #pragma omp parallel for num_threads(nThread)
+  for(i=0; i<n; i++){
+    aBin[i] = (aNull && (aNull[i>>3] >> (i&7)) & 1) ? 0 : aRank[aCode[i]] + base;
+  }
+  *pnBin = nRank + base;
+  return SQLITE_OK;
+}
+
 int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
                ParBatch **ppOut, int *pbNative, char **pzErr,
                const char **pzStrategy){
@@ -1594,6 +1624,9 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
       ** values in order: the order of the sort keys). */
       intKeyRange(&pIn->aCol[0], n, nThread, &nBin, &iKeyLo);
       if( nBin ) pIntKey = &pIn->aCol[0];
+    }else if( pIn->aCol[0].eStore==PAR_COL_TEXT && pIn->aCol[0].pDict
+           && pPlan->aKeyColl[0]>=0 && pPlan->aKeyColl[0]<PAR_N_COLL ){
+      rc = textKeyBins(&pIn->aCol[0], pPlan->aKeyColl[0], n, nThread, &aBin, &nBin);
     }else{
       rc = keyWords(pPlan, pIn, nThread, aaWord, &nWord);
       if( rc==SQLITE_OK && nWord==1 ){
