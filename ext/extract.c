@@ -585,6 +585,33 @@ static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   sqlite3_finalize(pEx);
   sqlite3_free(zEx);
   if( !bOk || iDb<0 || iDb==1 ) return 0;
+  /* A temp view reads main's tables without a transaction on temp: its
+  ** definition could change with no data version noticing.  Any name of
+  ** a temp view keeps the read out of the cache (temp tables, parallel
+  ** views included, show as a transaction on temp). */
+  {
+    sqlite3_stmt *pTemp = 0;
+    int nTok = 0, i;
+    ParToken *aTok = parTokenize(pPlan->zExtract, &nTok);
+    if( aTok==0 ) return 0;
+    if( sqlite3_prepare_v2(db, "SELECT 1 FROM temp.sqlite_master WHERE type='view' "
+                           "AND name=?1 COLLATE NOCASE", -1, &pTemp, 0)!=SQLITE_OK ){
+      bOk = 0;
+    }
+    for(i=0; bOk && i<nTok; i++){
+      char *zName;
+      if( aTok[i].eType!=PT_ID && aTok[i].eType!=PT_QID ) continue;
+      zName = parDequote(pPlan->zExtract + aTok[i].i, aTok[i].n);
+      if( zName==0 ){ bOk = 0; break; }
+      sqlite3_bind_text(pTemp, 1, zName, -1, SQLITE_TRANSIENT);
+      if( sqlite3_step(pTemp)==SQLITE_ROW ) bOk = 0;
+      sqlite3_reset(pTemp);
+      sqlite3_free(zName);
+    }
+    sqlite3_finalize(pTemp);
+    sqlite3_free(aTok);
+    if( !bOk ) return 0;
+  }
   {
     sqlite3_stmt *pName = 0;
     if( sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list WHERE seq=?1",

@@ -669,6 +669,14 @@ def test_cache_serial_reads():
     c.execute("SELECT par_config('threads', 1)")
     cached_then(c, named, lambda: c.execute("INSERT INTO dated VALUES(7, 7, 7)"))
     c.execute("SELECT par_config('threads', 2)")
+    # A temp view over main's tables: redefined without any commit.
+    c.execute("CREATE TEMP VIEW tv AS SELECT k, r FROM t WHERE r > 0")
+    tvq = "SELECT k, count(*), sum(r) FROM tv GROUP BY k"
+    same(c, tvq)
+    assert mode_of(c, tvq) == "serial"
+    c.execute("DROP VIEW tv")
+    c.execute("CREATE TEMP VIEW tv AS SELECT k, r FROM t WHERE r < 0")
+    same(c, tvq)
     c.execute("CREATE TEMP TABLE tt(id, v)")
     c.execute("INSERT INTO tt VALUES(1, 'a'), (2, 'b')")
     tmp = "SELECT tt.v, count(*) FROM t JOIN tt ON tt.id = t.k GROUP BY tt.v"
