@@ -251,12 +251,13 @@ static char *parForeignNames(sqlite3 *db, const char *zText){
 /* Does zText call a built-in function whose answer can change for the
 ** same rows (random(), the time now, counts of changes)?  What it read
 ** must not be kept in the cache. */
+static const char *azVolatile[] = {
+  "random", "randomblob", "changes", "total_changes", "last_insert_rowid",
+  "date", "time", "datetime", "julianday", "strftime", "unixepoch", "timediff",
+  "current_date", "current_time", "current_timestamp",
+};
+
 static int parVolatileNames(const char *zText){
-  static const char *azVolatile[] = {
-    "random", "randomblob", "changes", "total_changes", "last_insert_rowid",
-    "date", "time", "datetime", "julianday", "strftime", "unixepoch", "timediff",
-    "current_date", "current_time", "current_timestamp",
-  };
   int nTok = 0, i, k, bVolatile = 0;
   ParToken *aTok = parTokenize(zText, &nTok);
   if( aTok==0 ) return 1;
@@ -558,7 +559,7 @@ done:
 ** zBase) and returns 1; 0 when it cannot be cached. */
 static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
                            ParSource *pSrc){
-  sqlite3_stmt *pEx = 0;
+  sqlite3_stmt *pEx = 0, *pFunc = 0;
   char *zEx, *zWhy;
   int iDb = -1, bOk = 1, eTxn;
 
@@ -569,9 +570,15 @@ static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     sqlite3_free(zWhy);
     return 0;
   }
-  /* The databases it reads: one OP_Transaction each. */
+  /* The databases it reads: one OP_Transaction each.  The functions it
+  ** calls, views' included: name(nArg) in P4 of the function opcodes. */
   zEx = sqlite3_mprintf("EXPLAIN %s", pPlan->zExtract);
   if( zEx==0 || sqlite3_prepare_v2(db, zEx, -1, &pEx, 0)!=SQLITE_OK ) bOk = 0;
+  if( bOk && sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_function_list "
+                                "WHERE name=?1 COLLATE NOCASE AND NOT builtin",
+                                -1, &pFunc, 0)!=SQLITE_OK ){
+    bOk = 0;
+  }
   while( bOk && sqlite3_step(pEx)==SQLITE_ROW ){
     const char *zOp = (const char*)sqlite3_column_text(pEx, 1);
     if( zOp==0 || strcmp(zOp, "VOpen")==0 ){
@@ -580,8 +587,24 @@ static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
       int i = sqlite3_column_int(pEx, 2);
       if( iDb>=0 && i!=iDb ) bOk = 0;
       iDb = i;
+    }else if( strcmp(zOp, "Function")==0 || strcmp(zOp, "PureFunc")==0
+           || strncmp(zOp, "Agg", 3)==0 ){
+      const char *zP4 = (const char*)sqlite3_column_text(pEx, 5);
+      int n = 0, k;
+      while( zP4 && zP4[n] && zP4[n]!='(' ) n++;
+      for(k=0; zP4 && k<(int)(sizeof(azVolatile)/sizeof(azVolatile[0])); k++){
+        if( (int)strlen(azVolatile[k])==n && sqlite3_strnicmp(zP4, azVolatile[k], n)==0 ){
+          bOk = 0;
+        }
+      }
+      if( bOk && zP4 && n>0 ){
+        sqlite3_bind_text(pFunc, 1, zP4, n, SQLITE_STATIC);
+        if( sqlite3_step(pFunc)==SQLITE_ROW ) bOk = 0;   /* the application's */
+        sqlite3_reset(pFunc);
+      }
     }
   }
+  sqlite3_finalize(pFunc);
   sqlite3_finalize(pEx);
   sqlite3_free(zEx);
   if( !bOk || iDb<0 || iDb==1 ) return 0;

@@ -669,6 +669,15 @@ def test_cache_serial_reads():
     c.execute("SELECT par_config('threads', 1)")
     cached_then(c, named, lambda: c.execute("INSERT INTO dated VALUES(7, 7, 7)"))
     c.execute("SELECT par_config('threads', 2)")
+    # Volatile or application functions inside a view of main.
+    c.create_function("appf", 1, lambda x: x)
+    c.execute("CREATE VIEW rv AS SELECT k, r, random() AS z FROM t")
+    c.execute("CREATE VIEW av AS SELECT k, appf(r) AS r FROM t")
+    for sql in ("SELECT k, count(*), max(z) FROM rv GROUP BY k",
+                "SELECT k, count(*), sum(r) FROM av GROUP BY k"):
+        c.execute("SELECT par_cache_clear()")
+        view_rows(c, sql)
+        assert mode_of(c, sql) == "serial", sql
     # A temp view over main's tables: redefined without any commit.
     c.execute("CREATE TEMP VIEW tv AS SELECT k, r FROM t WHERE r > 0")
     tvq = "SELECT k, count(*), sum(r) FROM tv GROUP BY k"
