@@ -53,34 +53,33 @@ int parCollFromName(const char *zName){
 
 /* ---- memory ------------------------------------------------------------ */
 
+/* May pB take nDelta more bytes under its limit (shared with other
+** batches when pnShared is set)?  Sets bOverLimit when not. */
+static int parBatchFits(ParBatch *pB, sqlite3_int64 nDelta){
+  sqlite3_int64 nUsed = pB->pnShared ? __atomic_load_n(pB->pnShared, __ATOMIC_RELAXED)
+                                     : pB->nMem;
+  if( pB->mxMem>0 && nUsed + nDelta > pB->mxMem ){
+    pB->bOverLimit = 1;
+    return 0;
+  }
+  return 1;
+}
+
+/* Count nDelta bytes (negative: released) against pB's memory. */
+static void parBatchCount(ParBatch *pB, sqlite3_int64 nDelta){
+  pB->nMem += nDelta;
+  if( pB->pnShared ) __atomic_add_fetch(pB->pnShared, nDelta, __ATOMIC_RELAXED);
+}
+
 /* Resize p from nOld to nNew bytes, counting the difference against the
 ** batch's limit.  On failure p is left as it was and NULL returned. */
 static void *parBatchRealloc(ParBatch *pB, void *p, sqlite3_int64 nOld,
                              sqlite3_int64 nNew){
   void *pNew;
-  sqlite3_int64 nUsed = pB->pnShared ? __atomic_load_n(pB->pnShared, __ATOMIC_RELAXED)
-                                     : pB->nMem;
-  if( pB->mxMem>0 && nUsed - nOld + nNew > pB->mxMem ){
-    pB->bOverLimit = 1;
-    return 0;
-  }
+  if( !parBatchFits(pB, nNew - nOld) ) return 0;
   pNew = sqlite3_realloc64(p, (sqlite3_uint64)nNew);
-  if( pNew || nNew==0 ){
-    pB->nMem += nNew - nOld;
-    if( pB->pnShared ) __atomic_add_fetch(pB->pnShared, nNew - nOld, __ATOMIC_RELAXED);
-  }
+  if( pNew || nNew==0 ) parBatchCount(pB, nNew - nOld);
   return pNew;
-}
-
-/* Grow *pp from nOld to nNew elements of sz bytes, zeroing the new part. */
-static int parGrow(ParBatch *pB, void **pp, sqlite3_int64 nOld,
-                   sqlite3_int64 nNew, size_t sz){
-  char *p = parBatchRealloc(pB, *pp, nOld*(sqlite3_int64)sz,
-                            nNew*(sqlite3_int64)sz);
-  if( p==0 ) return SQLITE_NOMEM;
-  memset(p + nOld*sz, 0, (size_t)(nNew-nOld)*sz);
-  *pp = p;
-  return SQLITE_OK;
 }
 
 /* Grow *pp from nOld to nNew elements of sz bytes, leaving the new part
@@ -93,6 +92,14 @@ static int parGrowRaw(ParBatch *pB, void **pp, sqlite3_int64 nOld,
   if( p==0 ) return SQLITE_NOMEM;
   *pp = p;
   return SQLITE_OK;
+}
+
+/* Grow *pp from nOld to nNew elements of sz bytes, zeroing the new part. */
+static int parGrow(ParBatch *pB, void **pp, sqlite3_int64 nOld,
+                   sqlite3_int64 nNew, size_t sz){
+  int rc = parGrowRaw(pB, pp, nOld, nNew, sz);
+  if( rc==SQLITE_OK ) memset((char*)*pp + nOld*sz, 0, (size_t)(nNew-nOld)*sz);
+  return rc;
 }
 
 /* Allocate *pp with n elements of sz bytes, not zeroed. */
@@ -169,17 +176,11 @@ static int parColumnArray(ParBatch *pB, ParColumn *pCol, void **pp, size_t sz,
                           sqlite3_int64 nZero){
   sqlite3_int64 n = pB->nRowAlloc;
   if( pB->pWin ){
-    sqlite3_int64 nUsed = pB->pnShared ? __atomic_load_n(pB->pnShared, __ATOMIC_RELAXED)
-                                       : pB->nMem;
     char *pArr;
-    if( pB->mxMem>0 && nUsed + n*(sqlite3_int64)sz > pB->mxMem ){
-      pB->bOverLimit = 1;
-      return SQLITE_NOMEM;
-    }
+    if( !parBatchFits(pB, n*(sqlite3_int64)sz) ) return SQLITE_NOMEM;
     pArr = parWindowArray(pB->pWin, (int)(pCol - pB->aCol), sz);
     if( pArr==0 ) return SQLITE_NOMEM;
-    pB->nMem += n*(sqlite3_int64)sz;
-    if( pB->pnShared ) __atomic_add_fetch(pB->pnShared, n*(sqlite3_int64)sz, __ATOMIC_RELAXED);
+    parBatchCount(pB, n*(sqlite3_int64)sz);
     *pp = pArr + pB->iWinAt*(sqlite3_int64)sz;
     pCol->bWindow = 1;
   }else{
@@ -457,9 +458,7 @@ static int parColumnToMixed(ParBatch *pB, ParColumn *pCol, sqlite3_int64 nRow){
   }
   if( pCol->bWindow ){
     /* aVal took aInt's or aReal's window; aCode's stays allocated. */
-    sqlite3_int64 nFree = (pCol->aInt || pCol->aReal) ? nAlloc*8 : 0;
-    pB->nMem -= nFree;
-    if( pB->pnShared ) __atomic_sub_fetch(pB->pnShared, nFree, __ATOMIC_RELAXED);
+    parBatchCount(pB, (pCol->aInt || pCol->aReal) ? -nAlloc*8 : 0);
   }else{
     parBatchRealloc(pB, pCol->aInt, pCol->aInt ? nAlloc*8 : 0, 0);
     parBatchRealloc(pB, pCol->aReal, pCol->aReal ? nAlloc*8 : 0, 0);

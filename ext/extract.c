@@ -565,7 +565,7 @@ static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
 
   memset(pSrc, 0, sizeof(*pSrc));
   if( pCtx->mxCacheMb<=0 || pPlan->zExtract==0 || pPlan->zExtractFrom==0 ) return 0;
-  if( parVolatileNames(pPlan->zExtract) ) return 0;
+  /* Application collations (functions are checked in the program below). */
   if( (zWhy = parForeignNames(db, pPlan->zExtract))!=0 ){
     sqlite3_free(zWhy);
     return 0;

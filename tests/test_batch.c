@@ -282,6 +282,16 @@ static void checkRoundTrip(const char *zSql, const int *aStore){
 
 /* ---- concatenation ------------------------------------------------------------ */
 
+/* The greatest rowid of t (0 when empty). */
+static sqlite3_int64 maxRowid(void){
+  sqlite3_stmt *pMax;
+  sqlite3_int64 n = 0;
+  sqlite3_prepare_v2(db, "SELECT max(rowid) FROM t", -1, &pMax, 0);
+  if( sqlite3_step(pMax)==SQLITE_ROW ) n = sqlite3_column_int64(pMax, 0);
+  sqlite3_finalize(pMax);
+  return n;
+}
+
 /* Table t read in nPiece rowid ranges of random sizes (empty pieces, pieces
 ** of one row, boundaries anywhere in a byte of the NULL bitmap), the pieces
 ** joined by parBatchConcat on nThread threads: the rows of the whole table,
@@ -294,12 +304,7 @@ static void checkConcat(check_rng *r, int nPiece, int nThread){
   int i, rc = SQLITE_OK;
 
   if( nPiece>64 ) nPiece = 64;
-  {
-    sqlite3_stmt *pCount;
-    sqlite3_prepare_v2(db, "SELECT max(rowid) FROM t", -1, &pCount, 0);
-    if( sqlite3_step(pCount)==SQLITE_ROW ) nRow = sqlite3_column_int64(pCount, 0);
-    sqlite3_finalize(pCount);
-  }
+  nRow = maxRowid();
   check_case("concat: %lld rows in %d pieces on %d threads", (long long)nRow, nPiece, nThread);
   memset(apPiece, 0, sizeof(apPiece));
   for(i=0; i<nPiece && rc==SQLITE_OK; i++){
@@ -336,12 +341,7 @@ static void checkConcatWindow(check_rng *r, int nPiece, int nThread, const char 
   int i, rc = SQLITE_OK;
 
   if( nPiece>64 ) nPiece = 64;
-  {
-    sqlite3_stmt *pCount;
-    sqlite3_prepare_v2(db, "SELECT max(rowid) FROM t", -1, &pCount, 0);
-    if( sqlite3_step(pCount)==SQLITE_ROW ) nRow = sqlite3_column_int64(pCount, 0);
-    sqlite3_finalize(pCount);
-  }
+  nRow = maxRowid();
   if( nRow==0 ) return;
   check_case("concat in a window: %lld rows in %d pieces on %d threads, WHERE %s",
              (long long)nRow, nPiece, nThread, zWhere);
