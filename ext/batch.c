@@ -195,21 +195,53 @@ static sqlite3_int64 parBitmapBytes(sqlite3_int64 nRow){ return (nRow+7)/8; }
 
 /* ---- dictionary ---------------------------------------------------------- */
 
+/* Load the 4 or 8 bytes at z (any alignment). */
+static uint32_t parLoad4(const unsigned char *z){
+  uint32_t w;
+  memcpy(&w, z, 4);
+  return w;
+}
+static uint64_t parLoad8(const unsigned char *z){
+  uint64_t w;
+  memcpy(&w, z, 8);
+  return w;
+}
+
+/* The last bytes of a value of n bytes at z, as one word: the 8 bytes
+** ending at z+n when n>=8 (overlapping what came before: the length is
+** hashed too), else all of them (for 1-3 bytes: first, middle, last).
+** Loads of fixed size compile to single moves; a memcpy of n bytes is a
+** libc call per value. */
+static uint64_t parTailWord(const unsigned char *z, sqlite3_int64 n){
+  if( n>=8 ) return parLoad8(z + n - 8);
+  if( n>=4 ) return (uint64_t)parLoad4(z) | (uint64_t)parLoad4(z + n - 4) << 32;
+  if( n>0 ) return (uint64_t)z[0] | (uint64_t)z[n/2] << 8 | (uint64_t)z[n-1] << 16;
+  return 0;
+}
+
 static uint64_t parHashBytes(const unsigned char *z, sqlite3_int64 n, int eKind){
   uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)n * 0xFF51AFD7ED558CCDULL)
              ^ (uint64_t)eKind;
-  uint64_t w;
-  while( n>=8 ){
-    memcpy(&w, z, 8);
-    h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+  const unsigned char *zEnd = z + n;
+  while( zEnd - z > 8 ){
+    h = (h ^ parLoad8(z)) * 0xBF58476D1CE4E5B9ULL;
     h ^= h >> 29;
     z += 8;
-    n -= 8;
   }
-  w = 0;
-  if( n ) memcpy(&w, z, (size_t)n);
-  h = (h ^ w) * 0x94D049BB133111EBULL;
-  return h ^ (h >> 31);
+  /* A product carries only upward: fold the high half down before and
+  ** after the last multiply, so that every bit of the value reaches the
+  ** low bits (the slot) and the high ones (the tag). */
+  h = (h ^ parTailWord(z, zEnd - z)) * 0x94D049BB133111EBULL;
+  h = (h ^ (h >> 32)) * 0xD6E8FEB86659FD93ULL;
+  return h ^ (h >> 32);
+}
+
+int parBytesEqual(const unsigned char *a, const unsigned char *b, sqlite3_int64 n){
+  if( n>16 ) return memcmp(a, b, (size_t)n)==0;
+  if( n>=8 ){
+    return ((parLoad8(a) ^ parLoad8(b)) | (parLoad8(a+n-8) ^ parLoad8(b+n-8)))==0;
+  }
+  return parTailWord(a, n)==parTailWord(b, n);
 }
 
 static void parDictFree(ParDict *pD){
@@ -224,20 +256,24 @@ static void parDictFree(ParDict *pD){
   sqlite3_free(pD);
 }
 
+/* A slot of a dictionary's hash table: the high half of the value's hash
+** (compared before any byte) and its code+1 (0: an empty slot). */
+#define PAR_SLOT(h, c)   (((h) & 0xFFFFFFFF00000000ULL) | ((uint64_t)(c) + 1))
+
 /* Rebuild the hash table of pD with nHash slots. */
 static int parDictRehash(ParBatch *pB, ParDict *pD, uint32_t nHash){
-  uint32_t *aHash = parBatchRealloc(pB, 0, 0, (sqlite3_int64)nHash*4);
+  uint64_t *aHash = parBatchRealloc(pB, 0, 0, (sqlite3_int64)nHash*8);
   uint32_t i;
   if( aHash==0 ) return SQLITE_NOMEM;
-  memset(aHash, 0, (size_t)nHash*4);
+  memset(aHash, 0, (size_t)nHash*8);
   for(i=0; i<pD->nEntry; i++){
     uint64_t h = parHashBytes((const unsigned char*)parDictText(pD, i),
                               pD->aLen[i], pD->aKind[i]);
     uint32_t s = (uint32_t)h & (nHash-1);
     while( aHash[s] ) s = (s+1) & (nHash-1);
-    aHash[s] = i+1;
+    aHash[s] = PAR_SLOT(h, i);
   }
-  parBatchRealloc(pB, pD->aHash, (sqlite3_int64)pD->nHash*4, 0);
+  parBatchRealloc(pB, pD->aHash, (sqlite3_int64)pD->nHash*8, 0);
   pD->aHash = aHash;
   pD->nHash = nHash;
   return SQLITE_OK;
@@ -246,7 +282,7 @@ static int parDictRehash(ParBatch *pB, ParDict *pD, uint32_t nHash){
 /* The code of the value (z, n, eKind) in pD, adding it if new. */
 int parDictAdd(ParBatch *pB, ParDict *pD, const unsigned char *z,
                sqlite3_int64 n, int eKind, uint32_t *piCode){
-  uint64_t h = parHashBytes(z, n, eKind);
+  uint64_t h = parHashBytes(z, n, eKind), slot, tag = PAR_SLOT(h, -1);
   uint32_t s, c;
   int rc;
   if( pD->nHash==0 || (uint64_t)pD->nEntry*2 >= pD->nHash ){
@@ -254,11 +290,12 @@ int parDictAdd(ParBatch *pB, ParDict *pD, const unsigned char *z,
     rc = parDictRehash(pB, pD, pD->nHash ? pD->nHash*2 : 64);
     if( rc ) return rc;
   }
-  for(s = (uint32_t)h & (pD->nHash-1); (c = pD->aHash[s])!=0;
+  for(s = (uint32_t)h & (pD->nHash-1); (slot = pD->aHash[s])!=0;
       s = (s+1) & (pD->nHash-1)){
-    c--;
+    if( (slot & 0xFFFFFFFF00000000ULL)!=tag ) continue;
+    c = (uint32_t)slot - 1;
     if( pD->aLen[c]==n && pD->aKind[c]==eKind
-     && (n==0 || memcmp(pD->aByte + pD->aOff[c], z, (size_t)n)==0) ){
+     && (n==0 || parBytesEqual((const unsigned char*)pD->aByte + pD->aOff[c], z, n)) ){
       *piCode = c;
       return SQLITE_OK;
     }
@@ -285,7 +322,7 @@ int parDictAdd(ParBatch *pB, ParDict *pD, const unsigned char *z,
   pD->aLen[c] = (uint32_t)n;
   pD->aKind[c] = (uint8_t)eKind;
   pD->nByte += n;
-  pD->aHash[s] = c+1;
+  pD->aHash[s] = PAR_SLOT(h, c);
   *piCode = c;
   return SQLITE_OK;
 }
@@ -1169,38 +1206,61 @@ int parColumnType(const ParColumn *pCol, sqlite3_int64 iRow){
   }
 }
 
+/* A TEXT or BLOB value (eType) of code c in pCol's dictionary. */
+static void parDictResult(const ParColumn *pCol, uint32_t c, int eType,
+                          sqlite3_context *ctx){
+  const ParDict *pD = pCol->pDict;
+  /* Never a NULL pointer: that would make the result NULL. */
+  const char *z = parDictText(pD, c);
+  if( eType==SQLITE_TEXT ){
+    sqlite3_result_text(ctx, z, (int)pD->aLen[c], SQLITE_TRANSIENT);
+  }else{
+    sqlite3_result_blob(ctx, z, (int)pD->aLen[c], SQLITE_TRANSIENT);
+  }
+}
+
+/* Every result row of a view passes through here once per column read:
+** one switch on the storage, and for MIXED one on the row's type (which
+** is SQLITE_NULL for a NULL). */
 void parColumnResult(const ParColumn *pCol, sqlite3_int64 iRow,
                      sqlite3_context *ctx){
-  int eType = parColumnType(pCol, iRow);
-  uint64_t v = pCol->eStore==PAR_COL_MIXED ? pCol->aVal[iRow] : 0;
-  switch( eType ){
-    case SQLITE_INTEGER:
-      sqlite3_result_int64(ctx, pCol->eStore==PAR_COL_INT
-                                ? pCol->aInt[iRow] : (sqlite3_int64)v);
-      break;
-    case SQLITE_FLOAT: {
-      double r;
-      if( pCol->eStore==PAR_COL_REAL ) r = pCol->aReal[iRow];
-      else memcpy(&r, &v, 8);
-      sqlite3_result_double(ctx, r);
-      break;
-    }
-    case SQLITE_TEXT:
-    case SQLITE_BLOB: {
-      const ParDict *pD = pCol->pDict;
-      uint32_t c = pCol->eStore==PAR_COL_TEXT ? pCol->aCode[iRow] : (uint32_t)v;
-      /* Never a NULL pointer: that would make the result NULL. */
-      const char *z = parDictText(pD, c);
-      if( eType==SQLITE_TEXT ){
-        sqlite3_result_text(ctx, z, (int)pD->aLen[c], SQLITE_TRANSIENT);
-      }else{
-        sqlite3_result_blob(ctx, z, (int)pD->aLen[c], SQLITE_TRANSIENT);
+  int bNull = pCol->aNull && (pCol->aNull[iRow>>3] >> (iRow&7)) & 1;
+  switch( pCol->eStore ){
+    case PAR_COL_INT:
+      if( bNull ) sqlite3_result_null(ctx);
+      else sqlite3_result_int64(ctx, pCol->aInt[iRow]);
+      return;
+    case PAR_COL_REAL:
+      if( bNull ) sqlite3_result_null(ctx);
+      else sqlite3_result_double(ctx, pCol->aReal[iRow]);
+      return;
+    case PAR_COL_TEXT:
+      if( bNull ) sqlite3_result_null(ctx);
+      else parDictResult(pCol, pCol->aCode[iRow], SQLITE_TEXT, ctx);
+      return;
+    case PAR_COL_MIXED: {
+      uint64_t v = pCol->aVal[iRow];
+      switch( pCol->aType[iRow] ){
+        case SQLITE_INTEGER:
+          sqlite3_result_int64(ctx, (sqlite3_int64)v);
+          return;
+        case SQLITE_FLOAT: {
+          double r;
+          memcpy(&r, &v, 8);
+          sqlite3_result_double(ctx, r);
+          return;
+        }
+        case SQLITE_TEXT: case SQLITE_BLOB:
+          parDictResult(pCol, (uint32_t)v, pCol->aType[iRow], ctx);
+          return;
+        default:
+          sqlite3_result_null(ctx);
+          return;
       }
-      break;
     }
     default:
       sqlite3_result_null(ctx);
-      break;
+      return;
   }
 }
 

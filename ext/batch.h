@@ -53,7 +53,8 @@ struct ParDict {
   uint8_t *aKind;              /* aKind[i]: SQLITE_TEXT or SQLITE_BLOB */
   char *aByte;                 /* the bytes of all entries */
   sqlite3_int64 nByte, nByteAlloc;
-  uint32_t *aHash;             /* open addressing: code+1, 0 = empty */
+  uint64_t *aHash;             /* open addressing: the hash's high half,
+                               ** then code+1 (0: empty); see PAR_SLOT */
   uint32_t nHash;              /* slots in aHash, a power of two */
   uint32_t *aRank[PAR_N_COLL]; /* dense rank of each entry per collation,
                                ** TEXT before BLOB; built on demand */
@@ -208,6 +209,10 @@ int parColumnKeys(ParColumn *pCol, sqlite3_int64 nRow, int eColl, int flags,
 ** SQLITE_BLOB) in pD, adding it if new; memory is counted against pB. */
 int parDictAdd(ParBatch *pB, ParDict *pD, const unsigned char *z,
                sqlite3_int64 n, int eKind, uint32_t *piCode);
+
+/* Are the n bytes at a and b the same?  Short values (most dictionary
+** entries) without a call to memcmp; never reads outside the n bytes. */
+int parBytesEqual(const unsigned char *a, const unsigned char *b, sqlite3_int64 n);
 
 /* The dense rank of every dictionary entry under eColl (TEXT entries
 ** first, then BLOBs by memcmp), built on first use and kept in the

@@ -12,6 +12,10 @@
 **    and be the same at 1, 2 and 3 threads.
 ** 3. Errors: statements that are not a single read-only query, SQL errors,
 **    the memory limit.
+** 4. Dictionary: values of every length up to 40 bytes differing in one
+**    byte at every position, TEXT and BLOB, and many random short values
+**    with repeats, against a plain search of the values seen so far: equal
+**    values (kind and bytes) get the same code, others new codes in order.
 */
 #include "check.h"
 #include "batch.h"
@@ -608,6 +612,108 @@ static void checkTricky(void){
   checkKeys("CASE WHEN typeof(c) IN ('integer','null') THEN coalesce(c, 5) END");
 }
 
+/* The reference for checkDictionary: the values added so far, each
+** malloc'd to its exact length (ASan catches a read past its end). */
+typedef struct DictRef {
+  unsigned char **az;
+  int *an, *aKind, n, nAlloc;
+} DictRef;
+
+/* Add (z, n, eKind) to pD and to the reference; check the code. */
+static void dictAddCheck(ParBatch *pB, ParDict *pD, DictRef *pRef, const unsigned char *z,
+                         int n, int eKind){
+  unsigned char *zCopy = malloc(n ? (size_t)n : 1);
+  uint32_t iCode = UINT32_MAX;
+  int i, iWant = -1;
+  memcpy(zCopy, z, (size_t)n);
+  for(i=0; i<pRef->n && iWant<0; i++){
+    if( pRef->an[i]==n && pRef->aKind[i]==eKind && memcmp(pRef->az[i], z, (size_t)n)==0 ){
+      iWant = i;
+    }
+  }
+  CHECK(parDictAdd(pB, pD, zCopy, n, eKind, &iCode)==SQLITE_OK, "parDictAdd n=%d", n);
+  if( iWant<0 ){
+    if( pRef->n==pRef->nAlloc ){
+      pRef->nAlloc = pRef->nAlloc ? 2*pRef->nAlloc : 256;
+      pRef->az = realloc(pRef->az, sizeof(*pRef->az)*pRef->nAlloc);
+      pRef->an = realloc(pRef->an, sizeof(int)*pRef->nAlloc);
+      pRef->aKind = realloc(pRef->aKind, sizeof(int)*pRef->nAlloc);
+    }
+    iWant = pRef->n++;
+    pRef->az[iWant] = zCopy;
+    pRef->an[iWant] = n;
+    pRef->aKind[iWant] = eKind;
+    zCopy = 0;
+  }
+  /* The dictionary's code 0 is the batch's own 'x'. */
+  CHECK(iCode==(uint32_t)iWant + 1, "n=%d kind=%d: code %u, want %d", n, eKind, iCode,
+        iWant + 1);
+  if( iCode==(uint32_t)iWant + 1 ){
+    CHECK(pD->aLen[iCode]==(uint32_t)n && pD->aKind[iCode]==eKind
+          && memcmp(parDictText(pD, iCode), z, (size_t)n)==0, "entry %u's bytes", iCode);
+  }
+  free(zCopy);
+}
+
+static void checkDictionary(check_rng *r){
+  ParBatch *pB = 0;
+  ParDict *pD;
+  DictRef ref;
+  char *zErr = 0;
+  unsigned char a[48];
+  int n, i, k, rep;
+
+  check_case("dictionary");
+  /* The byte comparison alone (in the dictionary, the hash's tag nearly
+  ** always decides first): equal, and one byte different at each place. */
+  for(n=0; n<=40; n++){
+    unsigned char *x = malloc(n ? (size_t)n : 1), *y = malloc(n ? (size_t)n : 1);
+    for(i=0; i<n; i++) x[i] = y[i] = (unsigned char)check_below(r, 256);
+    CHECK(parBytesEqual(x, y, n), "n=%d: equal bytes", n);
+    for(i=0; i<n; i++){
+      y[i] ^= (unsigned char)(1 + check_below(r, 255));
+      CHECK(!parBytesEqual(x, y, n), "n=%d: byte %d differs", n, i);
+      y[i] = x[i];
+    }
+    free(x);
+    free(y);
+  }
+  memset(&ref, 0, sizeof(ref));
+  CHECK(parBatchFromSql(db, "SELECT 'x'", 0, &pB, &zErr)==SQLITE_OK, "batch: %s", zErr);
+  if( pB==0 ) return;
+  pD = pB->aCol[0].pDict;
+  /* Entry 0 ('x') as the reference's first value, code 1 onwards. */
+  for(n=0; n<=40; n++){
+    for(k=0; k<2; k++){
+      int eKind = k ? SQLITE_BLOB : SQLITE_TEXT;
+      for(i=0; i<n; i++) a[i] = (unsigned char)('a' + i%26);
+      dictAddCheck(pB, pD, &ref, a, n, eKind);
+      for(i=0; i<n; i++){
+        unsigned char c = a[i];
+        a[i] = (unsigned char)(c ^ 1);
+        dictAddCheck(pB, pD, &ref, a, n, eKind);
+        a[i] = 0;
+        dictAddCheck(pB, pD, &ref, a, n, eKind);
+        a[i] = c;
+      }
+      dictAddCheck(pB, pD, &ref, a, n, eKind);        /* again: the same code */
+    }
+  }
+  /* Random short values over a small alphabet: many repeats, many hash
+  ** table growths. */
+  for(rep=0; rep<40000; rep++){
+    n = (int)check_below(r, 13);
+    for(i=0; i<n; i++) a[i] = (unsigned char)("ab\0c"[check_below(r, 4)]);
+    dictAddCheck(pB, pD, &ref, a, n, check_below(r, 8) ? SQLITE_TEXT : SQLITE_BLOB);
+  }
+  CHECK(pD->nEntry==(uint32_t)ref.n + 1, "entries %u, want %d", pD->nEntry, ref.n + 1);
+  for(i=0; i<ref.n; i++) free(ref.az[i]);
+  free(ref.az);
+  free(ref.an);
+  free(ref.aKind);
+  parBatchFree(pB);
+}
+
 int main(int argc, char **argv){
   check_rng r = { check_seed() };
   static const int aSize[] = { 0, 1, 2, 3, 17, 300, 2500 };
@@ -653,6 +759,7 @@ int main(int argc, char **argv){
   checkErrors();
   }
   checkSinkReplaced();
+  checkDictionary(&r);
   sqlite3_close(db);
   return check_summary("batches");
 }
