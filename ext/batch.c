@@ -505,6 +505,7 @@ static int parColumnToMixed(ParBatch *pB, ParColumn *pCol, sqlite3_int64 nRow){
   pCol->aReal = 0;
   pCol->aCode = 0;
   pCol->eStore = PAR_COL_MIXED;
+  pCol->bRange = 0;
   return SQLITE_OK;
 }
 
@@ -514,6 +515,9 @@ static int parColumnStart(ParBatch *pB, ParColumn *pCol, int eType, sqlite3_int6
   switch( eType ){
     case SQLITE_INTEGER:
       pCol->eStore = PAR_COL_INT;
+      pCol->bRange = 1;
+      pCol->iMin = INT64_MAX;
+      pCol->iMax = INT64_MIN;
       return parColumnArray(pB, pCol, (void**)&pCol->aInt, 8, nRow);
     case SQLITE_FLOAT:
       pCol->eStore = PAR_COL_REAL;
@@ -562,8 +566,13 @@ static int parColumnAppend(ParBatch *pB, ParColumn *pCol, sqlite3_value *pVal,
   switch( eType ){
     case SQLITE_INTEGER: {
       sqlite3_int64 v = sqlite3_value_int64(pVal);
-      if( pCol->eStore==PAR_COL_INT ) pCol->aInt[iRow] = v;
-      else pCol->aVal[iRow] = (uint64_t)v;
+      if( pCol->eStore==PAR_COL_INT ){
+        pCol->aInt[iRow] = v;
+        if( v<pCol->iMin ) pCol->iMin = v;
+        if( v>pCol->iMax ) pCol->iMax = v;
+      }else{
+        pCol->aVal[iRow] = (uint64_t)v;
+      }
       break;
     }
     case SQLITE_FLOAT: {
@@ -1114,6 +1123,19 @@ int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
     pCol->zDeclType = parDup(aIn[0]->aCol[j].zDeclType);
     if( pCol->zName==0 ) goto nomem;
     pCol->eStore = parConcatStore(aIn, nIn, j);
+    if( pCol->eStore==PAR_COL_INT ){
+      /* The range of the pieces' ranges (a piece of NULLs has none). */
+      pCol->bRange = 1;
+      pCol->iMin = INT64_MAX;
+      pCol->iMax = INT64_MIN;
+      for(i=0; i<nIn; i++){
+        const ParColumn *pSrc = &aIn[i]->aCol[j];
+        if( pSrc->eStore!=PAR_COL_INT ) continue;
+        if( !pSrc->bRange ) pCol->bRange = 0;
+        if( pSrc->iMin<pCol->iMin ) pCol->iMin = pSrc->iMin;
+        if( pSrc->iMax>pCol->iMax ) pCol->iMax = pSrc->iMax;
+      }
+    }
     for(i=0; i<nIn; i++) nNull += aIn[i]->aCol[j].nNull;
     pCol->nNull = nNull;
     if( nNull && parGrow(pB, (void**)&pCol->aNull, 0, parBitmapBytes(nRow), 1) ) goto nomem;

@@ -83,6 +83,10 @@ struct ParColumn {
   int bBorrowDict;       /* pDict belongs to another batch's column */
   int bWindow;           /* the value arrays lie in a ParWindow (batch.c):
                          ** not this column's to free */
+  int bRange;            /* PAR_COL_INT: iMin and iMax are the least and
+                         ** the greatest value, NULLs aside (iMin>iMax:
+                         ** NULLs only); kept while the rows are read */
+  sqlite3_int64 iMin, iMax;
 };
 
 typedef struct ParWindow ParWindow;

@@ -631,8 +631,10 @@ static int markDistinct(const size_t *aOff, size_t nGroup, const ParColumn *pArg
 
 /* ---- the result batch ------------------------------------------------------------ */
 
-/* Make column iCol of pOut MIXED with pOut->nRow rows, all NULL. */
-static int outColumn(ParBatch *pOut, int iCol, const char *zName){
+/* Make column iCol of pOut MIXED with pOut->nRow rows, all NULL, or
+** left unset when !bNull (the caller writes every row, and touches the
+** pages first in parallel). */
+static int outColumn(ParBatch *pOut, int iCol, const char *zName, int bNull){
   ParColumn *pCol = &pOut->aCol[iCol];
   size_t n = (size_t)(pOut->nRow ? pOut->nRow : 1);
   pCol->zName = sqlite3_mprintf("%s", zName);
@@ -640,8 +642,10 @@ static int outColumn(ParBatch *pOut, int iCol, const char *zName){
   pCol->aType = sqlite3_malloc64(n);
   pCol->aVal = sqlite3_malloc64(n*8);
   if( pCol->zName==0 || pCol->aType==0 || pCol->aVal==0 ) return SQLITE_NOMEM;
-  memset(pCol->aType, SQLITE_NULL, n);
-  memset(pCol->aVal, 0, n*8);
+  if( bNull ){
+    memset(pCol->aType, SQLITE_NULL, n);
+    memset(pCol->aVal, 0, n*8);
+  }
   return SQLITE_OK;
 }
 
@@ -763,7 +767,7 @@ static int prepareRuns(sqlite3 *db, const ParPlan *pPlan, ParColumn *aCol,
 
 /* Make the result batch: nGroup rows of nAgg aggregates and nBare bare
 ** columns, all NULL so far. */
-static int newResult(const ParPlan *pPlan, size_t nGroup, ParBatch **ppOut){
+static int newResult(const ParPlan *pPlan, size_t nGroup, int bNull, ParBatch **ppOut){
   int nOut = pPlan->nAgg + pPlan->nBare, k, rc = SQLITE_OK;
   ParBatch *pOut = sqlite3_malloc(sizeof(ParBatch));
   *ppOut = pOut;
@@ -778,7 +782,7 @@ static int newResult(const ParPlan *pPlan, size_t nGroup, ParBatch **ppOut){
   for(k=0; k<nOut && rc==SQLITE_OK; k++){
     char zName[32];
     sqlite3_snprintf(sizeof(zName), zName, "c%d", k);
-    rc = outColumn(pOut, k, zName);
+    rc = outColumn(pOut, k, zName, bNull);
   }
   return rc;
 }
@@ -930,7 +934,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
       /* Without GROUP BY there is one group even for no rows. */
       aGid[b] = (t || pPlan->nKey==0) ? (sqlite3_int64)nGroup++ : -1;
     }
-    rc = newResult(pPlan, nGroup, ppOut);
+    rc = newResult(pPlan, nGroup, 1, ppOut);
   }
   if( rc==SQLITE_OK ){
     sqlite3_int64 bi;
@@ -1045,7 +1049,7 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
       }
     }
   }
-  rc = newResult(pPlan, nGroup, ppOut);
+  rc = newResult(pPlan, nGroup, 1, ppOut);
   if( rc ) goto done;
   {
     sqlite3_int64 gi;
@@ -1424,7 +1428,7 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
   for(b=0; b<nBin; b++){
     aGid[b] = (aaCnt[0][b] || pPlan->nKey==0) ? (uint32_t)nGroup++ : UINT32_MAX;
   }
-  rc = newResult(pPlan, nGroup, ppOut);
+  rc = newResult(pPlan, nGroup, 0, ppOut);
   if( rc==SQLITE_OK ){
     sqlite3_int64 bi;
     int bKeyNull = pIntKey && pIntKey->nNull>0;
@@ -1440,7 +1444,11 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
       for(jj=0; jj<pPlan->nBare; jj++){
         ParColumn *pDst = &(*ppOut)->aCol[nAgg+jj];
         if( pPlan->aBareCol[jj]==0 && pIntKey ){
-          if( bKeyNull && bi==0 ) continue;     /* the NULL key */
+          if( bKeyNull && bi==0 ){              /* the NULL key */
+            pDst->aType[gi] = SQLITE_NULL;
+            pDst->aVal[gi] = 0;
+            continue;
+          }
           pDst->aType[gi] = SQLITE_INTEGER;
           pDst->aVal[gi] = (uint64_t)iLo + (uint64_t)(bi - bKeyNull);
         }else{
@@ -1452,6 +1460,9 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
         ParColumn *pDst = &(*ppOut)->aCol[jj];
         uint32_t nn = aaCnt[pD->iCnt>=0 ? pD->iCnt : 0][bi];
         sqlite3_int64 v = pD->iVal>=0 ? aaVal[pD->iVal][bi] : 0;
+        /* NULL unless set below (the result's arrays start unset). */
+        pDst->aType[gi] = SQLITE_NULL;
+        pDst->aVal[gi] = 0;
         switch( pD->eFunc ){
           case PAR_AGG_COUNT_STAR: case PAR_AGG_COUNT:
             pDst->aType[gi] = SQLITE_INTEGER;
@@ -1508,11 +1519,17 @@ static void intKeyRange(const ParColumn *pCol, size_t n, int nThread,
   sqlite3_int64 lo = INT64_MAX, hi = INT64_MIN;
   size_t i;
   *pnBin = 0;
-  #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
-  for(i=0; i<n; i++){
-    if( aNull && (aNull[i>>3] >> (i&7)) & 1 ) continue;
-    if( v[i]<lo ) lo = v[i];
-    if( v[i]>hi ) hi = v[i];
+  if( pCol->bRange ){
+    /* Kept while the rows were read. */
+    lo = pCol->iMin;
+    hi = pCol->iMax;
+  }else{
+    #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
+    for(i=0; i<n; i++){
+      if( aNull && (aNull[i>>3] >> (i&7)) & 1 ) continue;
+      if( v[i]<lo ) lo = v[i];
+      if( v[i]>hi ) hi = v[i];
+    }
   }
   if( lo>hi ){
     lo = hi = 0;                 /* NULLs only */

@@ -245,6 +245,20 @@ static void checkBatchRows(ParBatch *pB, const char *zSql, const int *aStore){
             i, pB->aCol[i].eStore, aStore[i]);
     }
   }
+  for(i=0; i<pB->nCol; i++){
+    /* An INTEGER column knows its least and greatest value. */
+    const ParColumn *pCol = &pB->aCol[i];
+    sqlite3_int64 mn = INT64_MAX, mx = INT64_MIN, r;
+    if( pCol->eStore!=PAR_COL_INT ) continue;
+    for(r=0; r<pB->nRow; r++){
+      if( pCol->aNull && (pCol->aNull[r>>3] >> (r&7)) & 1 ) continue;
+      if( pCol->aInt[r]<mn ) mn = pCol->aInt[r];
+      if( pCol->aInt[r]>mx ) mx = pCol->aInt[r];
+    }
+    CHECK(pCol->bRange && pCol->iMin==mn && pCol->iMax==mx,
+          "column %d: range %d %lld..%lld, want %lld..%lld", i, pCol->bRange,
+          (long long)pCol->iMin, (long long)pCol->iMax, (long long)mn, (long long)mx);
+  }
   while( sqlite3_step(pNat)==SQLITE_ROW ){
     CHECK(iRow < pB->nRow, "batch has fewer rows than SQLite");
     if( iRow >= pB->nRow ) break;
