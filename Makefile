@@ -27,7 +27,9 @@ HEADERS    = $(wildcard kernels/*.h ext/*.h)
 
 # Object sets: rel = the extension; core = ext compiled against the SQLite
 # library directly (C tests); tiny = kernels with 8-element blocks (tests);
-# asan = everything with sanitizers.
+# asan = everything with sanitizers, result rows left unset poisoned
+# (PAR_POISON_UNSET); asancore = also dictionaries whose hash slots keep no
+# tag (PAR_DICT_TAG=0: the bytes decide every probe).
 REL_OBJ   = $(patsubst %.c,build/rel/%.o,$(KERNEL_SRC) $(EXT_SRC))
 CORE_OBJ  = $(patsubst %.c,build/core/%.o,$(KERNEL_SRC) $(EXT_SRC))
 TINY_OBJ  = $(patsubst %.c,build/tiny/%.o,$(KERNEL_SRC))
@@ -55,13 +57,13 @@ build/tiny/%.o: %.c $(HEADERS)
 	$(CC) $(CFLAGS) -DPX_BLOCK=8 -DPX_PAR_MIN_BLOCKS=1 -c $< -o $@
 build/asan/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(SANFLAGS) -DPAR_POISON_UNSET -c $< -o $@
 build/asantiny/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -DPX_BLOCK=8 -DPX_PAR_MIN_BLOCKS=1 -c $< -o $@
 build/asancore/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -DSQLITE_CORE -c $< -o $@
+	$(CC) $(CFLAGS) $(SANFLAGS) -DPAR_POISON_UNSET -DPAR_DICT_TAG=0 -DSQLITE_CORE -c $< -o $@
 
 # ---- tests ---------------------------------------------------------------
 # Kernel tests run twice: with the real block size and with tiny blocks.

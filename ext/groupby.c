@@ -645,6 +645,13 @@ static int outColumn(ParBatch *pOut, int iCol, const char *zName, int bNull){
   if( bNull ){
     memset(pCol->aType, SQLITE_NULL, n);
     memset(pCol->aVal, 0, n*8);
+  }else{
+#ifdef PAR_POISON_UNSET
+    /* Sanitizer builds: a row the caller forgets to write is no type at
+    ** all (parColumnResult asserts), not a NULL by luck of zeroed pages. */
+    memset(pCol->aType, 0xAB, n);
+    memset(pCol->aVal, 0xCD, n*8);
+#endif
   }
   return SQLITE_OK;
 }
