@@ -123,6 +123,8 @@ struct ParSource {
                         ** same base and every needed column serves too */
   int bWal;             /* the file is in WAL mode */
   int bLikeCs;          /* the caller's LIKE is case sensitive */
+  int bJoin;            /* zTable is the outermost table of a join: each
+                        ** range of it is joined on its worker */
 };
 
 static void parSourceClear(ParSource *p){
@@ -362,6 +364,164 @@ static char *parPkColumn(sqlite3 *db, const char *zSchema, const char *zTable, c
 
 /* Can pPlan's extraction be read in parallel on worker connections?  On
 ** SQLITE_OK either fills *pSrc or sets *pzWhy to the reason it cannot. */
+/* The one database (its index) whose tables zSql reads, from its program:
+** -1 when it reads several, none, a virtual table, or (bFuncs) calls a
+** volatile built-in or an application's function (views' included:
+** name(nArg) in P4 of the function opcodes). */
+static int parProgramDb(sqlite3 *db, const char *zSql, int bFuncs){
+  sqlite3_stmt *pEx = 0, *pFunc = 0;
+  char *zEx = sqlite3_mprintf("EXPLAIN %s", zSql);
+  int iDb = -1, bOk = 1;
+  if( zEx==0 || sqlite3_prepare_v2(db, zEx, -1, &pEx, 0)!=SQLITE_OK ) bOk = 0;
+  if( bOk && bFuncs && sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_function_list "
+                                          "WHERE name=?1 COLLATE NOCASE AND NOT builtin",
+                                          -1, &pFunc, 0)!=SQLITE_OK ){
+    bOk = 0;
+  }
+  while( bOk && sqlite3_step(pEx)==SQLITE_ROW ){
+    const char *zOp = (const char*)sqlite3_column_text(pEx, 1);
+    if( zOp==0 || strcmp(zOp, "VOpen")==0 ){
+      bOk = 0;
+    }else if( strcmp(zOp, "Transaction")==0 ){
+      int i = sqlite3_column_int(pEx, 2);
+      if( iDb>=0 && i!=iDb ) bOk = 0;
+      iDb = i;
+    }else if( bFuncs && (strcmp(zOp, "Function")==0 || strcmp(zOp, "PureFunc")==0
+                         || strncmp(zOp, "Agg", 3)==0) ){
+      const char *zP4 = (const char*)sqlite3_column_text(pEx, 5);
+      int n = 0, k;
+      while( zP4 && zP4[n] && zP4[n]!='(' ) n++;
+      for(k=0; zP4 && k<(int)(sizeof(azVolatile)/sizeof(azVolatile[0])); k++){
+        if( (int)strlen(azVolatile[k])==n && sqlite3_strnicmp(zP4, azVolatile[k], n)==0 ){
+          bOk = 0;
+        }
+      }
+      if( bOk && zP4 && n>0 ){
+        sqlite3_bind_text(pFunc, 1, zP4, n, SQLITE_STATIC);
+        if( sqlite3_step(pFunc)==SQLITE_ROW ) bOk = 0;   /* the application's */
+        sqlite3_reset(pFunc);
+      }
+    }
+  }
+  sqlite3_finalize(pFunc);
+  sqlite3_finalize(pEx);
+  sqlite3_free(zEx);
+  return bOk ? iDb : -1;
+}
+
+/* Does any identifier of zText name a temp view?  A temp view reads
+** main's tables without a transaction on temp: its program shows no read
+** of temp, so redefining it changes no data version a cache entry could
+** notice, and on a worker connection the name is something else (or
+** nothing).  1 also when out of memory. */
+static int parNamesTempView(sqlite3 *db, const char *zText){
+  sqlite3_stmt *pTemp = 0;
+  int nTok = 0, i, bFound = 0;
+  ParToken *aTok = parTokenize(zText, &nTok);
+  if( aTok==0 ) return 1;
+  if( sqlite3_prepare_v2(db, "SELECT 1 FROM temp.sqlite_master WHERE type='view' "
+                         "AND name=?1 COLLATE NOCASE", -1, &pTemp, 0)!=SQLITE_OK ){
+    bFound = 1;
+  }
+  for(i=0; !bFound && i<nTok; i++){
+    char *zName;
+    if( aTok[i].eType!=PT_ID && aTok[i].eType!=PT_QID ) continue;
+    zName = parDequote(zText + aTok[i].i, aTok[i].n);
+    if( zName==0 ){ bFound = 1; break; }
+    sqlite3_bind_text(pTemp, 1, zName, -1, SQLITE_TRANSIENT);
+    if( sqlite3_step(pTemp)==SQLITE_ROW ) bFound = 1;
+    sqlite3_reset(pTemp);
+    sqlite3_free(zName);
+  }
+  sqlite3_finalize(pTemp);
+  sqlite3_free(aTok);
+  return bFound;
+}
+
+/* The extraction SQL of a join for rowids between :par_lo and :par_hi of
+** its table named zAlias in the FROM clause (which stays as written: on a
+** worker, the caller's main is main too). */
+static char *parJoinRangeSql(const ParPlan *pPlan, const char *zAlias, const char *zRowid){
+  return sqlite3_mprintf("SELECT %s FROM %s WHERE %s%s%s"
+                         "\"%w\".%s>=:par_lo AND \"%w\".%s<=:par_hi",
+                         pPlan->zExtractCols, pPlan->zExtractFrom,
+                         pPlan->zExtractWhere ? "(" : "",
+                         pPlan->zExtractWhere ? pPlan->zExtractWhere : "",
+                         pPlan->zExtractWhere ? ") AND " : "",
+                         zAlias, zRowid, zAlias, zRowid);
+}
+
+/* Is every line of query plan zPlan after the first a loop over a table
+** or an index that exists before the statement runs ("SCAN x", "SEARCH x
+** USING ...")?  Automatic indexes, Bloom filters, temporary b-trees and
+** subqueries are built by each run: once per range in parallel. */
+static int parPlanInnerLoops(const char *zPlan){
+  const char *z = zPlan ? strchr(zPlan, '\n') : 0;
+  if( z==0 ) return 0;
+  for(z++; *z; z = strchr(z, '\n') + 1){
+    const char *zEnd = strchr(z, '\n');
+    char *zLine = sqlite3_mprintf("%.*s", (int)(zEnd - z), z);
+    int bOk = zLine && (strncmp(zLine, "SCAN ", 5)==0 || strncmp(zLine, "SEARCH ", 7)==0)
+           && strstr(zLine, "AUTOMATIC")==0 && strstr(zLine, "BLOOM")==0;
+    sqlite3_free(zLine);
+    if( !bOk ) return 0;
+  }
+  return 1;
+}
+
+/* In FROM clause zFrom of a join (tokens aTok[0..nTok-1]), the table the
+** plan names zName (its alias, else its name, "schema.name" when written
+** so): *piSchema (-1: none), *piTable and *piRef (the alias, else the
+** name: how SQL refers to it) get its tokens.  0 when not found. */
+static int parJoinTable(const char *zFrom, const ParToken *aTok, int nTok, const char *zName,
+                        int *piSchema, int *piTable, int *piRef){
+  static const char *azNotAlias[] = {
+    "ON", "USING", "JOIN", "INNER", "CROSS", "NATURAL", "LEFT", "RIGHT", "FULL",
+    "OUTER", "INDEXED", "NOT", "WHERE",
+  };
+  int p;
+#define ISNAME(k) ((k)<nTok && (aTok[k].eType==PT_ID || aTok[k].eType==PT_QID))
+  for(p=0; p<nTok; p++){
+    int iSchema = -1, iTable = p, q, iAlias = -1, k, bMatch;
+    char *zRef;
+    if( p>0 && aTok[p-1].eType!=PT_COMMA && !parTokIs(zFrom, &aTok[p-1], "JOIN") ) continue;
+    if( !ISNAME(p) ) continue;
+    if( p+2<nTok && aTok[p+1].eType==PT_DOT && ISNAME(p+2) ){
+      iSchema = p;
+      iTable = p+2;
+    }
+    q = iTable + 1;
+    if( q<nTok && parTokIs(zFrom, &aTok[q], "AS") ){
+      iAlias = q+1;
+    }else if( ISNAME(q) ){
+      iAlias = q;
+      for(k=0; k<(int)(sizeof(azNotAlias)/sizeof(azNotAlias[0])); k++){
+        if( parTokIs(zFrom, &aTok[q], azNotAlias[k]) ) iAlias = -1;
+      }
+    }
+    if( iAlias>=0 && !ISNAME(iAlias) ) continue;
+    k = iAlias>=0 ? iAlias : iTable;
+    zRef = parDequote(zFrom + aTok[k].i, aTok[k].n);
+    if( zRef && iAlias<0 && iSchema>=0 ){
+      char *zSchema = parDequote(zFrom + aTok[iSchema].i, aTok[iSchema].n);
+      char *zFull = zSchema ? sqlite3_mprintf("%s.%s", zSchema, zRef) : 0;
+      sqlite3_free(zSchema);
+      sqlite3_free(zRef);
+      zRef = zFull;
+    }
+    bMatch = zRef && sqlite3_stricmp(zRef, zName)==0;
+    sqlite3_free(zRef);
+    if( bMatch ){
+      *piSchema = iSchema;
+      *piTable = iTable;
+      *piRef = k;
+      return 1;
+    }
+  }
+#undef ISNAME
+  return 0;
+}
+
 static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
                             ParSource *pSrc, char **pzWhy){
   static const char *azRowid[] = { "rowid", "_rowid_", "oid" };
@@ -386,15 +546,61 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   i = iName + 1;
   if( i<nTok && parTokIs(zFrom, &aTok[i], "AS") ) i++;
   if( ISNAME(i) ){ iAlias = i; i++; }
-  if( !ISNAME(iName) || i!=nTok ){
-    WHY("the query does not read exactly one table");
+  if( ISNAME(iName) && i==nTok ){
+    pSrc->zTable = parDequote(zFrom + aTok[iName].i, aTok[iName].n);
+    zAlias = iAlias>=0 ? parDequote(zFrom + aTok[iAlias].i, aTok[iAlias].n)
+                       : sqlite3_mprintf("%s", pSrc->zTable);
+    pSrc->zSchema = iName ? parDequote(zFrom + aTok[0].i, aTok[0].n)
+                          : parResolveSchema(db, pSrc->zTable);
+  }else{
+    /* A join: the table of SQLite's outermost loop, cut into rowid ranges,
+    ** each range joined on its worker.  Only inner joins of main's tables
+    ** (as the caller's connection resolves their names: no temp table or
+    ** temp view in the way, nothing attached, no virtual table): a worker
+    ** has main's file as main, and nothing else. */
+    int iSchema = -1, iTable = -1, iRef = -1;
+    const char *zEnd;
+    char *zShown;
+    pSrc->bJoin = 1;
+    for(i=0; i<nTok; i++){
+      if( parTokIs(zFrom, &aTok[i], "LEFT") || parTokIs(zFrom, &aTok[i], "RIGHT")
+       || parTokIs(zFrom, &aTok[i], "FULL") || parTokIs(zFrom, &aTok[i], "OUTER") ){
+        WHY("an outer join is read serially");
+      }
+      if( parTokIs(zFrom, &aTok[i], "SELECT") || parTokIs(zFrom, &aTok[i], "VALUES") ){
+        WHY("a subquery in FROM is read serially");
+      }
+    }
+    if( parProgramDb(db, pPlan->zExtract, 0)!=0 || parNamesTempView(db, zFrom) ){
+      WHY("the join reads tables outside main, a temp view or a virtual table");
+    }
+    zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
+    zPlan = zSink ? parQueryPlan(db, zSink) : 0;
+    if( zPlan==0 ) return SQLITE_NOMEM;
+    zEnd = strchr(zPlan, '\n');
+    if( strncmp(zPlan, "SCAN ", 5)!=0 || zEnd==0
+     || (strstr(zPlan, " USING ") && strstr(zPlan, " USING ")<zEnd) ){
+      char *z;
+      for(z=zPlan; *z; z++){ if( *z=='\n' ) *z = z[1] ? ';' : 0; }
+      WHY("SQLite does not join from one table read in rowid order (its plan: %s)", zPlan);
+    }
+    zShown = sqlite3_mprintf("%.*s", (int)(zEnd - zPlan - 5), zPlan + 5);
+    if( zShown==0 ) return SQLITE_NOMEM;
+    if( !parJoinTable(zFrom, aTok, nTok, zShown, &iSchema, &iTable, &iRef) ){
+      sqlite3_free(zShown);
+      WHY("the join's first table is not found in its FROM clause");
+    }
+    sqlite3_free(zShown);
+    zAlias = parDequote(zFrom + aTok[iRef].i, aTok[iRef].n);
+    pSrc->zTable = parDequote(zFrom + aTok[iTable].i, aTok[iTable].n);
+    pSrc->zSchema = iSchema>=0 ? parDequote(zFrom + aTok[iSchema].i, aTok[iSchema].n)
+                               : parResolveSchema(db, pSrc->zTable);
+    if( pSrc->zTable==0 ) return SQLITE_NOMEM;
+    if( pSrc->zSchema && sqlite3_stricmp(pSrc->zSchema, "main")!=0 ){
+      WHY("the join reads tables outside main");
+    }
   }
 #undef ISNAME
-  pSrc->zTable = parDequote(zFrom + aTok[iName].i, aTok[iName].n);
-  zAlias = iAlias>=0 ? parDequote(zFrom + aTok[iAlias].i, aTok[iAlias].n)
-                     : sqlite3_mprintf("%s", pSrc->zTable);
-  pSrc->zSchema = iName ? parDequote(zFrom + aTok[0].i, aTok[0].n)
-                        : parResolveSchema(db, pSrc->zTable);
   if( pSrc->zTable==0 || zAlias==0 ) return SQLITE_NOMEM;
   if( pSrc->zSchema==0 ) WHY("%s is not a table", pSrc->zTable);
   if( sqlite3_stricmp(pSrc->zSchema, "temp")==0 ){
@@ -436,29 +642,49 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   if( zWhy==0 && pPlan->zExtractWhere ) zWhy = parForeignNames(db, pPlan->zExtractWhere);
   if( zWhy ){ bWhy = 1; goto done; }
 
-  /* The query reads the table in rowid order... */
-  zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
-  zPlan = zSink ? parQueryPlan(db, zSink) : 0;
-  if( !parPlanIs(zPlan, "SCAN ", 0, " USING ") ){
-    char *z;
-    for(z=zPlan; z && *z; z++){ if( *z=='\n' ) *z = z[1] ? ';' : 0; }
-    WHY("SQLite does not read %s in rowid order alone (its plan: %s)", pSrc->zTable,
-        zPlan ? zPlan : "?");
+  /* The query reads the table in rowid order (a join: from it, through
+  ** tables and indexes that exist before it runs)... */
+  if( pSrc->bJoin ){
+    if( !parPlanInnerLoops(zPlan) ){
+      char *z;
+      for(z=zPlan; *z; z++){ if( *z=='\n' ) *z = z[1] ? ';' : 0; }
+      WHY("SQLite's plan for the join builds something at each run (%s)", zPlan);
+    }
+  }else{
+    zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
+    zPlan = zSink ? parQueryPlan(db, zSink) : 0;
+    if( !parPlanIs(zPlan, "SCAN ", 0, " USING ") ){
+      char *z;
+      for(z=zPlan; z && *z; z++){ if( *z=='\n' ) *z = z[1] ? ';' : 0; }
+      WHY("SQLite does not read %s in rowid order alone (its plan: %s)", pSrc->zTable,
+          zPlan ? zPlan : "?");
+    }
   }
-  /* ...and a rowid range restricts it to a range of the same order. */
+  /* ...and a rowid range restricts it to a range of the same order (a
+  ** join: the same loops inside, so the ranges' rows one after the other
+  ** are the rows of the whole join, in its order). */
   for(i=0; i<3 && pSrc->zRowid==0; i++){
-    char *zRange = parRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, azRowid[i]);
+    char *zRange = pSrc->bJoin ? parJoinRangeSql(pPlan, zAlias, azRowid[i])
+                 : parRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, azRowid[i]);
     char *zRangeSink = zRange ? parSinkSql(zRange, (int)strlen(zRange), pPlan->nExtractCol) : 0;
     char *zRangePlan = zRangeSink ? parQueryPlan(db, zRangeSink) : 0;
-    if( parPlanIs(zRangePlan, "SEARCH ", "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)", 0) ){
+    if( pSrc->bJoin ){
+      int nShown = (int)(strchr(zPlan, '\n') - zPlan) - 5;   /* after "SCAN " */
+      char *zWant = sqlite3_mprintf("SEARCH %.*s USING INTEGER PRIMARY KEY "
+                                    "(rowid>? AND rowid<?)%s",
+                                    nShown, zPlan + 5, strchr(zPlan, '\n'));
+      if( zWant && zRangePlan && strcmp(zWant, zRangePlan)==0 ) pSrc->zRowid = azRowid[i];
+      sqlite3_free(zWant);
+    }else if( parPlanIs(zRangePlan, "SEARCH ", "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)", 0) ){
       pSrc->zRowid = azRowid[i];
     }
     sqlite3_free(zRange);
     sqlite3_free(zRangeSink);
     sqlite3_free(zRangePlan);
   }
-  if( pSrc->zRowid==0 && sqlite3_table_column_metadata(db, pSrc->zSchema, pSrc->zTable,
-                                                      "rowid", 0, 0, 0, 0, 0)!=SQLITE_OK ){
+  if( pSrc->zRowid==0 && !pSrc->bJoin
+   && sqlite3_table_column_metadata(db, pSrc->zSchema, pSrc->zTable,
+                                    "rowid", 0, 0, 0, 0, 0)!=SQLITE_OK ){
     /* WITHOUT ROWID: ranges of the first primary-key column, if a range
     ** restricts the scan to a range of the same order. */
     char *zPkWhy = 0, *zRange, *zRangeSink, *zRangePlan, *zTail, *zTailSink, *zTailPlan;
@@ -495,7 +721,8 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     }
   }
   if( pSrc->zRowid==0 && pSrc->zPk==0 ){
-    WHY("%s has no rowid to cut it into ranges", pSrc->zTable);
+    WHY(pSrc->bJoin ? "a range of the rowids of %s does not keep SQLite's plan for the join"
+                    : "%s has no rowid to cut it into ranges", pSrc->zTable);
   }
 
   {
@@ -517,13 +744,17 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
       sqlite3_free(pSrc->zWorkerSql);
       pSrc->zWorkerSql = 0;
     }
+  }else if( pSrc->bJoin ){
+    pSrc->zWorkerSql = parJoinRangeSql(pPlan, zAlias, pSrc->zRowid);
   }else{
     pSrc->zWorkerSql = parRangeSql(pPlan, "main", pSrc->zTable, zAlias, pSrc->zRowid);
   }
   if( pSrc->zWorkerSql ){
+    /* The base of a join: its whole FROM clause. */
     pSrc->zKey = sqlite3_mprintf("%s\n%d\n%s", pSrc->zFile, pSrc->bLikeCs, pSrc->zWorkerSql);
     pSrc->zBase = sqlite3_mprintf("%s\n%d\n%s\n%s\n%d\n%s", pSrc->zFile, pSrc->bLikeCs,
-                                  pSrc->zTable, zAlias, pPlan->zExtractWhere!=0,
+                                  pSrc->bJoin ? zFrom : pSrc->zTable,
+                                  pSrc->bJoin ? "join" : zAlias, pPlan->zExtractWhere!=0,
                                   pPlan->zExtractWhere ? pPlan->zExtractWhere : "");
   }
   if( pSrc->zWorkerSql==0 || pSrc->zKey==0 || pSrc->zBase==0 ){
@@ -559,9 +790,8 @@ done:
 ** zBase) and returns 1; 0 when it cannot be cached. */
 static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
                            ParSource *pSrc){
-  sqlite3_stmt *pEx = 0, *pFunc = 0;
-  char *zEx, *zWhy;
-  int iDb = -1, bOk = 1, eTxn;
+  char *zWhy;
+  int iDb, eTxn;
 
   memset(pSrc, 0, sizeof(*pSrc));
   if( pCtx->mxCacheMb<=0 || pPlan->zExtract==0 || pPlan->zExtractFrom==0 ) return 0;
@@ -570,71 +800,9 @@ static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     sqlite3_free(zWhy);
     return 0;
   }
-  /* The databases it reads: one OP_Transaction each.  The functions it
-  ** calls, views' included: name(nArg) in P4 of the function opcodes. */
-  zEx = sqlite3_mprintf("EXPLAIN %s", pPlan->zExtract);
-  if( zEx==0 || sqlite3_prepare_v2(db, zEx, -1, &pEx, 0)!=SQLITE_OK ) bOk = 0;
-  if( bOk && sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_function_list "
-                                "WHERE name=?1 COLLATE NOCASE AND NOT builtin",
-                                -1, &pFunc, 0)!=SQLITE_OK ){
-    bOk = 0;
-  }
-  while( bOk && sqlite3_step(pEx)==SQLITE_ROW ){
-    const char *zOp = (const char*)sqlite3_column_text(pEx, 1);
-    if( zOp==0 || strcmp(zOp, "VOpen")==0 ){
-      bOk = 0;
-    }else if( strcmp(zOp, "Transaction")==0 ){
-      int i = sqlite3_column_int(pEx, 2);
-      if( iDb>=0 && i!=iDb ) bOk = 0;
-      iDb = i;
-    }else if( strcmp(zOp, "Function")==0 || strcmp(zOp, "PureFunc")==0
-           || strncmp(zOp, "Agg", 3)==0 ){
-      const char *zP4 = (const char*)sqlite3_column_text(pEx, 5);
-      int n = 0, k;
-      while( zP4 && zP4[n] && zP4[n]!='(' ) n++;
-      for(k=0; zP4 && k<(int)(sizeof(azVolatile)/sizeof(azVolatile[0])); k++){
-        if( (int)strlen(azVolatile[k])==n && sqlite3_strnicmp(zP4, azVolatile[k], n)==0 ){
-          bOk = 0;
-        }
-      }
-      if( bOk && zP4 && n>0 ){
-        sqlite3_bind_text(pFunc, 1, zP4, n, SQLITE_STATIC);
-        if( sqlite3_step(pFunc)==SQLITE_ROW ) bOk = 0;   /* the application's */
-        sqlite3_reset(pFunc);
-      }
-    }
-  }
-  sqlite3_finalize(pFunc);
-  sqlite3_finalize(pEx);
-  sqlite3_free(zEx);
-  if( !bOk || iDb<0 || iDb==1 ) return 0;
-  /* A temp view reads main's tables without a transaction on temp: its
-  ** definition could change with no data version noticing.  Any name of
-  ** a temp view keeps the read out of the cache (temp tables, parallel
-  ** views included, show as a transaction on temp). */
-  {
-    sqlite3_stmt *pTemp = 0;
-    int nTok = 0, i;
-    ParToken *aTok = parTokenize(pPlan->zExtract, &nTok);
-    if( aTok==0 ) return 0;
-    if( sqlite3_prepare_v2(db, "SELECT 1 FROM temp.sqlite_master WHERE type='view' "
-                           "AND name=?1 COLLATE NOCASE", -1, &pTemp, 0)!=SQLITE_OK ){
-      bOk = 0;
-    }
-    for(i=0; bOk && i<nTok; i++){
-      char *zName;
-      if( aTok[i].eType!=PT_ID && aTok[i].eType!=PT_QID ) continue;
-      zName = parDequote(pPlan->zExtract + aTok[i].i, aTok[i].n);
-      if( zName==0 ){ bOk = 0; break; }
-      sqlite3_bind_text(pTemp, 1, zName, -1, SQLITE_TRANSIENT);
-      if( sqlite3_step(pTemp)==SQLITE_ROW ) bOk = 0;
-      sqlite3_reset(pTemp);
-      sqlite3_free(zName);
-    }
-    sqlite3_finalize(pTemp);
-    sqlite3_free(aTok);
-    if( !bOk ) return 0;
-  }
+  /* One database file, nothing volatile, no temp view. */
+  iDb = parProgramDb(db, pPlan->zExtract, 1);
+  if( iDb<0 || iDb==1 || parNamesTempView(db, pPlan->zExtract) ) return 0;
   {
     sqlite3_stmt *pName = 0;
     if( sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list WHERE seq=?1",
@@ -993,13 +1161,14 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
     run.aHi[run.nChunk-1] = iMax;
   }
   run.mxMem = parMemLimit(pCtx);
-  /* A range of rowids holds at most as many rows as it spans: the chunks
+  /* A range of rowids holds at most as many rows as it spans (a join's
+  ** can hold more: no windows then): the chunks
   ** write straight into arrays of the whole span, side by side (batch.c,
   ** windows), so joining them moves nothing when the rowids are dense.
   ** Only while the span is small against the memory limit: the arrays
   ** are counted whole, rows a WHERE drops included (never touched, those
   ** pages take no memory). */
-  if( !run.bPk && iMax>=iMin ){
+  if( !run.bPk && !pSrc->bJoin && iMax>=iMin ){
     sqlite3_uint64 nSpan = (sqlite3_uint64)iMax - (sqlite3_uint64)iMin;   /* less one */
     sqlite3_uint64 nCol = (sqlite3_uint64)sqlite3_column_count(aW[0].pMeta);
     if( nSpan++ < ((sqlite3_uint64)1 << 40)
@@ -1352,13 +1521,15 @@ char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
     parSourceClear(&ser);
   }else if( parCacheHas(pCtx->pCache, &src, pPlan) ){
     zOut = sqlite3_mprintf("cached when still current, else parallel: %s ranges "
-                           "of %s.%s on %d worker connections", src.zPk ? "primary-key" : "rowid",
-                           src.zSchema, src.zTable, pCtx->nThread);
+                           "of %s.%s%s on %d worker connections", src.zPk ? "primary-key" : "rowid",
+                           src.zSchema, src.zTable, src.bJoin ? " (each joined on its worker)" : "",
+                           pCtx->nThread);
   }else{
-    zOut = sqlite3_mprintf("parallel: %s ranges of %s.%s on %d worker connections, "
+    zOut = sqlite3_mprintf("parallel: %s ranges of %s.%s%s on %d worker connections, "
                            "one snapshot (serial below min_rows = %lld rows)",
                            src.zPk ? "primary-key" : "rowid",
-                           src.zSchema, src.zTable, pCtx->nThread, pCtx->nMinRow);
+                           src.zSchema, src.zTable, src.bJoin ? " (each joined on its worker)" : "",
+                           pCtx->nThread, pCtx->nMinRow);
   }
   parSourceClear(&src);
   sqlite3_free(zWhy);
