@@ -118,6 +118,10 @@ struct ParSource {
                         ** the file is "main", for rowids :par_lo..:par_hi
                         ** (WITHOUT ROWID: :par_lo <= key < :par_hi) */
   char *zWorkerTailSql; /* WITHOUT ROWID: for :par_lo <= key */
+  char *zRangePlan;     /* the query plan the caller's connection has for
+                        ** the worker SQL (through par_sink): a worker
+                        ** must plan it the same (settings, statistics) */
+  char *zTailPlan;      /* the same for zWorkerTailSql */
   char *zKey;           /* cache key */
   char *zBase;          /* the key without the columns: an entry with the
                         ** same base and every needed column serves too */
@@ -132,6 +136,8 @@ static void parSourceClear(ParSource *p){
   sqlite3_free(p->zTable);
   sqlite3_free(p->zWorkerSql);
   sqlite3_free(p->zWorkerTailSql);
+  sqlite3_free(p->zRangePlan);
+  sqlite3_free(p->zTailPlan);
   sqlite3_free(p->zPk);
   sqlite3_free(p->zKey);
   sqlite3_free(p->zBase);
@@ -479,11 +485,16 @@ static int parJoinTable(const char *zFrom, const ParToken *aTok, int nTok, const
     "ON", "USING", "JOIN", "INNER", "CROSS", "NATURAL", "LEFT", "RIGHT", "FULL",
     "OUTER", "INDEXED", "NOT", "WHERE",
   };
-  int p;
+  int p, nDepth = 0;
 #define ISNAME(k) ((k)<nTok && (aTok[k].eType==PT_ID || aTok[k].eType==PT_QID))
   for(p=0; p<nTok; p++){
     int iSchema = -1, iTable = p, q, iAlias = -1, k, bMatch;
     char *zRef;
+    /* Tables follow the start, a comma or JOIN outside parentheses (not
+    ** a comma of USING (a, b) or of a function's arguments). */
+    if( p>0 && aTok[p-1].eType==PT_LP ) nDepth++;
+    if( p>0 && aTok[p-1].eType==PT_RP ) nDepth--;
+    if( nDepth!=0 ) continue;
     if( p>0 && aTok[p-1].eType!=PT_COMMA && !parTokIs(zFrom, &aTok[p-1], "JOIN") ) continue;
     if( !ISNAME(p) ) continue;
     if( p+2<nTok && aTok[p+1].eType==PT_DOT && ISNAME(p+2) ){
@@ -539,7 +550,7 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
 
   /* FROM: [schema .] table [[AS] alias] and nothing more. */
   aTok = parTokenize(zFrom, &nTok);
-  if( aTok==0 ) return SQLITE_NOMEM;
+  if( aTok==0 ) goto nomem;
   nTok--;   /* the PT_EOF */
 #define ISNAME(k) ((k)<nTok && (aTok[k].eType==PT_ID || aTok[k].eType==PT_QID))
   if( nTok>=3 && ISNAME(0) && aTok[1].eType==PT_DOT && ISNAME(2) ) iName = 2;
@@ -571,12 +582,17 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
         WHY("a subquery in FROM is read serially");
       }
     }
-    if( parProgramDb(db, pPlan->zExtract, 0)!=0 || parNamesTempView(db, zFrom) ){
-      WHY("the join reads tables outside main, a temp view or a virtual table");
+    /* Functions of the application (in ON, in views) and volatile ones
+    ** too: the workers would call SQLite's own, or another draw. */
+    if( parProgramDb(db, pPlan->zExtract, 1)!=0 || parNamesTempView(db, zFrom) ){
+      WHY("the join reads tables outside main, a temp view or a virtual table, "
+          "or calls a function of the application or a volatile one");
     }
+    if( (zWhy = parForeignNames(db, zFrom))!=0 ){ bWhy = 1; goto done; }
     zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
-    zPlan = zSink ? parQueryPlan(db, zSink) : 0;
-    if( zPlan==0 ) return SQLITE_NOMEM;
+    if( zSink==0 ) goto nomem;
+    zPlan = parQueryPlan(db, zSink);
+    if( zPlan==0 ) WHY("its query plan cannot be read: %s", sqlite3_errmsg(db));
     zEnd = strchr(zPlan, '\n');
     if( strncmp(zPlan, "SCAN ", 5)!=0 || zEnd==0
      || (strstr(zPlan, " USING ") && strstr(zPlan, " USING ")<zEnd) ){
@@ -585,23 +601,37 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
       WHY("SQLite does not join from one table read in rowid order (its plan: %s)", zPlan);
     }
     zShown = sqlite3_mprintf("%.*s", (int)(zEnd - zPlan - 5), zPlan + 5);
-    if( zShown==0 ) return SQLITE_NOMEM;
-    if( !parJoinTable(zFrom, aTok, nTok, zShown, &iSchema, &iTable, &iRef) ){
-      sqlite3_free(zShown);
-      WHY("the join's first table is not found in its FROM clause");
+    if( zShown==0 ) goto nomem;
+    {
+      /* The name must lead no other loop (a view's own aliases, once
+      ** flattened, could repeat it). */
+      int nLoop = 0;
+      const char *z;
+      for(z=zPlan; *z; z = strchr(z, '\n') + 1){
+        const char *zName = strncmp(z, "SCAN ", 5)==0 ? z+5
+                          : strncmp(z, "SEARCH ", 7)==0 ? z+7 : 0;
+        size_t n = strlen(zShown);
+        if( zName && strncmp(zName, zShown, n)==0 && (zName[n]=='\n' || zName[n]==' ') ){
+          nLoop++;
+        }
+      }
+      if( nLoop!=1 || !parJoinTable(zFrom, aTok, nTok, zShown, &iSchema, &iTable, &iRef) ){
+        sqlite3_free(zShown);
+        WHY("the join's first table is not found once in its FROM clause");
+      }
     }
     sqlite3_free(zShown);
     zAlias = parDequote(zFrom + aTok[iRef].i, aTok[iRef].n);
     pSrc->zTable = parDequote(zFrom + aTok[iTable].i, aTok[iTable].n);
+    if( zAlias==0 || pSrc->zTable==0 ) goto nomem;
     pSrc->zSchema = iSchema>=0 ? parDequote(zFrom + aTok[iSchema].i, aTok[iSchema].n)
                                : parResolveSchema(db, pSrc->zTable);
-    if( pSrc->zTable==0 ) return SQLITE_NOMEM;
     if( pSrc->zSchema && sqlite3_stricmp(pSrc->zSchema, "main")!=0 ){
       WHY("the join reads tables outside main");
     }
   }
 #undef ISNAME
-  if( pSrc->zTable==0 || zAlias==0 ) return SQLITE_NOMEM;
+  if( pSrc->zTable==0 || zAlias==0 ) goto nomem;
   if( pSrc->zSchema==0 ) WHY("%s is not a table", pSrc->zTable);
   if( sqlite3_stricmp(pSrc->zSchema, "temp")==0 ){
     WHY("%s is a temp table: only the caller's connection sees it", pSrc->zTable);
@@ -678,6 +708,10 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     }else if( parPlanIs(zRangePlan, "SEARCH ", "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)", 0) ){
       pSrc->zRowid = azRowid[i];
     }
+    if( pSrc->zRowid ){
+      pSrc->zRangePlan = zRangePlan;
+      zRangePlan = 0;
+    }
     sqlite3_free(zRange);
     sqlite3_free(zRangeSink);
     sqlite3_free(zRangePlan);
@@ -707,6 +741,10 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
      || !parPlanIs(zRangePlan, "SEARCH ", zHas, 0) || !parPlanIs(zTailPlan, "SEARCH ", zTailHas, 0) ){
       sqlite3_free(pSrc->zPk);
       pSrc->zPk = 0;
+    }else{
+      pSrc->zRangePlan = zRangePlan;
+      pSrc->zTailPlan = zTailPlan;
+      zRangePlan = zTailPlan = 0;
     }
     sqlite3_free(zRange);
     sqlite3_free(zTail);
@@ -750,21 +788,19 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     pSrc->zWorkerSql = parRangeSql(pPlan, "main", pSrc->zTable, zAlias, pSrc->zRowid);
   }
   if( pSrc->zWorkerSql ){
-    /* The base of a join: its whole FROM clause. */
+    /* The base of a join: its whole FROM clause, and its plan (the order
+    ** of a join's rows depends on it, and the plan on the columns read:
+    ** an entry serves fewer columns only in the same order). */
     pSrc->zKey = sqlite3_mprintf("%s\n%d\n%s", pSrc->zFile, pSrc->bLikeCs, pSrc->zWorkerSql);
-    pSrc->zBase = sqlite3_mprintf("%s\n%d\n%s\n%s\n%d\n%s", pSrc->zFile, pSrc->bLikeCs,
-                                  pSrc->bJoin ? zFrom : pSrc->zTable,
-                                  pSrc->bJoin ? "join" : zAlias, pPlan->zExtractWhere!=0,
-                                  pPlan->zExtractWhere ? pPlan->zExtractWhere : "");
+    pSrc->zBase = pSrc->bJoin
+        ? sqlite3_mprintf("%s\n%d\njoin\n%s\n%s\n%d\n%s", pSrc->zFile, pSrc->bLikeCs,
+                          zFrom, pSrc->zRangePlan, pPlan->zExtractWhere!=0,
+                          pPlan->zExtractWhere ? pPlan->zExtractWhere : "")
+        : sqlite3_mprintf("%s\n%d\n%s\n%s\n%d\n%s", pSrc->zFile, pSrc->bLikeCs,
+                          pSrc->zTable, zAlias, pPlan->zExtractWhere!=0,
+                          pPlan->zExtractWhere ? pPlan->zExtractWhere : "");
   }
-  if( pSrc->zWorkerSql==0 || pSrc->zKey==0 || pSrc->zBase==0 ){
-    sqlite3_free(zAlias);
-    sqlite3_free(zPlan);
-    sqlite3_free(zSink);
-    sqlite3_free(aTok);
-    parSourceClear(pSrc);
-    return SQLITE_NOMEM;
-  }
+  if( pSrc->zWorkerSql==0 || pSrc->zKey==0 || pSrc->zBase==0 ) goto nomem;
 #undef WHY
 done:
   sqlite3_free(zAlias);
@@ -777,6 +813,14 @@ done:
     return zWhy ? SQLITE_OK : SQLITE_NOMEM;
   }
   return SQLITE_OK;
+
+nomem:
+  sqlite3_free(zAlias);
+  sqlite3_free(zPlan);
+  sqlite3_free(zSink);
+  sqlite3_free(aTok);
+  parSourceClear(pSrc);
+  return SQLITE_NOMEM;
 }
 
 /* Can what a serial read of pPlan's extraction returns be kept in the
@@ -1074,6 +1118,32 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
                                "connection: %s", sqlite3_errmsg(pDb));
       rc = SQLITE_OK;
       goto done;
+    }
+    /* The worker must plan it as the caller's connection does (its
+    ** settings, such as automatic_index, and the statistics it loaded
+    ** can differ): the order of the rows depends on the plan. */
+    {
+      const char *azSql[2];
+      const char *azWant[2];
+      int k;
+      azSql[0] = sqlite3_sql(aW[i].pSink);
+      azWant[0] = pSrc->zRangePlan;
+      azSql[1] = aW[i].pTail ? sqlite3_sql(aW[i].pTail) : 0;
+      azWant[1] = pSrc->zTailPlan;
+      for(k=0; k<2; k++){
+        char *zGot;
+        if( azSql[k]==0 ) continue;
+        zGot = parQueryPlan(pDb, azSql[k]);
+        if( zGot==0 || azWant[k]==0 || strcmp(zGot, azWant[k])!=0 ){
+          char *z;
+          for(z=zGot; z && *z; z++){ if( *z=='\n' ) *z = z[1] ? ';' : 0; }
+          *pzWhy = sqlite3_mprintf("a worker connection plans the extraction otherwise "
+                                   "(its plan: %s)", zGot ? zGot : sqlite3_errmsg(pDb));
+          sqlite3_free(zGot);
+          goto done;
+        }
+        sqlite3_free(zGot);
+      }
     }
   }
 

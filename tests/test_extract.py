@@ -369,8 +369,9 @@ def test_join_ranges():
     c.executemany("INSERT INTO d VALUES(?,?,?)",
                   [(i, i % 3, "l%d" % i) for i in range(0, 4)] + [(None, 3, None)])
     c.execute("CREATE TABLE e(k, v)")
-    c.executemany("INSERT INTO e VALUES(?, ?)",
-                  [(k, v) for k in (None, 1, 2, 2.0, "a", "A", "b", 3) for v in range(4)])
+    erows = [(k, v) for k in (None, 1, 2, 2.0, "a", "A", "b", 3) for v in range(4)]
+    random.Random(32).shuffle(erows)            # rowid order is not (k, v) order
+    c.executemany("INSERT INTO e VALUES(?, ?)", erows)
     c.execute("CREATE INDEX ek ON e(k)")
     c.execute("CREATE TABLE n(k, v)")          # no index: automatic index
     c.executemany("INSERT INTO n VALUES(?, ?)", [(i % 4, i) for i in range(40)])
@@ -384,8 +385,12 @@ def test_join_ranges():
         "JOIN d ON d.id = t.k JOIN e ON e.k = d.grp GROUP BY e.v",
         "SELECT a.s, count(*), group_concat(b.rowid) FROM t AS a JOIN t AS b "
         "ON b.rowid = a.k GROUP BY a.s",
-        "SELECT typeof(e.k), count(*), sum(t.r) FROM main.t CROSS JOIN e ON e.k = t.k "
-        "GROUP BY 1",
+        "SELECT typeof(e.k), count(*), sum(t.r), group_concat(e.v) FROM main.t "
+        "CROSS JOIN e ON e.k = t.k GROUP BY 1",
+        # The first table of the plan is not the first of FROM; an OR at
+        # the top of WHERE (the range must bound every row, not one side).
+        "SELECT d.grp, count(*), group_concat(t.rowid) FROM d JOIN t ON d.id = t.k "
+        "WHERE t.r > 0 OR t.m IS NULL GROUP BY d.grp",
     ]
     for sql in parallel:
         m = explain_mode(c, sql)
@@ -402,6 +407,20 @@ def test_join_ranges():
     other = connect(path)
     cached_then(c, parallel[0], lambda: other.execute("UPDATE d SET grp = 9 WHERE id = 2"))
     cached_then(c, parallel[2], lambda: other.execute("INSERT INTO e VALUES(1, 1)"))
+    # Fewer columns of the same join, in the same plan: served from the entry.
+    fewer = "SELECT d.grp, sum(t.r) FROM t JOIN d ON d.id = t.k GROUP BY d.grp"
+    c.execute("SELECT par_cache_clear()")
+    same(c, parallel[0])
+    assert mode_of(c, fewer) == "cached"
+    same(c, fewer)
+    # A worker must plan the join as the caller does: without automatic
+    # indexes here, with them on the workers (they order the inner rows).
+    c.execute("PRAGMA automatic_index = OFF")
+    auto = "SELECT t.s, count(*), group_concat(n.v) FROM t JOIN n ON n.k = t.k GROUP BY t.s"
+    c.execute("SELECT par_cache_clear()")
+    assert mode_of(c, auto) == "serial", auto
+    same(c, auto)
+    c.execute("PRAGMA automatic_index = ON")
     # Read serially, with the reason.
     c.execute("CREATE TEMP TABLE d2(id INTEGER PRIMARY KEY, grp)")
     c.execute("INSERT INTO d2 VALUES(1, 'temp')")
@@ -429,6 +448,13 @@ def test_join_ranges():
         assert m.startswith("extraction mode: serial") and why in m, (sql, m)
         same(c, sql)
     c.execute("DETACH other")
+    # An application's function in ON, even one replacing a built-in: the
+    # workers would call SQLite's own.
+    c.create_function("abs", 1, lambda x: x + 1 if isinstance(x, int) else x)
+    sql = "SELECT d.grp, count(*), sum(t.r) FROM t JOIN d ON d.id = abs(t.k) GROUP BY d.grp"
+    m = explain_mode(c, sql)
+    assert m.startswith("extraction mode: serial") and "function of the application" in m, m
+    same(c, sql)
 
 
 def test_transactions_see_their_own_view():
