@@ -1071,7 +1071,7 @@ static int parInterrupted(sqlite3_stmt *pProbe){
 ** must be read serially instead, or an error with *pzErr. */
 static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParSource *pSrc,
                            int nThread, ParBatch **ppBatch, unsigned *piVersion,
-                           char **pzWhy, char **pzErr){
+                           int *pbStale, char **pzWhy, char **pzErr){
   ParWorker *aW = 0;
   ParRun run;
   sqlite3_stmt *pProbe = 0;
@@ -1140,6 +1140,7 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
           *pzWhy = sqlite3_mprintf("a worker connection plans the extraction otherwise "
                                    "(its plan: %s)", zGot ? zGot : sqlite3_errmsg(pDb));
           sqlite3_free(zGot);
+          *pbStale = 1;
           goto done;
         }
         sqlite3_free(zGot);
@@ -1531,12 +1532,21 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       *ppBatch = pHit;
       *peMode = PAR_EXTRACT_CACHED;
     }else{
-      int nThread = pCtx->nThread;
+      int nThread = pCtx->nThread, bStale = 0;
       ParPool *p = parPoolGet(pCtx, src.zFile, nThread, src.bWal, &zWhy);
       unsigned iVersion = 0;
       if( p==0 && zWhy==0 ) rc = SQLITE_NOMEM;
       if( p ){
-        rc = parReadParallel(pCtx, db, p, &src, nThread, ppBatch, &iVersion, &zWhy, pzErr);
+        rc = parReadParallel(pCtx, db, p, &src, nThread, ppBatch, &iVersion, &bStale, &zWhy,
+                             pzErr);
+      }
+      if( bStale ){
+        /* A worker planned otherwise: most likely statistics it loaded
+        ** before an ANALYZE (which changes no schema version, so they stay
+        ** loaded).  New connections load them afresh for the next scan;
+        ** this one is read serially. */
+        parPoolFree(pCtx->pPool);
+        pCtx->pPool = 0;
       }
       if( rc==SQLITE_OK && *ppBatch ){
         *peMode = PAR_EXTRACT_PARALLEL;

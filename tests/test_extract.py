@@ -457,6 +457,44 @@ def test_join_ranges():
     same(c, sql)
 
 
+def test_workers_plan_as_the_caller():
+    """Worker connections keep the statistics they loaded: after an ANALYZE
+    (which changes no schema version) a worker can choose another index for
+    a join, and the rows would come in another order.  That scan is read
+    serially, the workers are opened again, and the next one is parallel
+    with the caller's plan."""
+    path, c = fresh("stats.db")
+    fill(c, "t", 3000, seed=41)
+    c.execute("CREATE TABLE q(a, b, v)")
+    rng = random.Random(42)
+    c.executemany("INSERT INTO q VALUES(?, ?, ?)",
+                  [(i % 4, rng.choice([1, 2.5, "7", "x", None]), i) for i in range(400)])
+    c.execute("CREATE INDEX qa ON q(a)")
+    c.execute("CREATE INDEX qb ON q(b)")
+    c.execute("SELECT par_config('min_rows', 0)")
+    sql = ("SELECT t.s, count(*), group_concat(q.v) FROM t JOIN q ON q.a = t.k AND q.b = t.m "
+           "GROUP BY t.s")
+
+    def stats(qa, qb):
+        """Statistics for q's two indexes; the caller reloads them."""
+        c.execute("DELETE FROM sqlite_stat1")
+        c.execute("INSERT INTO sqlite_stat1 VALUES('q', 'qa', ?), ('q', 'qb', ?)", (qa, qb))
+        c.execute("ANALYZE sqlite_schema")
+        return [r[3] for r in c.execute("EXPLAIN QUERY PLAN " + sql)][:2]
+
+    c.execute("ANALYZE")
+    assert stats("400 1", "400 400") == ["SCAN t", "SEARCH q USING INDEX qa (a=?)"]
+    assert mode_of(c, sql) == "parallel"
+    same(c, sql)
+    assert stats("400 400", "400 1") == ["SCAN t", "SEARCH q USING INDEX qb (b=?)"]
+    c.execute("SELECT par_cache_clear()")
+    assert mode_of(c, sql) == "serial"
+    same(c, sql)
+    c.execute("SELECT par_cache_clear()")
+    assert mode_of(c, sql) == "parallel"
+    same(c, sql)
+
+
 def test_transactions_see_their_own_view():
     path, c = fresh("txn.db")
     fill(c, "t", 4000, seed=6)
