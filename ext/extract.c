@@ -1068,7 +1068,8 @@ static int parInterrupted(sqlite3_stmt *pProbe){
 
 /* Read pSrc with nThread workers of pool p inside one snapshot.  Returns
 ** SQLITE_OK with *ppBatch and *piVersion, SQLITE_OK with *pzWhy set when it
-** must be read serially instead, or an error with *pzErr. */
+** must be read serially instead (and *pbStale set when that is because a
+** worker plans it otherwise than the caller), or an error with *pzErr. */
 static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParSource *pSrc,
                            int nThread, ParBatch **ppBatch, unsigned *piVersion,
                            int *pbStale, char **pzWhy, char **pzErr){
