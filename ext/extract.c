@@ -197,6 +197,14 @@ static int parPlanIs(const char *zPlan, const char *zStart, const char *zHas,
   return 1;
 }
 
+/* zPlan (from parQueryPlan, or NULL) on one line for a message: its
+** lines separated by ';'.  Returns zPlan. */
+static char *parPlanLine(char *zPlan){
+  char *z;
+  for(z=zPlan; z && *z; z++){ if( *z=='\n' ) *z = z[1] ? ';' : 0; }
+  return zPlan;
+}
+
 /* ---- the source ------------------------------------------------------------ */
 
 /* Does table zTab exist in schema zSchema of db? */
@@ -463,14 +471,10 @@ static char *parJoinRangeSql(const ParPlan *pPlan, const char *zAlias, const cha
 ** subqueries are built by each run: once per range in parallel. */
 static int parPlanInnerLoops(const char *zPlan){
   const char *z = zPlan ? strchr(zPlan, '\n') : 0;
-  if( z==0 ) return 0;
+  /* Anywhere in the plan (a table named so only costs the parallel read). */
+  if( z==0 || strstr(zPlan, "AUTOMATIC") || strstr(zPlan, "BLOOM") ) return 0;
   for(z++; *z; z = strchr(z, '\n') + 1){
-    const char *zEnd = strchr(z, '\n');
-    char *zLine = sqlite3_mprintf("%.*s", (int)(zEnd - z), z);
-    int bOk = zLine && (strncmp(zLine, "SCAN ", 5)==0 || strncmp(zLine, "SEARCH ", 7)==0)
-           && strstr(zLine, "AUTOMATIC")==0 && strstr(zLine, "BLOOM")==0;
-    sqlite3_free(zLine);
-    if( !bOk ) return 0;
+    if( strncmp(z, "SCAN ", 5)!=0 && strncmp(z, "SEARCH ", 7)!=0 ) return 0;
   }
   return 1;
 }
@@ -570,7 +574,7 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     ** temp view in the way, nothing attached, no virtual table): a worker
     ** has main's file as main, and nothing else. */
     int iSchema = -1, iTable = -1, iRef = -1;
-    const char *zEnd;
+    const char *zEnd, *zUsing;
     char *zShown;
     pSrc->bJoin = 1;
     for(i=0; i<nTok; i++){
@@ -594,11 +598,10 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     zPlan = parQueryPlan(db, zSink);
     if( zPlan==0 ) WHY("its query plan cannot be read: %s", sqlite3_errmsg(db));
     zEnd = strchr(zPlan, '\n');
-    if( strncmp(zPlan, "SCAN ", 5)!=0 || zEnd==0
-     || (strstr(zPlan, " USING ") && strstr(zPlan, " USING ")<zEnd) ){
-      char *z;
-      for(z=zPlan; *z; z++){ if( *z=='\n' ) *z = z[1] ? ';' : 0; }
-      WHY("SQLite does not join from one table read in rowid order (its plan: %s)", zPlan);
+    zUsing = strstr(zPlan, " USING ");
+    if( strncmp(zPlan, "SCAN ", 5)!=0 || zEnd==0 || (zUsing && zUsing<zEnd) ){
+      WHY("SQLite does not join from one table read in rowid order (its plan: %s)",
+          parPlanLine(zPlan));
     }
     zShown = sqlite3_mprintf("%.*s", (int)(zEnd - zPlan - 5), zPlan + 5);
     if( zShown==0 ) goto nomem;
@@ -676,18 +679,14 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   ** tables and indexes that exist before it runs)... */
   if( pSrc->bJoin ){
     if( !parPlanInnerLoops(zPlan) ){
-      char *z;
-      for(z=zPlan; *z; z++){ if( *z=='\n' ) *z = z[1] ? ';' : 0; }
-      WHY("SQLite's plan for the join builds something at each run (%s)", zPlan);
+      WHY("SQLite's plan for the join builds something at each run (%s)", parPlanLine(zPlan));
     }
   }else{
     zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
     zPlan = zSink ? parQueryPlan(db, zSink) : 0;
     if( !parPlanIs(zPlan, "SCAN ", 0, " USING ") ){
-      char *z;
-      for(z=zPlan; z && *z; z++){ if( *z=='\n' ) *z = z[1] ? ';' : 0; }
       WHY("SQLite does not read %s in rowid order alone (its plan: %s)", pSrc->zTable,
-          zPlan ? zPlan : "?");
+          zPlan ? parPlanLine(zPlan) : "?");
     }
   }
   /* ...and a rowid range restricts it to a range of the same order (a
@@ -1136,10 +1135,9 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
         if( azSql[k]==0 ) continue;
         zGot = parQueryPlan(pDb, azSql[k]);
         if( zGot==0 || azWant[k]==0 || strcmp(zGot, azWant[k])!=0 ){
-          char *z;
-          for(z=zGot; z && *z; z++){ if( *z=='\n' ) *z = z[1] ? ';' : 0; }
           *pzWhy = sqlite3_mprintf("a worker connection plans the extraction otherwise "
-                                   "(its plan: %s)", zGot ? zGot : sqlite3_errmsg(pDb));
+                                   "(its plan: %s)", zGot ? parPlanLine(zGot)
+                                                          : sqlite3_errmsg(pDb));
           sqlite3_free(zGot);
           *pbStale = 1;
           goto done;
@@ -1234,9 +1232,9 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   }
   run.mxMem = parMemLimit(pCtx);
   /* A range of rowids holds at most as many rows as it spans (a join's
-  ** can hold more: no windows then): the chunks
-  ** write straight into arrays of the whole span, side by side (batch.c,
-  ** windows), so joining them moves nothing when the rowids are dense.
+  ** can hold more: no windows then): the chunks write straight into
+  ** arrays of the whole span, side by side (batch.c, windows), so joining
+  ** them moves nothing when the rowids are dense.
   ** Only while the span is small against the memory limit: the arrays
   ** are counted whole, rows a WHERE drops included (never touched, those
   ** pages take no memory). */

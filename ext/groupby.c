@@ -773,7 +773,7 @@ static int prepareRuns(sqlite3 *db, const ParPlan *pPlan, ParColumn *aCol,
 }
 
 /* Make the result batch: nGroup rows of nAgg aggregates and nBare bare
-** columns, all NULL so far. */
+** columns, all NULL so far (unset when !bNull: see outColumn()). */
 static int newResult(const ParPlan *pPlan, size_t nGroup, int bNull, ParBatch **ppOut){
   int nOut = pPlan->nAgg + pPlan->nBare, k, rc = SQLITE_OK;
   ParBatch *pOut = sqlite3_malloc(sizeof(ParBatch));
@@ -1109,6 +1109,30 @@ done:
 
 /* ---- dense accumulation -------------------------------------------------------- */
 
+/* The least and greatest value of INTEGER column pCol's first n rows,
+** NULLs aside (*pLo > *pHi when there are none): kept since the rows were
+** read, else one parallel pass. */
+static void intRange(const ParColumn *pCol, size_t n, int nThread,
+                     sqlite3_int64 *pLo, sqlite3_int64 *pHi){
+  const sqlite3_int64 *v = pCol->aInt;
+  const uint8_t *aNull = pCol->nNull ? pCol->aNull : 0;
+  sqlite3_int64 lo = INT64_MAX, hi = INT64_MIN;
+  size_t i;
+  if( pCol->bRange ){
+    lo = pCol->iMin;
+    hi = pCol->iMax;
+  }else{
+    #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
+    for(i=0; i<n; i++){
+      if( aNull && (aNull[i>>3] >> (i&7)) & 1 ) continue;
+      if( v[i]<lo ) lo = v[i];
+      if( v[i]>hi ) hi = v[i];
+    }
+  }
+  *pLo = lo;
+  *pHi = hi;
+}
+
 /* aggregateDense() keeps, per thread and key value, the group's row count
 ** and for each aggregate an int64 (the sum, or the bits of the least or
 ** greatest value) and a count of non-NULL arguments when the argument has
@@ -1193,10 +1217,9 @@ static uint32_t binOf(const ParBinOf *p, size_t r){
 
 /* Fold rows [lo, hi) of aggregate pD into the arrays of one thread: aVal
 ** (sum, or least/greatest value) and aCnt (non-NULL arguments, when pD has
-** its own counts).  *pMin / *pMax: least and greatest integer summed. */
+** its own counts). */
 static void denseFold(const ParDense *pD, const ParBinOf *pBins, size_t lo, size_t hi,
-                      sqlite3_int64 *aVal, uint32_t *aCnt,
-                      sqlite3_int64 *pMin, sqlite3_int64 *pMax){
+                      sqlite3_int64 *aVal, uint32_t *aCnt){
   const ParColumn *pCol = pD->pArg;
   size_t r;
   switch( pD->eFunc ){
@@ -1206,27 +1229,19 @@ static void denseFold(const ParDense *pD, const ParBinOf *pBins, size_t lo, size
       })
       break;
     case PAR_AGG_SUM: case PAR_AGG_TOTAL: case PAR_AGG_AVG: {
-      /* Unsigned: wrapping is defined; denseSumsFit() rules it out. */
+      /* Unsigned: wrapping is defined; aggregateDense() ruled overflow
+      ** out before. */
       const sqlite3_int64 *v = pCol->aInt;
-      sqlite3_int64 mn = *pMin, mx = *pMax;
       uint64_t *s = (uint64_t*)aVal;
       if( aCnt ){
         DENSE_FOR_ROWS(pBins, {
           if( isNullRow(pCol, r) ) continue;
           s[bin] += (uint64_t)v[r];
           aCnt[bin]++;
-          if( v[r]<mn ) mn = v[r];
-          if( v[r]>mx ) mx = v[r];
         })
       }else{
-        DENSE_FOR_ROWS(pBins, {
-          s[bin] += (uint64_t)v[r];
-          if( v[r]<mn ) mn = v[r];
-          if( v[r]>mx ) mx = v[r];
-        })
+        DENSE_FOR_ROWS(pBins, { s[bin] += (uint64_t)v[r]; })
       }
-      *pMin = mn;
-      *pMax = mx;
       break;
     }
     case PAR_AGG_MIN: case PAR_AGG_MAX: {
@@ -1283,7 +1298,6 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
   ParDense *aD = sqlite3_malloc64(sizeof(ParDense)*(nAgg+1));
   sqlite3_int64 **aaVal = 0;     /* [t*nVal + i]: thread t's value array i */
   uint32_t **aaCnt = 0;          /* [t*nCnt + i]: 0 is the rows per key value */
-  sqlite3_int64 *aMin = 0, *aMax = 0;
   uint32_t *aGid = 0;
   uint32_t **aaFirst = 0;        /* [t]: thread t's first row per key value */
   size_t nGroup = 0;
@@ -1313,17 +1327,25 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
   }
   aaVal = sqlite3_malloc64(sizeof(sqlite3_int64*)*((size_t)nThread*nVal+1));
   aaCnt = sqlite3_malloc64(sizeof(uint32_t*)*((size_t)nThread*nCnt+1));
-  aMin = sqlite3_malloc64(sizeof(sqlite3_int64)*((size_t)nThread*nAgg+1));
-  aMax = sqlite3_malloc64(sizeof(sqlite3_int64)*((size_t)nThread*nAgg+1));
   aGid = sqlite3_malloc64(sizeof(uint32_t)*((size_t)nBin+1));
   aaFirst = sqlite3_malloc64(sizeof(uint32_t*)*((size_t)nThread+1));
-  if( aaVal==0 || aaCnt==0 || aMin==0 || aMax==0 || aGid==0 || aaFirst==0 ){
+  if( aaVal==0 || aaCnt==0 || aGid==0 || aaFirst==0 ){
     rc = SQLITE_NOMEM;
     goto done;
   }
   memset(aaFirst, 0, sizeof(uint32_t*)*((size_t)nThread+1));
   memset(aaVal, 0, sizeof(sqlite3_int64*)*((size_t)nThread*nVal+1));
   memset(aaCnt, 0, sizeof(uint32_t*)*((size_t)nThread*nCnt+1));
+  /* Integer sums: no running sum can overflow when the count of values
+  ** times the greatest magnitude stays below 2^63. */
+  for(j=0; j<nAgg; j++){
+    sqlite3_int64 mn, mx;
+    if( aD[j].eFunc!=PAR_AGG_SUM && aD[j].eFunc!=PAR_AGG_TOTAL && aD[j].eFunc!=PAR_AGG_AVG ){
+      continue;
+    }
+    intRange(aD[j].pArg, n, nThread, &mn, &mx);
+    if( mn<=mx && !sumCannotOverflow(intMagnitude(mn, mx), n) ) goto done;
+  }
 
   /* One slot per thread: a slot runs on some thread even when OpenMP
   ** gives fewer than asked. */
@@ -1365,14 +1387,11 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
       }
       for(jj=0; jj<nAgg; jj++){
         const ParDense *pD = &aD[jj];
-        aMin[(size_t)tt*nAgg+jj] = INT64_MAX;
-        aMax[(size_t)tt*nAgg+jj] = INT64_MIN;
         if( pD->eFunc==PAR_AGG_COUNT_STAR || (pD->eFunc==PAR_AGG_COUNT && !pD->bNulls) ){
           continue;
         }
         denseFold(pD, &bins, lo, hi, pD->iVal>=0 ? aV[pD->iVal] : 0,
-                  pD->iCnt>=0 ? aC[pD->iCnt] : 0,
-                  &aMin[(size_t)tt*nAgg+jj], &aMax[(size_t)tt*nAgg+jj]);
+                  pD->iCnt>=0 ? aC[pD->iCnt] : 0);
       }
     }
   }
@@ -1380,21 +1399,6 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
   for(t=0; t<nThread*nCnt; t++) if( aaCnt[t]==0 ) rc = SQLITE_NOMEM;
   for(t=0; t<nThread && bFirst; t++) if( aaFirst[t]==0 ) rc = SQLITE_NOMEM;
   if( rc ) goto done;
-
-  /* Integer sums: no running sum can overflow when the count of values
-  ** times the greatest magnitude stays below 2^63. */
-  for(j=0; j<nAgg; j++){
-    sqlite3_int64 mn = INT64_MAX, mx = INT64_MIN;
-    if( aD[j].eFunc!=PAR_AGG_SUM && aD[j].eFunc!=PAR_AGG_TOTAL && aD[j].eFunc!=PAR_AGG_AVG ){
-      continue;
-    }
-    for(t=0; t<nThread; t++){
-      if( aMin[(size_t)t*nAgg+j]<mn ) mn = aMin[(size_t)t*nAgg+j];
-      if( aMax[(size_t)t*nAgg+j]>mx ) mx = aMax[(size_t)t*nAgg+j];
-    }
-    if( mn>mx ) continue;                 /* no value at all */
-    if( !sumCannotOverflow(intMagnitude(mn, mx), n) ) goto done;
-  }
 
   /* Thread 0's arrays get the totals, key value by key value in thread
   ** order. */
@@ -1501,8 +1505,6 @@ done:
   if( aaCnt ) for(t=0; t<nThread*nCnt; t++) sqlite3_free(aaCnt[t]);
   sqlite3_free(aaVal);
   sqlite3_free(aaCnt);
-  sqlite3_free(aMin);
-  sqlite3_free(aMax);
   sqlite3_free(aGid);
   if( aaFirst ) for(t=0; t<nThread; t++) sqlite3_free(aaFirst[t]);
   sqlite3_free(aaFirst);
@@ -1521,23 +1523,10 @@ done:
 ** key in place. */
 static void intKeyRange(const ParColumn *pCol, size_t n, int nThread,
                         uint32_t *pnBin, sqlite3_int64 *piLo){
-  const sqlite3_int64 *v = pCol->aInt;
   const uint8_t *aNull = pCol->nNull ? pCol->aNull : 0;
-  sqlite3_int64 lo = INT64_MAX, hi = INT64_MIN;
-  size_t i;
+  sqlite3_int64 lo, hi;
   *pnBin = 0;
-  if( pCol->bRange ){
-    /* Kept while the rows were read. */
-    lo = pCol->iMin;
-    hi = pCol->iMax;
-  }else{
-    #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
-    for(i=0; i<n; i++){
-      if( aNull && (aNull[i>>3] >> (i&7)) & 1 ) continue;
-      if( v[i]<lo ) lo = v[i];
-      if( v[i]>hi ) hi = v[i];
-    }
-  }
+  intRange(pCol, n, nThread, &lo, &hi);
   if( lo>hi ){
     lo = hi = 0;                 /* NULLs only */
   }else if( (sqlite3_uint64)hi - (sqlite3_uint64)lo >= PAR_COUNT_MAX-1 ){

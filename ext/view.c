@@ -326,24 +326,6 @@ static int parLockBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   return SQLITE_OK;
 }
 
-static int parLockDisconnect(sqlite3_vtab *pVtab){
-  sqlite3_free(pVtab);
-  return SQLITE_OK;
-}
-
-static int parLockOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
-  sqlite3_vtab_cursor *pCur = sqlite3_malloc(sizeof(*pCur));
-  if( pCur==0 ) return SQLITE_NOMEM;
-  memset(pCur, 0, sizeof(*pCur));
-  *ppCur = pCur;
-  return SQLITE_OK;
-}
-
-static int parLockClose(sqlite3_vtab_cursor *pCur){
-  sqlite3_free(pCur);
-  return SQLITE_OK;
-}
-
 static int parLockFilter(sqlite3_vtab_cursor *pCur, int idxNum, const char *idxStr,
                          int argc, sqlite3_value **argv){
   return SQLITE_OK;
@@ -364,8 +346,8 @@ static sqlite3_module parLockModule = {
   0,                   /* xCreate: eponymous only */
   parLockConnect,      /* xConnect */
   parLockBestIndex,    /* xBestIndex: runs the pending ParViewDesc */
-  parLockDisconnect, 0,
-  parLockOpen, parLockClose, parLockFilter, parLockNext, parLockEof,
+  parRowsDisconnect, 0, /* freeing the table and cursor: as for par_rows */
+  parRowsOpen, parRowsClose, parLockFilter, parLockNext, parLockEof,
   parLockColumn, parLockRowid,
   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 };
