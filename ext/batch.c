@@ -363,6 +363,84 @@ static int parCollCompare(int eColl, const unsigned char *a, int na,
   return r ? r : na - nb;
 }
 
+/* Pairs of texts on which comparisons other than SQLite's own BINARY,
+** NOCASE and RTRIM are likely to differ from them: case outside ASCII,
+** characters between 'Z' and 'a', trailing spaces and tabs, NUL bytes,
+** prefixes. */
+static const struct { const char *a, *b; int na, nb; } aCollProbe[] = {
+#define PAR_PROBE(A, B) { A, B, (int)sizeof(A)-1, (int)sizeof(B)-1 }
+  PAR_PROBE("a", "A"), PAR_PROBE("a", "B"), PAR_PROBE("A", "b"),
+  PAR_PROBE("_", "a"), PAR_PROBE("_", "A"), PAR_PROBE("Z", "_"), PAR_PROBE("[", "a"),
+  PAR_PROBE("abc", "AB"), PAR_PROBE("ABC", "abd"), PAR_PROBE("abc", "abd"),
+  PAR_PROBE("ab", "a"), PAR_PROBE("10", "9"), PAR_PROBE("a", "a"),
+  PAR_PROBE("a", "a "), PAR_PROBE("a ", "a"), PAR_PROBE("a", " a"), PAR_PROBE("", "a"),
+  PAR_PROBE("", " "), PAR_PROBE("a  ", "a "), PAR_PROBE("a\t", "a"),
+  PAR_PROBE("a b", "a  b"), PAR_PROBE("a\0b", "a\0c"), PAR_PROBE("a\0", "a"),
+  PAR_PROBE("A\0b", "a"),
+  PAR_PROBE("\xc3\xa9", "\xc3\x89"),            /* e acute, E acute */
+  PAR_PROBE("\xc3\xa9", "e"), PAR_PROBE("\xc3\xa9", "f"),
+  PAR_PROBE("\xc3\x84", "\xc3\xa4"),            /* A, a with diaeresis */
+  PAR_PROBE("stra\xc3\x9f" "e", "STRASSE"),     /* sharp s */
+  PAR_PROBE("I", "\xc4\xb1"),                   /* dotless i */
+  PAR_PROBE("\xe2\x85\xa0", "\xe2\x85\xb0"),    /* roman numeral one */
+#undef PAR_PROBE
+};
+
+static const char *const azCollName[PAR_N_COLL] = { "BINARY", "NOCASE", "RTRIM" };
+
+const char *parCollName(int eColl){
+  return eColl>=0 && eColl<PAR_N_COLL ? azCollName[eColl] : "?";
+}
+
+int parCollReplaced(sqlite3 *db){
+  sqlite3_str *pSql = sqlite3_str_new(db);
+  sqlite3_stmt *pStmt = 0;
+  char *zSql;
+  int e, i, mask = 0, bUtf8 = 0;
+  for(e=0; e<PAR_N_COLL; e++){
+    sqlite3_str_appendf(pSql, "%s(?1 COLLATE %s > ?2) - (?1 COLLATE %s < ?2)",
+                        e ? ", " : "SELECT ", azCollName[e], azCollName[e]);
+  }
+  zSql = sqlite3_str_finish(pSql);
+  if( zSql==0 || sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0) ){
+    sqlite3_free(zSql);
+    sqlite3_finalize(pStmt);
+    return (1<<PAR_N_COLL) - 1;     /* cannot tell: none is trusted */
+  }
+  sqlite3_free(zSql);
+  {
+    sqlite3_stmt *pEnc = 0;
+    if( sqlite3_prepare_v2(db, "PRAGMA encoding", -1, &pEnc, 0)==SQLITE_OK
+     && sqlite3_step(pEnc)==SQLITE_ROW ){
+      bUtf8 = sqlite3_stricmp((const char*)sqlite3_column_text(pEnc, 0), "UTF-8")==0;
+    }
+    sqlite3_finalize(pEnc);
+  }
+  for(i=0; i<(int)(sizeof(aCollProbe)/sizeof(aCollProbe[0])); i++){
+    const unsigned char *a = (const unsigned char*)aCollProbe[i].a;
+    const unsigned char *b = (const unsigned char*)aCollProbe[i].b;
+    int na = aCollProbe[i].na, nb = aCollProbe[i].nb, bAscii = 1, k;
+    for(k=0; k<na; k++) if( a[k]>=0x80 ) bAscii = 0;
+    for(k=0; k<nb; k++) if( b[k]>=0x80 ) bAscii = 0;
+    sqlite3_bind_text(pStmt, 1, (const char*)a, na, SQLITE_STATIC);
+    sqlite3_bind_text(pStmt, 2, (const char*)b, nb, SQLITE_STATIC);
+    if( sqlite3_step(pStmt)!=SQLITE_ROW ){
+      mask = (1<<PAR_N_COLL) - 1;
+      break;
+    }
+    for(e=0; e<PAR_N_COLL; e++){
+      int r = parCollCompare(e, a, na, b, nb);
+      /* In UTF-16, BINARY compares the UTF-16 bytes: other orders beyond
+      ** ASCII. */
+      if( e==PAR_COLL_BINARY && !bUtf8 && !bAscii ) continue;
+      if( sqlite3_column_int(pStmt, e)!=(r>0)-(r<0) ) mask |= 1<<e;
+    }
+    sqlite3_reset(pStmt);
+  }
+  sqlite3_finalize(pStmt);
+  return mask;
+}
+
 typedef struct ParRankCtx { const ParDict *pD; int eColl; } ParRankCtx;
 
 static int parDictCmp(const void *pA, const void *pB, void *pArg){

@@ -44,6 +44,16 @@
 /* PAR_COLL_* for a collation name, or -1 when it is not one of the three. */
 int parCollFromName(const char *zName);
 
+/* "BINARY", "NOCASE" or "RTRIM" for a PAR_COLL_*. */
+const char *parCollName(int eColl);
+
+/* The built-in collations db compares otherwise than SQLite does (an
+** application may define its own NOCASE, say), as a mask of
+** 1<<PAR_COLL_*: those whose answers on db differ from SQLite's own on
+** some of a set of probe texts (all of them when the probe fails).  The
+** kernels and worker connections compare as SQLite's own do. */
+int parCollReplaced(sqlite3 *db);
+
 /* Distinct TEXT and BLOB values of one column. */
 typedef struct ParDict ParDict;
 struct ParDict {

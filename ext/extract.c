@@ -674,6 +674,14 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   zWhy = parForeignNames(db, pPlan->zExtractCols);
   if( zWhy==0 && pPlan->zExtractWhere ) zWhy = parForeignNames(db, pPlan->zExtractWhere);
   if( zWhy ){ bWhy = 1; goto done; }
+  {
+    int m = parCollReplaced(db), e;
+    for(e=0; e<PAR_N_COLL && (m & (1<<e))==0; e++){}
+    if( m ){
+      WHY("the application replaced the collation %s, which worker connections "
+          "have as SQLite defines it", parCollName(e));
+    }
+  }
 
   /* The query reads the table in rowid order (a join: from it, through
   ** tables and indexes that exist before it runs)... */
@@ -838,11 +846,13 @@ static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
 
   memset(pSrc, 0, sizeof(*pSrc));
   if( pCtx->mxCacheMb<=0 || pPlan->zExtract==0 || pPlan->zExtractFrom==0 ) return 0;
-  /* Application collations (functions are checked in the program below). */
+  /* Application collations (functions are checked in the program below);
+  ** a replaced built-in one could be replaced again otherwise. */
   if( (zWhy = parForeignNames(db, pPlan->zExtract))!=0 ){
     sqlite3_free(zWhy);
     return 0;
   }
+  if( parCollReplaced(db) ) return 0;
   /* One database file, nothing volatile, no temp view. */
   iDb = parProgramDb(db, pPlan->zExtract, 1);
   if( iDb<0 || iDb==1 || parNamesTempView(db, pPlan->zExtract) ) return 0;

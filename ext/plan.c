@@ -470,7 +470,7 @@ static void buildPlan(ParBuild *pB){
   int i, k, *aKeyTok = 0, *aKeyColl0 = 0;
   sqlite3_str *pStr;
   sqlite3_stmt *pExtract = 0;
-  int bUtf8 = 1;
+  int bUtf8 = 1, mReplaced;
   int *aBareExpr = 0;    /* extraction column of each bare column */
   char *aBareAff = 0;    /* its affinity letter */
   int nBare = 0;
@@ -694,17 +694,22 @@ static void buildPlan(ParBuild *pB){
   }
   buildCheckOrder(pB);
   if( pPlan->zWhy ) goto done;
+  /* The kernels compare text as SQLite's own collations do: one the
+  ** application replaced is not known to them (text then runs natively). */
+  mReplaced = bUtf8 ? parCollReplaced(pB->db) : 0;
+#define KNOWN(e) ((e)>=0 && (mReplaced & (1<<(e))) ? PAR_COLL_UNKNOWN : (e))
   for(i=0; i<pPlan->nKey; i++){
-    pPlan->aKeyColl[i] = aKeyColl0[i]>-2 ? aKeyColl0[i]
-        : buildCollation(pB, pExtract, i, aKeyTok[2*i], aKeyTok[2*i+1], bUtf8);
+    pPlan->aKeyColl[i] = KNOWN(aKeyColl0[i]>-2 ? aKeyColl0[i]
+        : buildCollation(pB, pExtract, i, aKeyTok[2*i], aKeyTok[2*i+1], bUtf8));
   }
   for(k=0; k<pPlan->nAgg; k++){
     ParAggCall *pA = &pSel->aAgg[k];
-    pPlan->aAgg[k].eColl = pA->nArg>=1
+    pPlan->aAgg[k].eColl = KNOWN(pA->nArg>=1
         ? buildCollation(pB, pExtract, pPlan->aAgg[k].iArg, pA->aArg[0].iTok,
                          pA->aArg[0].iTokEnd, bUtf8)
-        : PAR_COLL_BINARY;
+        : PAR_COLL_BINARY);
   }
+#undef KNOWN
   for(k=0; k<nBare; k++){
     aBareAff[k] = buildAffinity(sqlite3_column_decltype(pExtract, aBareExpr[k]));
   }

@@ -457,6 +457,58 @@ def test_join_ranges():
     same(c, sql)
 
 
+def test_replaced_collations():
+    """An application's own NOCASE, RTRIM or BINARY: the kernels and the
+    worker connections compare as SQLite's own do, so text under a
+    replaced collation runs natively and reads serially, uncached."""
+    path, c = fresh("collations.db")
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("CREATE TABLE t(name TEXT COLLATE NOCASE, r TEXT COLLATE RTRIM, v INTEGER, "
+              "plain TEXT)")
+    rng = random.Random(7)
+    words = ["\u00e9", "\u00c9", "e", "E", "stra\u00dfe", "STRASSE", "\u00c4", "\u00e4",
+             "a", "A ", "a  ", "_", None, 3, 2.5]
+    c.executemany("INSERT INTO t VALUES(?,?,?,?)",
+                  [(rng.choice(words), rng.choice(words), rng.randrange(-5, 5), rng.choice(words))
+                   for _ in range(3000)])
+    queries = [
+        "SELECT name, count(*), sum(v) FROM t GROUP BY name",
+        "SELECT v, min(name), max(name), count(DISTINCT name) FROM t GROUP BY v",
+        "SELECT count(*), sum(v) FROM t WHERE name = '\u00c9' OR name > 'STRASSE'",
+        "SELECT plain COLLATE NOCASE AS p, count(*) FROM t GROUP BY p",
+        "SELECT r, count(*), min(plain COLLATE RTRIM) FROM t GROUP BY r",
+        "SELECT plain, count(*), max(plain COLLATE BINARY) FROM t GROUP BY plain COLLATE BINARY",
+    ]
+    for sql in queries:
+        assert mode_of(c, sql) in ("parallel", "cached"), sql
+        same(c, sql)
+    cached = queries[2]
+    assert mode_of(c, cached) == "cached"
+
+    def casefold(a, b):
+        a, b = a.casefold(), b.casefold()
+        return (a > b) - (a < b)
+
+    c.create_collation("NOCASE", casefold)
+    c.create_collation("RTRIM", lambda a, b: (a > b) - (a < b))
+    assert "NOCASE" in explain_mode(c, cached) and "replaced" in explain_mode(c, cached)
+    assert mode_of(c, cached) == "serial"     # not the entry read before
+    assert mode_of(c, cached) == "serial"     # nor one read since
+    for threads in (2, 3):
+        c.execute("SELECT par_config('threads', %d)" % threads)
+        for sql in queries:
+            same(c, sql)
+    # Numbers compare without a collation: their kernels still run.
+    sql = "SELECT v, count(*) FROM t GROUP BY v"
+    assert json.loads(c.execute("SELECT par_profile(?)", (sql,)).fetchone()[0])["mode"] \
+        == "parallel"
+    same(c, sql)
+    c.create_collation("BINARY", casefold)
+    assert "BINARY" in explain_mode(c, sql)
+    for sql in queries:
+        same(c, sql)
+
+
 def test_workers_plan_as_the_caller():
     """Worker connections keep the statistics they loaded: after an ANALYZE
     (which changes no schema version) a worker can choose another index for
