@@ -1232,13 +1232,20 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
     for(i=0; i+1<run.nChunk; i++) run.aHi[i] = run.aLo[i+1];
     run.aHi[run.nChunk-1] = iMax;
   }else{
+    /* Rowid ranges [aLo[i], aHi[i]]; a span shorter than the ranges
+    ** would leave some empty, which are left out (aLo[i+1]-1 would
+    ** wrap below INT64_MIN). */
     unsigned __int128 span = (unsigned __int128)((sqlite3_uint64)iMax - (sqlite3_uint64)iMin) + 1;
-    for(i=0; i<run.nChunk; i++){
-      run.aLo[i] = (sqlite3_int64)((sqlite3_uint64)iMin
-                   + (sqlite3_uint64)(span * (unsigned)i / (unsigned)run.nChunk));
+    int nChunk = run.nChunk, k = 0;
+    for(i=0; i<nChunk; i++){
+      sqlite3_int64 lo = (sqlite3_int64)((sqlite3_uint64)iMin
+                         + (sqlite3_uint64)(span * (unsigned)i / (unsigned)nChunk));
+      if( k>0 && lo==run.aLo[k-1] ) continue;
+      if( k>0 ) run.aHi[k-1] = lo - 1;
+      run.aLo[k++] = lo;
     }
-    for(i=0; i+1<run.nChunk; i++) run.aHi[i] = run.aLo[i+1] - 1;
-    run.aHi[run.nChunk-1] = iMax;
+    run.nChunk = k;
+    run.aHi[k-1] = iMax;
   }
   run.mxMem = parMemLimit(pCtx);
   /* A range of rowids holds at most as many rows as it spans (a join's

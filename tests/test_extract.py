@@ -192,6 +192,24 @@ def test_empty_one_row_sparse_rowids():
         assert mode_of(c, sql) == "parallel"
         c.execute("SELECT par_cache_clear()")
         same(c, sql, ordered)
+    # Fewer rowids than ranges, from -2^63 up: the empty ranges are left
+    # out (one ending below -2^63 wrapped to 2^63-1 and read everything:
+    # an error for a table, every row again for a join).
+    c.execute("CREATE TABLE low(k, s TEXT, r REAL, m)")
+    c.execute("CREATE TABLE d(id INTEGER PRIMARY KEY, grp)")
+    c.executemany("INSERT INTO d VALUES(?, ?)", [(i, i % 2) for i in range(4)])
+    c.executemany("INSERT INTO low(rowid, k, s, r, m) VALUES(?, ?, ?, ?, ?)",
+                  [(-2**63 + i, i % 4, "s%d" % i, i / 2, None) for i in (0, 1, 5)])
+    join = "SELECT d.grp, count(*), group_concat(low.s) FROM low JOIN d ON d.id = low.k GROUP BY 1"
+    for threads in (2, 3):
+        c.execute("SELECT par_config('threads', %d)" % threads)
+        for sql, ordered in QUERIES + [(join, False)]:
+            sql = sql.replace(" FROM t", " FROM low")
+            c.execute("SELECT par_cache_clear()")
+            assert mode_of(c, sql) == "parallel", sql
+            c.execute("SELECT par_cache_clear()")
+            same(c, sql, ordered)
+    c.execute("SELECT par_config('threads', 2)")
 
 
 def test_without_rowid_key_ranges():
