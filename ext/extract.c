@@ -94,6 +94,8 @@ struct ParCacheEntry {
   int nExpr;            /* the expressions one by one (0: not known) */
   char **azExpr;
   unsigned iVersion;    /* data version of the pool's first connection */
+  unsigned iGen;        /* ...of the pool of this generation (a version
+                        ** means nothing to another connection) */
   ParBatch *pBatch;     /* one reference */
   sqlite3_int64 nHit;
 };
@@ -1393,7 +1395,7 @@ static ParCacheEntry *parCacheFind(ParCache *c, const char *zKey){
 
 /* Keep pBatch (a new reference) under pSrc's key, replacing a stale entry. */
 static void parCachePut(ParContext *pCtx, const ParPlan *pPlan, const ParSource *pSrc,
-                        ParBatch *pBatch, unsigned iVersion){
+                        ParBatch *pBatch, unsigned iVersion, unsigned iGen){
   sqlite3_int64 nMax = pCtx->mxCacheMb*1024*1024;
   ParCache *c = parCacheGet(pCtx);
   ParCacheEntry *e;
@@ -1420,6 +1422,7 @@ static void parCachePut(ParContext *pCtx, const ParPlan *pPlan, const ParSource 
     return;
   }
   e->iVersion = iVersion;
+  e->iGen = iGen;
   e->pBatch = pBatch;
   pBatch->nRef++;
   parCacheLinkFirst(c, e);
@@ -1478,8 +1481,9 @@ static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc, const P
     return 0;
   }
   /* Only the pool's first connection compares with the stamp; a pool on
-  ** another file means the entry cannot be checked. */
-  if( p==0 || p->nConn==0 || strcmp(p->zFile, pSrc->zFile)!=0
+  ** another file, or opened again since, means the entry cannot be
+  ** checked. */
+  if( p==0 || p->nConn==0 || p->iGen!=e->iGen || strcmp(p->zFile, pSrc->zFile)!=0
    || parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK
    || parDataVersion(p->aConn[0])!=e->iVersion ){
     parCacheDrop(c, e);
@@ -1550,7 +1554,7 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     }else{
       int nThread = pCtx->nThread, bStale = 0;
       ParPool *p = parPoolGet(pCtx, src.zFile, nThread, src.bWal, &zWhy);
-      unsigned iVersion = 0;
+      unsigned iVersion = 0, iGen = p ? p->iGen : 0;
       if( p==0 && zWhy==0 ) rc = SQLITE_NOMEM;
       if( p ){
         rc = parReadParallel(pCtx, db, p, &src, nThread, ppBatch, &iVersion, &bStale, &zWhy,
@@ -1567,7 +1571,7 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       if( rc==SQLITE_OK && *ppBatch ){
         *peMode = PAR_EXTRACT_PARALLEL;
         if( !parVolatileNames(pPlan->zExtract) ){
-          parCachePut(pCtx, pPlan, &src, *ppBatch, iVersion);
+          parCachePut(pCtx, pPlan, &src, *ppBatch, iVersion, iGen);
         }
       }
     }
@@ -1596,7 +1600,7 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     if( *ppBatch==0 ){
       rc = parBatchFromSql(db, pPlan->zExtract, parMemLimit(pCtx), ppBatch, pzErr);
       if( rc==SQLITE_OK && bPut ){
-        parCachePut(pCtx, pPlan, &src, *ppBatch, pStamp->iVersion);
+        parCachePut(pCtx, pPlan, &src, *ppBatch, pStamp->iVersion, pStamp->iGen);
       }
     }
     parSourceClear(&src);

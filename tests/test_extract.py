@@ -759,6 +759,34 @@ def cached_then(c, sql, change, expect_cached_after=False):
     same(c, sql)
 
 
+def test_cache_pool_moves_between_files():
+    """Worker connections follow the file being read; an entry stamped by
+    connections since closed cannot be checked (a data version counts per
+    connection, and a new one can repeat an old one's), so it misses."""
+    path, c = fresh("moves.db", wal=False)
+    apath, a = fresh("moves_aux.db", wal=False)
+    a.execute("CREATE TABLE a(x)")
+    a.executemany("INSERT INTO a VALUES(?)", [(i % 3,) for i in range(50)])
+    a.close()
+    c.execute("CREATE TABLE t(k)")
+    c.execute("INSERT INTO t VALUES(1), (2)")
+    c.execute("ATTACH ? AS aux", (apath,))
+    for min_rows in (100000, 0):      # read serially, then in parallel
+        c.execute("SELECT par_config('min_rows', %d)" % min_rows)
+        for writer in (c, connect(path, wal=False)):
+            c.execute("DELETE FROM t")
+            c.execute("INSERT INTO t VALUES(1), (2)")
+            c.execute("SELECT par_cache_clear()")
+            sql = "SELECT k, count(*) FROM t GROUP BY k"
+            assert same(c, sql) == [(1, 1), (2, 1)]
+            assert mode_of(c, sql) == "cached"
+            same(c, "SELECT x, count(*) FROM aux.a GROUP BY x")   # the pool moves
+            writer.execute("DELETE FROM t WHERE k = 2")
+            assert mode_of(c, sql) != "cached"
+            assert same(c, sql) == [(1, 1)]
+    c.execute("DETACH aux")
+
+
 def test_cache_never_stale():
     path, c = fresh("stale.db")
     fill(c, "t", 3000, seed=8)
