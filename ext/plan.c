@@ -277,6 +277,33 @@ static int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
   return PAR_COLL_BINARY;
 }
 
+/* The text that stands for aggregate call pA (result column k of
+** par_rows) in the final SQL.  A function's result takes the explicit
+** COLLATE of its first argument that has one (sqlite3ExprCollSeq follows
+** the operand that carries it down to it), so that COLLATE goes with the
+** column: "(_pnb0 COLLATE NOCASE)" orders, compares and passes its
+** collation up to an enclosing expression as max(s COLLATE NOCASE) does.
+** NULL with *pbUnknown set when the deciding argument has several. */
+static char *buildAggText(const ParSelect *pSel, const ParAggCall *pA, int k, int *pbUnknown){
+  const char *z = pSel->zSql;
+  const ParToken *a = pSel->aTok;
+  int i, t, iColl = -1, nColl = 0;
+  *pbUnknown = 0;
+  for(i=0; i<pA->nArg && nColl==0; i++){
+    for(t=pA->aArg[i].iTok; t<pA->aArg[i].iTokEnd; t++){
+      if( parTokIs(z, &a[t], "COLLATE") && t+1<pA->aArg[i].iTokEnd ){
+        if( nColl++==0 ) iColl = t+1;
+      }
+    }
+  }
+  if( nColl==0 ) return sqlite3_mprintf("_pnb%d", k);
+  if( nColl>1 ){
+    *pbUnknown = 1;
+    return 0;
+  }
+  return sqlite3_mprintf("(_pnb%d COLLATE %.*s)", k, a[iColl].n, z + a[iColl].i);
+}
+
 static int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg){
   if( pB->pPlan->zWhy==0 ){
     pB->pPlan->zWhy = sqlite3_mprintf(zFmt, zArg);
@@ -557,7 +584,15 @@ static void buildPlan(ParBuild *pB){
       }
     }
     if( PAR_ROWS_MAX<=k ){ buildWhy(pB, "more result columns than par_rows serves%s", ""); goto done; }
-    buildRepl(pB, pA->call, sqlite3_mprintf("_pnb%d", k));
+    {
+      int bUnknown;
+      char *zText = buildAggText(pSel, pA, k, &bUnknown);
+      if( bUnknown ){
+        buildWhy(pB, "an aggregate argument with several COLLATE: %s", pP->zText);
+        goto done;
+      }
+      buildRepl(pB, pA->call, zText);
+    }
   }
 
   /* SQLite resets its "min/max hit" flag before each min/max step, so the
@@ -742,6 +777,7 @@ static void buildPlan(ParBuild *pB){
         if( pB->aRepl[r].iStart==pSel->aCol[i].span.iStart
          && pB->aRepl[r].iEnd==pSel->aCol[i].span.iEnd ){
           const char *zT = pB->aRepl[r].zText;   /* "_p" aff coll number */
+          if( zT[0]=='(' ) zT++;                 /* "(_pnb3 COLLATE x)" */
           aDirect[i] = atoi(zT+4);
           bFound = 1;
         }
@@ -775,6 +811,32 @@ static void buildPlan(ParBuild *pB){
                         pSel->aOrder[i].suffix.iEnd - pSel->aOrder[i].suffix.iStart,
                         z + pSel->aOrder[i].suffix.iStart);
     sqlite3_free(zO);
+  }
+  if( pSel->nOrder>0 && pSel->nGroup>0 ){
+    /* Rows that tie under ORDER BY come in the order SQLite makes the
+    ** groups: by their keys, each in the direction of the ORDER BY term
+    ** in its place when there are as many ORDER BY terms as GROUP BY
+    ** terms (select.c copies them: the sort may then be skipped), else
+    ** ascending.  par_rows has the groups in ascending key order, its
+    ** rowid counting them. */
+    int nDesc = 0;
+    if( pSel->nOrder==pSel->nGroup ){
+      for(i=0; i<pSel->nOrder; i++){
+        const ParSpan *pSuf = &pSel->aOrder[i].suffix;
+        int t;
+        for(t=pSuf->iTok; t<pSuf->iTokEnd; t++){
+          if( parTokIs(z, &pSel->aTok[t], "DESC") ) nDesc++;
+        }
+      }
+    }
+    if( nDesc>0 && (nDesc<pSel->nGroup || pSel->bDistinct) ){
+      /* Mixed directions would need the keys; DISTINCT keeps the first
+      ** of equal rows, which depends on the direction. */
+      buildWhy(pB, "ORDER BY in other directions than its GROUP BY keys'%s", "");
+      sqlite3_free(sqlite3_str_finish(pStr));
+      goto done;
+    }
+    sqlite3_str_appendf(pStr, ", par_rows.rowid%s", nDesc ? " DESC" : "");
   }
   if( pSel->bLimit ){
     sqlite3_str_appendf(pStr, " LIMIT %.*s", pSel->limit.iEnd - pSel->limit.iStart,

@@ -34,6 +34,12 @@ summary per group precedes the last line):
                 min_rows 0: bit-identical rows (repr of floats).
   concurrent    views scanned at once on four connections from four Python
                 threads, at different thread counts.
+  ties          random GROUP BY queries whose ORDER BY leaves ties between
+                visibly different rows (1/1.0, 'a'/'A', 'b'/'b ', 0/-0.0),
+                with DISTINCT, HAVING, LIMIT and aggregates over arguments
+                with COLLATE: rows compared in order, exactly (SQLite makes
+                its groups in the directions of the ORDER BY terms when
+                there are as many as GROUP BY terms).
   scan          a view scanned twice and concurrently, after data changes,
                 joined with a table and with itself, correlated, filtered,
                 column names, a dropped base table.
@@ -1948,8 +1954,60 @@ def targeted_group():
 # a crash of the extension costs one part, not the whole run: the parent
 # reports the crash as a failure, with the statement that was running.
 
-PARTS = ["random", "rowchoice", "targeted", "native", "scan", "errors", "big"]
+PARTS = ["random", "rowchoice", "targeted", "native", "scan", "errors", "big", "ties"]
 CURRENT = os.environ.get("VIEWS_CURRENT_FILE")
+
+
+def ties_group(rng, ncases):
+    """Rows that tie under ORDER BY must come out in SQLite's order (its
+    groups' order: the keys, in the directions of the ORDER BY terms when
+    there are as many as GROUP BY terms), and an aggregate over an
+    argument with a COLLATE has that collation in ORDER BY, HAVING and
+    enclosing expressions.  Values that tie but differ (1/1.0/'1', 'a'/'A',
+    'b'/'b ', 0/-0.0) make every difference visible: rows are compared in
+    order, exactly (repr)."""
+    conn = connect()
+    conn.execute("SELECT par_config('min_rows', 0)").fetchone()
+    vals = [None, 1, 1.0, 2, "a", "A", "b ", "b", 0, -0.0]
+    terms = ["c", "c DESC", "m", "m DESC", "m COLLATE NOCASE", "m COLLATE NOCASE DESC",
+             "c DESC NULLS FIRST", "m NULLS LAST", "g", "g DESC", "h", "h DESC", "x",
+             "x DESC", "lower(m)", "g % 2 DESC", "2", "1 DESC"]
+    aggs = ["max(v)", "max(v COLLATE NOCASE)", "min(v COLLATE RTRIM)", "group_concat(v)",
+            "group_concat(v, ',' COLLATE NOCASE)", "max(v COLLATE NOCASE) || ''", "min(v)",
+            "max(lower(v COLLATE NOCASE))", "max(v COLLATE NOCASE) COLLATE BINARY"]
+    nacc = 0
+    for case in range(ncases):
+        conn.execute("DROP TABLE IF EXISTS t")
+        conn.execute("CREATE TABLE t(g, h, v)")
+        conn.executemany("INSERT INTO t VALUES (?, ?, ?)",
+                         [(rng.randrange(6), rng.choice(vals), rng.choice(vals))
+                          for _ in range(rng.randrange(0, 40))])
+        keys = rng.choice(["g", "h", "g, h", "h, g", "h COLLATE NOCASE", "g, h COLLATE NOCASE"])
+        order = ", ".join(rng.sample(terms, rng.randrange(1, 4)))
+        sql = "SELECT %sg, h, count(*) AS c, %s AS m, sum(v) AS x FROM t GROUP BY %s%s ORDER BY %s%s" % (
+            rng.choice(["", "", "DISTINCT "]), rng.choice(aggs), keys,
+            rng.choice(["", "", " HAVING m >= 'a' COLLATE NOCASE", " HAVING count(*) > 1"]),
+            order, rng.choice(["", " LIMIT 2", " LIMIT 3 OFFSET 1", ""]))
+        conn.execute("SELECT par_config('threads', ?), par_config('group_strategy', ?)",
+                     (rng.choice([1, 2, 3]), rng.randrange(5))).fetchone()
+        note_current("ties", sql)
+        want = run_native(conn, sql)
+        got = run_view(conn, sql)
+        if not explain(conn, sql).startswith("native:"):
+            nacc += 1
+        if want[0] == "error":
+            ok = got[0] != "ok" and want[1] in got[1]
+        else:
+            ok = got[0] == "ok" and repr(got[1]) == repr(want[1])
+        if ok:
+            R.ok("ties")
+        else:
+            R.fail("ties", sql, "native %s\nview   %s" % (short(want), short(got)))
+    # Most shapes must be accelerated (the rest: mixed directions, DISTINCT
+    # with DESC, several COLLATE in one argument).
+    if nacc < ncases * 0.7:
+        R.fail("ties", "only %d of %d cases accelerated" % (nacc, ncases))
+    conn.close()
 
 
 def note_current(label, sql):
@@ -1985,6 +2043,8 @@ def run_part(name):
             conn.close()
         elif name == "targeted":
             targeted_group()
+        elif name == "ties":
+            ties_group(random.Random(SEED + 4), int(2000 * SCALE))
         elif name == "scan":
             scan_group()
         elif name == "errors":
