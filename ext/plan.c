@@ -278,30 +278,18 @@ static int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
 }
 
 /* The text that stands for aggregate call pA (result column k of
-** par_rows) in the final SQL.  A function's result takes the explicit
-** COLLATE of its first argument that has one (sqlite3ExprCollSeq follows
-** the operand that carries it down to it), so that COLLATE goes with the
-** column: "(_pnb0 COLLATE NOCASE)" orders, compares and passes its
-** collation up to an enclosing expression as max(s COLLATE NOCASE) does.
-** NULL with *pbUnknown set when the deciding argument has several. */
-static char *buildAggText(const ParSelect *pSel, const ParAggCall *pA, int k, int *pbUnknown){
-  const char *z = pSel->zSql;
-  const ParToken *a = pSel->aTok;
-  int i, t, iColl = -1, nColl = 0;
-  *pbUnknown = 0;
-  for(i=0; i<pA->nArg && nColl==0; i++){
-    for(t=pA->aArg[i].iTok; t<pA->aArg[i].iTokEnd; t++){
-      if( parTokIs(z, &a[t], "COLLATE") && t+1<pA->aArg[i].iTokEnd ){
-        if( nColl++==0 ) iColl = t+1;
-      }
-    }
+** par_rows) in the final SQL.  A function's result takes the collation of
+** its first argument that has an explicit COLLATE (sqlite3ExprCollSeq), so
+** that COLLATE goes with the column: "(_pnb0 COLLATE NOCASE)" orders,
+** compares and passes its collation up to an enclosing expression as
+** max(s COLLATE NOCASE) does. */
+static char *buildAggText(const ParSelect *pSel, const ParAggCall *pA, int k){
+  int i, t = -1;
+  for(i=0; i<pA->nArg && t<0; i++){
+    t = parExprCollateTok(pSel->zSql, pSel->aTok, pA->aArg[i].iTok, pA->aArg[i].iTokEnd);
   }
-  if( nColl==0 ) return sqlite3_mprintf("_pnb%d", k);
-  if( nColl>1 ){
-    *pbUnknown = 1;
-    return 0;
-  }
-  return sqlite3_mprintf("(_pnb%d COLLATE %.*s)", k, a[iColl].n, z + a[iColl].i);
+  if( t<0 ) return sqlite3_mprintf("_pnb%d", k);
+  return sqlite3_mprintf("(_pnb%d COLLATE %.*s)", k, pSel->aTok[t].n, pSel->zSql + pSel->aTok[t].i);
 }
 
 static int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg){
@@ -584,15 +572,7 @@ static void buildPlan(ParBuild *pB){
       }
     }
     if( PAR_ROWS_MAX<=k ){ buildWhy(pB, "more result columns than par_rows serves%s", ""); goto done; }
-    {
-      int bUnknown;
-      char *zText = buildAggText(pSel, pA, k, &bUnknown);
-      if( bUnknown ){
-        buildWhy(pB, "an aggregate argument with several COLLATE: %s", pP->zText);
-        goto done;
-      }
-      buildRepl(pB, pA->call, zText);
-    }
+    buildRepl(pB, pA->call, buildAggText(pSel, pA, k));
   }
 
   /* SQLite resets its "min/max hit" flag before each min/max step, so the

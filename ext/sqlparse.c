@@ -541,3 +541,55 @@ void parSelectClear(ParSelect *p){
   sqlite3_free(p->zWhy);
   memset(p, 0, sizeof(*p));
 }
+
+/* The last name of the COLLATE operators from token k on ("x COLLATE a
+** COLLATE b" is b). */
+static int lastCollate(const char *zSql, const ParToken *a, int k, int iTokEnd){
+  int iName = -1;
+  while( k+1<iTokEnd && parTokIs(zSql, &a[k], "COLLATE") ){
+    iName = k+1;
+    k += 2;
+  }
+  return iName;
+}
+
+/* SQLite gives an expression the collation of an explicit COLLATE found
+** by following, from the top, the first operand that contains one
+** (sqlite3ExprCollSeq: the left operand before the right, arguments in
+** order).  COLLATE binds tighter than any operator, so in token order the
+** first operand holding one is either a primary followed by COLLATE (the
+** last of several applies), or a parenthesis or call with one inside,
+** searched the same way in its first argument that has one.  A COLLATE
+** inside a subquery does not count. */
+int parExprCollateTok(const char *zSql, const ParToken *a, int iTok, int iTokEnd){
+  int i = iTok, j, d, k, r;
+  while( i<iTokEnd ){
+    if( a[i].eType==PT_LP ){
+      for(d=0, j=i; j<iTokEnd; j++){
+        if( a[j].eType==PT_LP ) d++;
+        if( a[j].eType==PT_RP && --d==0 ) break;
+      }
+      if( j>=iTokEnd ) return -1;
+      if( j+1<iTokEnd && parTokIs(zSql, &a[j+1], "COLLATE") ){
+        return lastCollate(zSql, a, j+1, iTokEnd);
+      }
+      if( i+1<j && !parTokIs(zSql, &a[i+1], "SELECT") ){
+        /* Each argument (or the one expression) in turn. */
+        for(k=i+1; k<j; k++){
+          int e = k;
+          for(d=0; e<j && (d>0 || a[e].eType!=PT_COMMA); e++){
+            if( a[e].eType==PT_LP ) d++;
+            if( a[e].eType==PT_RP ) d--;
+          }
+          if( (r = parExprCollateTok(zSql, a, k, e))>=0 ) return r;
+          k = e;
+        }
+      }
+      i = j+1;
+      continue;
+    }
+    if( parTokIs(zSql, &a[i], "COLLATE") ) return lastCollate(zSql, a, i, iTokEnd);
+    i++;
+  }
+  return -1;
+}

@@ -100,6 +100,10 @@ struct ParSelect {
 int parSelectParse(const char *zSql, ParSelect *p);
 void parSelectClear(ParSelect *p);
 
+/* The token naming the collation SQLite gives the expression of tokens
+** [iTok, iTokEnd) through its COLLATE operators, or -1 when it has none. */
+int parExprCollateTok(const char *zSql, const ParToken *a, int iTok, int iTokEnd);
+
 /* The text of a span as a new string (sqlite3_malloc), or NULL on OOM. */
 char *parSpanText(const char *zSql, ParSpan s);
 

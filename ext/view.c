@@ -221,16 +221,91 @@ typedef struct ParViewDesc {
   int bDone;             /* parViewDescribe ran */
 } ParViewDesc;
 
+/* The collation SQLite gives result column iCol of pSel (prepared as
+** pStmt) when its expression has no COLLATE: a column's own, taken
+** straight or through CAST and unary + (sqlite3ExprCollSeq looks through
+** them).  For those the SELECT is prepared again with the column alone
+** in that place, and SQLite names where it comes from.  pSel NULL: the
+** select list is not known, only straight columns are seen.  NULL for
+** none. */
+static char *parViewColumnColl(sqlite3 *db, const ParSelect *pSel, sqlite3_stmt *pStmt,
+                               int iCol){
+  const char *z = pSel ? pSel->zSql : 0;
+  const ParToken *a = pSel ? pSel->aTok : 0;
+  int t0 = pSel ? pSel->aCol[iCol].span.iTok : 0, t1 = pSel ? pSel->aCol[iCol].span.iTokEnd : 0;
+  int d, k;
+  sqlite3_stmt *pAlone = 0;
+  const char *zTab, *zOrig, *zColl = 0;
+  char *zOut = 0;
+  while( pSel ){
+    if( t1-t0>=2 && a[t0].eType==PT_OP && z[a[t0].i]=='+' && a[t0].n==1 ){
+      t0++;
+    }else if( t1-t0>=2 && a[t0].eType==PT_LP && a[t1-1].eType==PT_RP ){
+      for(d=0, k=t0; k<t1-1; k++){
+        if( a[k].eType==PT_LP ) d++;
+        if( a[k].eType==PT_RP && --d==0 ) break;
+      }
+      if( k<t1-1 ) break;
+      t0++;
+      t1--;
+    }else if( t1-t0>=5 && parTokIs(z, &a[t0], "CAST") && a[t0+1].eType==PT_LP
+           && a[t1-1].eType==PT_RP ){
+      int iAs = -1;
+      for(d=0, k=t0+1; k<t1-1; k++){
+        if( a[k].eType==PT_LP ) d++;
+        if( a[k].eType==PT_RP && --d==0 ) break;
+        if( d==1 && parTokIs(z, &a[k], "AS") ) iAs = k;
+      }
+      if( k<t1-1 || iAs<0 ) break;
+      t0 += 2;
+      t1 = iAs;
+    }else{
+      break;
+    }
+  }
+  if( pSel==0 || t0==pSel->aCol[iCol].span.iTok ){
+    zTab = sqlite3_column_table_name(pStmt, iCol);
+    zOrig = sqlite3_column_origin_name(pStmt, iCol);
+    if( zTab && zOrig
+     && sqlite3_table_column_metadata(db, sqlite3_column_database_name(pStmt, iCol), zTab,
+                                      zOrig, 0, &zColl, 0, 0, 0)==SQLITE_OK ){
+      zOut = sqlite3_mprintf("%s", zColl);
+    }
+    return zOut;
+  }
+  {
+    const ParSpan *pSpan = &pSel->aCol[iCol].span;
+    char *zSql = sqlite3_mprintf("%.*s%.*s%s", pSpan->iStart, z, a[t1-1].i + a[t1-1].n - a[t0].i,
+                                 z + a[t0].i, z + pSpan->iEnd);
+    if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pAlone, 0)==SQLITE_OK
+     && sqlite3_column_count(pAlone)>iCol
+     && (zTab = sqlite3_column_table_name(pAlone, iCol))!=0
+     && (zOrig = sqlite3_column_origin_name(pAlone, iCol))!=0
+     && sqlite3_table_column_metadata(db, sqlite3_column_database_name(pAlone, iCol), zTab,
+                                      zOrig, 0, &zColl, 0, 0, 0)==SQLITE_OK ){
+      zOut = sqlite3_mprintf("%s", zColl);
+    }
+    sqlite3_finalize(pAlone);
+    sqlite3_free(zSql);
+  }
+  return zOut;
+}
+
 static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
   sqlite3_stmt *pStmt = 0;
   sqlite3_str *pDecl = 0;
   char **azName = 0;
-  int rc, i, j, nCol = 0;
+  ParSelect sel;
+  int rc, i, j, nCol = 0, bSel = 0;
 
   pD->bDone = 1;
+  memset(&sel, 0, sizeof(sel));
   rc = parPrepareSelect(db, pD->zSql, &pStmt, &pD->zErr);
   if( rc ) goto done;
   nCol = sqlite3_column_count(pStmt);
+  /* The select list as written, for its COLLATE operators. */
+  if( parSelectParse(pD->zSql, &sel)!=SQLITE_OK ){ rc = SQLITE_NOMEM; goto done; }
+  bSel = sel.nCol==nCol;
   azName = sqlite3_malloc64(sizeof(char*)*nCol);
   pDecl = sqlite3_str_new(db);
   if( azName==0 ){ rc = SQLITE_NOMEM; goto done; }
@@ -253,17 +328,19 @@ static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
     sqlite3_str_appendf(pDecl, "%s\"%w\"%s%s", i ? ", " : "", z,
                         zType ? " " : "", zType ? zType : "");
     {
-      /* A column taken straight from a table keeps its collation, as a
-      ** SQLite view's column does. */
-      const char *zTab = sqlite3_column_table_name(pStmt, i);
-      const char *zOrig = sqlite3_column_origin_name(pStmt, i);
-      const char *zColl = 0;
-      if( zTab && zOrig
-       && sqlite3_table_column_metadata(db, sqlite3_column_database_name(pStmt, i),
-                                        zTab, zOrig, 0, &zColl, 0, 0, 0)==SQLITE_OK
-       && zColl && sqlite3_stricmp(zColl, "BINARY")!=0 ){
+      /* The collation of a SQLite view's column: its expression's explicit
+      ** COLLATE, else the collation of a column it is (through CAST or
+      ** unary +). */
+      int t = bSel ? parExprCollateTok(sel.zSql, sel.aTok, sel.aCol[i].span.iTok,
+                                       sel.aCol[i].span.iTokEnd) : -1;
+      char *zColl = 0;
+      if( t>=0 ){
+        sqlite3_str_appendf(pDecl, " COLLATE %.*s", sel.aTok[t].n, sel.zSql + sel.aTok[t].i);
+      }else if( (zColl = parViewColumnColl(db, bSel ? &sel : 0, pStmt, i))!=0
+             && sqlite3_stricmp(zColl, "BINARY")!=0 ){
         sqlite3_str_appendf(pDecl, " COLLATE \"%w\"", zColl);
       }
+      sqlite3_free(zColl);
     }
   }
   sqlite3_str_appendall(pDecl, ")");
@@ -281,6 +358,7 @@ done:
     sqlite3_free(azName);
   }
   sqlite3_finalize(pStmt);
+  parSelectClear(&sel);
   pD->rc = rc;
 }
 

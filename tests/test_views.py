@@ -1566,9 +1566,46 @@ def rows_of(table, cols, values):
             [v if isinstance(v, tuple) else (v,) for v in values])
 
 
+def view_column_collations():
+    """Queries over a parallel view order and compare its columns under
+    the collations a SQLite view's columns have: an explicit COLLATE in
+    the expression (an aggregate's argument's too; of several, the one
+    SQLite's rules pick), else a column's own, straight or through CAST
+    and unary +."""
+    c = connect()
+    c.execute("SELECT par_config('min_rows', 0)").fetchone()
+    c.execute("CREATE TABLE t(g INTEGER, s TEXT COLLATE NOCASE, p TEXT, r TEXT COLLATE RTRIM)")
+    c.executemany("INSERT INTO t VALUES (?, ?, ?, ?)",
+                  [(1, "abc", "abc", "x"), (2, "ABD", "ABD", "x  "), (3, "abd ", "Abc", "X"),
+                   (4, None, "b", "x ")])
+    exprs = ["max(p COLLATE NOCASE)", "p COLLATE NOCASE", "s", "upper(p COLLATE NOCASE) || ''",
+             "s COLLATE BINARY", "max(s)", "max(p COLLATE NOCASE) COLLATE RTRIM",
+             "(p COLLATE NOCASE) || (s COLLATE BINARY)", "(p || s COLLATE BINARY) COLLATE NOCASE || r",
+             "p COLLATE NOCASE COLLATE RTRIM", "group_concat(p, ',' COLLATE NOCASE)",
+             "CAST(s AS TEXT)", "+s", "+(CAST(r AS TEXT))", "CAST(p COLLATE RTRIM AS TEXT)",
+             "(SELECT p COLLATE NOCASE)", "coalesce(r, p COLLATE NOCASE)", "min(r)",
+             "CASE WHEN g > 1 THEN p COLLATE NOCASE ELSE r END", "r"]
+    bad = []
+    for e in exprs:
+        for sql in ("SELECT g, %s AS m FROM t GROUP BY g" % e, "SELECT g, %s AS m FROM t" % e):
+            c.execute("DROP VIEW IF EXISTS nv")
+            c.execute("DROP TABLE IF EXISTS temp.v")
+            c.execute("CREATE TEMP VIEW nv AS " + sql)
+            c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % quote_arg(sql))
+            for outer in ("ORDER BY m, g", "ORDER BY m DESC, g", "WHERE m = 'ABC' ORDER BY g",
+                          "WHERE m > 'abc' ORDER BY g", "WHERE m = 'x' ORDER BY g"):
+                want = c.execute("SELECT * FROM nv " + outer).fetchall()
+                got = c.execute("SELECT * FROM v " + outer).fetchall()
+                if want != got:
+                    bad.append("%s | %s: native %r, view %r" % (sql, outer, want, got))
+    c.close()
+    assert not bad, "\n".join(bad[:10])
+
+
 def targeted_group():
     T = "targeted"
     O = "targeted-rowchoice"
+    check(T, "outer queries under the view's column collations", view_column_collations)
     nc = ["CREATE TABLE t(e TEXT COLLATE NOCASE, g INTEGER, n INTEGER)",
           rows_of("t", 3, [("a", 1, 1), ("A", 2, 2), ("B", 1, 3), ("b", 2, 4), ("c", 1, 5), (None, 1, 6)])]
     # Collations of keys outside the group-by itself.
