@@ -282,12 +282,15 @@ static int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
 ** its first argument that has an explicit COLLATE (sqlite3ExprCollSeq), so
 ** that COLLATE goes with the column: "(_pnb0 COLLATE NOCASE)" orders,
 ** compares and passes its collation up to an enclosing expression as
-** max(s COLLATE NOCASE) does. */
-static char *buildAggText(const ParSelect *pSel, const ParAggCall *pA, int k){
+** max(s COLLATE NOCASE) does.  NULL with *pbUnknown set when which COLLATE
+** applies is not known. */
+static char *buildAggText(const ParSelect *pSel, const ParAggCall *pA, int k, int *pbUnknown){
   int i, t = -1;
-  for(i=0; i<pA->nArg && t<0; i++){
+  for(i=0; i<pA->nArg && t==-1; i++){
     t = parExprCollateTok(pSel->zSql, pSel->aTok, pA->aArg[i].iTok, pA->aArg[i].iTokEnd);
   }
+  *pbUnknown = t==-2;
+  if( t==-2 ) return 0;
   if( t<0 ) return sqlite3_mprintf("_pnb%d", k);
   return sqlite3_mprintf("(_pnb%d COLLATE %.*s)", k, pSel->aTok[t].n, pSel->zSql + pSel->aTok[t].i);
 }
@@ -572,7 +575,15 @@ static void buildPlan(ParBuild *pB){
       }
     }
     if( PAR_ROWS_MAX<=k ){ buildWhy(pB, "more result columns than par_rows serves%s", ""); goto done; }
-    buildRepl(pB, pA->call, buildAggText(pSel, pA, k));
+    {
+      int bUnknown;
+      char *zText = buildAggText(pSel, pA, k, &bUnknown);
+      if( bUnknown ){
+        buildWhy(pB, "an aggregate whose result collation is not known: %s", pP->zText);
+        goto done;
+      }
+      buildRepl(pB, pA->call, zText);
+    }
   }
 
   /* SQLite resets its "min/max hit" flag before each min/max step, so the

@@ -553,27 +553,61 @@ static int lastCollate(const char *zSql, const ParToken *a, int k, int iTokEnd){
   return iName;
 }
 
-/* SQLite gives an expression the collation of an explicit COLLATE found
-** by following, from the top, the first operand that contains one
-** (sqlite3ExprCollSeq: the left operand before the right, arguments in
-** order).  COLLATE binds tighter than any operator, so in token order the
-** first operand holding one is either a primary followed by COLLATE (the
-** last of several applies), or a parenthesis or call with one inside,
-** searched the same way in its first argument that has one.  A COLLATE
-** inside a subquery does not count. */
-int parExprCollateTok(const char *zSql, const ParToken *a, int iTok, int iTokEnd){
+/* The end of the bracket that starts at token i of [i, iTokEnd): the
+** index of its ")" (for "(") or of its END (for CASE), or -1. */
+static int bracketEnd(const char *zSql, const ParToken *a, int i, int iTokEnd){
+  int d = 0, j;
+  int bCase = parTokIs(zSql, &a[i], "CASE");
+  for(j=i; j<iTokEnd; j++){
+    if( bCase ? parTokIs(zSql, &a[j], "CASE") : a[j].eType==PT_LP ) d++;
+    if( (bCase ? parTokIs(zSql, &a[j], "END") : a[j].eType==PT_RP) && --d==0 ) return j;
+  }
+  return -1;
+}
+
+/* Is the bracket "(" at token i one whose COLLATE operators do not reach
+** the expression: a subquery, or a window's or filter's clause? */
+static int bracketHidden(const char *zSql, const ParToken *a, int i, int iTok, int iTokEnd){
+  if( i+1<iTokEnd && (parTokIs(zSql, &a[i+1], "SELECT") || parTokIs(zSql, &a[i+1], "WITH")
+                      || parTokIs(zSql, &a[i+1], "VALUES")) ) return 1;
+  return i>iTok && (parTokIs(zSql, &a[i-1], "OVER") || parTokIs(zSql, &a[i-1], "FILTER"));
+}
+
+/* COLLATE operators in [iTok, iTokEnd) that can reach the expression, and
+** whether one may apply to more than the primary before it (after IN's
+** list, ISNULL, NOTNULL, NOT NULL): then which applies is not told here. */
+static int countCollate(const char *zSql, const ParToken *a, int iTok, int iTokEnd,
+                        int *pbWide){
+  int i, j, n = 0;
+  for(i=iTok; i<iTokEnd; i++){
+    if( a[i].eType==PT_LP && bracketHidden(zSql, a, i, iTok, iTokEnd) ){
+      if( (j = bracketEnd(zSql, a, i, iTokEnd))<0 ) break;
+      i = j;
+      continue;
+    }
+    if( parTokIs(zSql, &a[i], "COLLATE") ){
+      n++;
+      if( i>iTok && (parTokIs(zSql, &a[i-1], "ISNULL") || parTokIs(zSql, &a[i-1], "NOTNULL")
+                     || parTokIs(zSql, &a[i-1], "NULL")) ) *pbWide = 1;
+      if( i>iTok && a[i-1].eType==PT_RP ){
+        for(j=i-1; j>iTok && bracketEnd(zSql, a, j, i)!=i-1; j--){}
+        if( j>iTok && parTokIs(zSql, &a[j-1], "IN") ) *pbWide = 1;
+      }
+    }
+  }
+  return n;
+}
+
+/* The search of parExprCollateTok(), once it is known to be decidable. */
+static int collateWalk(const char *zSql, const ParToken *a, int iTok, int iTokEnd){
   int i = iTok, j, d, k, r;
   while( i<iTokEnd ){
-    if( a[i].eType==PT_LP ){
-      for(d=0, j=i; j<iTokEnd; j++){
-        if( a[j].eType==PT_LP ) d++;
-        if( a[j].eType==PT_RP && --d==0 ) break;
-      }
-      if( j>=iTokEnd ) return -1;
+    if( a[i].eType==PT_LP || parTokIs(zSql, &a[i], "CASE") ){
+      if( (j = bracketEnd(zSql, a, i, iTokEnd))<0 ) return -1;
       if( j+1<iTokEnd && parTokIs(zSql, &a[j+1], "COLLATE") ){
         return lastCollate(zSql, a, j+1, iTokEnd);
       }
-      if( i+1<j && !parTokIs(zSql, &a[i+1], "SELECT") ){
+      if( a[i].eType==PT_LP && !bracketHidden(zSql, a, i, iTok, iTokEnd) ){
         /* Each argument (or the one expression) in turn. */
         for(k=i+1; k<j; k++){
           int e = k;
@@ -581,9 +615,11 @@ int parExprCollateTok(const char *zSql, const ParToken *a, int iTok, int iTokEnd
             if( a[e].eType==PT_LP ) d++;
             if( a[e].eType==PT_RP ) d--;
           }
-          if( (r = parExprCollateTok(zSql, a, k, e))>=0 ) return r;
+          if( (r = collateWalk(zSql, a, k, e))>=0 ) return r;
           k = e;
         }
+      }else if( a[i].eType!=PT_LP && (r = collateWalk(zSql, a, i+1, j))>=0 ){
+        return r;       /* CASE: its operands in order */
       }
       i = j+1;
       continue;
@@ -592,4 +628,22 @@ int parExprCollateTok(const char *zSql, const ParToken *a, int iTok, int iTokEnd
     i++;
   }
   return -1;
+}
+
+/* SQLite gives an expression the collation of an explicit COLLATE found
+** by following, from the top, the first operand that contains one
+** (sqlite3ExprCollSeq: the left operand before the right, arguments and
+** CASE's operands in order).  COLLATE binds tighter than any operator, so
+** in token order the first operand holding one is a primary followed by
+** COLLATE (the last of several applies), or a parenthesis, call or CASE
+** with one inside, searched the same way.  A COLLATE inside a subquery or
+** a window's or filter's clause does not reach the expression.  With
+** several COLLATE, one after IN's list, ISNULL or NOT NULL may apply to
+** more than its primary: -2. */
+int parExprCollateTok(const char *zSql, const ParToken *a, int iTok, int iTokEnd){
+  int bWide = 0;
+  int n = countCollate(zSql, a, iTok, iTokEnd, &bWide);
+  if( n==0 ) return -1;
+  if( n>1 && bWide ) return -2;
+  return collateWalk(zSql, a, iTok, iTokEnd);
 }

@@ -101,7 +101,8 @@ int parSelectParse(const char *zSql, ParSelect *p);
 void parSelectClear(ParSelect *p);
 
 /* The token naming the collation SQLite gives the expression of tokens
-** [iTok, iTokEnd) through its COLLATE operators, or -1 when it has none. */
+** [iTok, iTokEnd) through its COLLATE operators: -1 when it has none, -2
+** when it has several and which applies is not told by tokens alone. */
 int parExprCollateTok(const char *zSql, const ParToken *a, int iTok, int iTokEnd);
 
 /* The text of a span as a new string (sqlite3_malloc), or NULL on OOM. */

@@ -336,7 +336,7 @@ static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
       char *zColl = 0;
       if( t>=0 ){
         sqlite3_str_appendf(pDecl, " COLLATE %.*s", sel.aTok[t].n, sel.zSql + sel.aTok[t].i);
-      }else if( (zColl = parViewColumnColl(db, bSel ? &sel : 0, pStmt, i))!=0
+      }else if( t==-1 && (zColl = parViewColumnColl(db, bSel ? &sel : 0, pStmt, i))!=0
              && sqlite3_stricmp(zColl, "BINARY")!=0 ){
         sqlite3_str_appendf(pDecl, " COLLATE \"%w\"", zColl);
       }

@@ -1584,7 +1584,11 @@ def view_column_collations():
              "p COLLATE NOCASE COLLATE RTRIM", "group_concat(p, ',' COLLATE NOCASE)",
              "CAST(s AS TEXT)", "+s", "+(CAST(r AS TEXT))", "CAST(p COLLATE RTRIM AS TEXT)",
              "(SELECT p COLLATE NOCASE)", "coalesce(r, p COLLATE NOCASE)", "min(r)",
-             "CASE WHEN g > 1 THEN p COLLATE NOCASE ELSE r END", "r"]
+             "CASE WHEN g > 1 THEN p COLLATE NOCASE ELSE r END", "r",
+             "max(CASE WHEN p COLLATE NOCASE = 'x' THEN '' ELSE p END COLLATE BINARY)",
+             "CASE WHEN p COLLATE NOCASE = 'x' THEN '' ELSE p END COLLATE BINARY",
+             "max(p) OVER (ORDER BY p COLLATE NOCASE)", "max(p) FILTER (WHERE p COLLATE NOCASE <> '')",
+             "p || (VALUES('' COLLATE NOCASE))", "p || (WITH w(x) AS (SELECT 1) SELECT '' COLLATE NOCASE)"]
     bad = []
     for e in exprs:
         for sql in ("SELECT g, %s AS m FROM t GROUP BY g" % e, "SELECT g, %s AS m FROM t" % e):
@@ -2011,7 +2015,8 @@ def ties_group(rng, ncases):
              "x DESC", "lower(m)", "g % 2 DESC", "2", "1 DESC"]
     aggs = ["max(v)", "max(v COLLATE NOCASE)", "min(v COLLATE RTRIM)", "group_concat(v)",
             "group_concat(v, ',' COLLATE NOCASE)", "max(v COLLATE NOCASE) || ''", "min(v)",
-            "max(lower(v COLLATE NOCASE))", "max(v COLLATE NOCASE) COLLATE BINARY"]
+            "max(lower(v COLLATE NOCASE))", "max(v COLLATE NOCASE) COLLATE BINARY",
+            "group_concat(CASE WHEN v COLLATE NOCASE = 'a' THEN '' ELSE v END COLLATE BINARY)"]
     nacc = 0
     for case in range(ncases):
         conn.execute("DROP TABLE IF EXISTS t")
