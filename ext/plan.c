@@ -722,7 +722,7 @@ static void buildPlan(ParBuild *pB){
   if( pPlan->zWhy ) goto done;
   /* The kernels compare text as SQLite's own collations do: one the
   ** application replaced is not known to them (text then runs natively). */
-  mReplaced = bUtf8 ? parCollReplaced(pB->db) : 0;
+  mReplaced = parCollReplaced(pB->db);
 #define KNOWN(e) ((e)>=0 && (mReplaced & (1<<(e))) ? PAR_COLL_UNKNOWN : (e))
   for(i=0; i<pPlan->nKey; i++){
     pPlan->aKeyColl[i] = KNOWN(aKeyColl0[i]>-2 ? aKeyColl0[i]

@@ -209,8 +209,8 @@ static char *parViewArgSql(const char *zArg){
 
 /* What a view needs from its SELECT: the CREATE TABLE text declaring its
 ** columns (SQLite's names and declared types, duplicates renamed, the
-** collation of a column taken straight from a table), their number and
-** the plan.  Runs statements on db. */
+** collations SQLite gives the expressions), their number and the plan.
+** Runs statements on db. */
 typedef struct ParViewDesc {
   const char *zSql;      /* in: the SELECT */
   int rc;                /* out */
