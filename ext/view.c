@@ -291,6 +291,72 @@ static char *parViewColumnColl(sqlite3 *db, const ParSelect *pSel, sqlite3_stmt 
   return zOut;
 }
 
+/* The type to declare for result column iCol of pSel, whose decltype
+** SQLite does not give (an expression), so that it has the affinity SQLite
+** gives the expression (sqlite3ExprAffinity): a CAST's type; a column's
+** declared type through COLLATE and parentheses (the SELECT is prepared
+** again with the column alone in that place).  NULL for none. */
+static char *parViewColumnType(sqlite3 *db, const ParSelect *pSel, int iCol){
+  const char *z = pSel->zSql;
+  const ParToken *a = pSel->aTok;
+  const ParSpan *pSpan = &pSel->aCol[iCol].span;
+  int t0 = pSpan->iTok, t1 = pSpan->iTokEnd, d, k;
+  char *zOut = 0;
+  for(;;){
+    if( t1-t0>=3 && parTokIs(z, &a[t1-2], "COLLATE") ){
+      /* "primary COLLATE name": a bracket, a call or one name. */
+      int e = t1-3;
+      if( a[e].eType==PT_RP || parTokIs(z, &a[e], "END") ){
+        int bCase = a[e].eType!=PT_RP;
+        for(d=0, k=e; k>=t0; k--){
+          if( bCase ? parTokIs(z, &a[k], "END") : a[k].eType==PT_RP ) d++;
+          if( (bCase ? parTokIs(z, &a[k], "CASE") : a[k].eType==PT_LP) && --d==0 ) break;
+        }
+        if( !(k==t0 || (k==t0+1 && a[t0].eType==PT_ID && !bCase)) ) break;
+      }else if( e!=t0 ){
+        break;
+      }
+      t1 -= 2;
+    }else if( t1-t0>=2 && a[t0].eType==PT_LP && a[t1-1].eType==PT_RP ){
+      for(d=0, k=t0; k<t1-1; k++){
+        if( a[k].eType==PT_LP ) d++;
+        if( a[k].eType==PT_RP && --d==0 ) break;
+      }
+      if( k<t1-1 ) break;
+      t0++;
+      t1--;
+    }else{
+      break;
+    }
+  }
+  if( t1-t0>=5 && parTokIs(z, &a[t0], "CAST") && a[t0+1].eType==PT_LP && a[t1-1].eType==PT_RP ){
+    int iAs = -1;
+    for(d=0, k=t0+1; k<t1-1; k++){
+      if( a[k].eType==PT_LP ) d++;
+      if( a[k].eType==PT_RP && --d==0 ) break;
+      if( d==1 && parTokIs(z, &a[k], "AS") ) iAs = k;
+    }
+    if( k==t1-1 && iAs>0 && iAs+1<t1-1 ){
+      return sqlite3_mprintf("%.*s", a[t1-2].i + a[t1-2].n - a[iAs+1].i, z + a[iAs+1].i);
+    }
+    return 0;
+  }
+  if( t0!=pSpan->iTok || t1!=pSpan->iTokEnd ){
+    sqlite3_stmt *pAlone = 0;
+    char *zSql = sqlite3_mprintf("%.*s%.*s%s", pSpan->iStart, z, a[t1-1].i + a[t1-1].n - a[t0].i,
+                                 z + a[t0].i, z + pSpan->iEnd);
+    const char *zType;
+    if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pAlone, 0)==SQLITE_OK
+     && sqlite3_column_count(pAlone)>iCol
+     && (zType = sqlite3_column_decltype(pAlone, iCol))!=0 ){
+      zOut = sqlite3_mprintf("%s", zType);
+    }
+    sqlite3_finalize(pAlone);
+    sqlite3_free(zSql);
+  }
+  return zOut;
+}
+
 static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
   sqlite3_stmt *pStmt = 0;
   sqlite3_str *pDecl = 0;
@@ -314,6 +380,7 @@ static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
   for(i=0; i<nCol && rc==SQLITE_OK; i++){
     const char *zName = sqlite3_column_name(pStmt, i);
     const char *zType = sqlite3_column_decltype(pStmt, i);
+    char *zExprType;
     unsigned cnt = 0;
     char *z = sqlite3_mprintf("%s", zName ? zName : "");
     for(j=0; z && j<i; j++){
@@ -325,8 +392,12 @@ static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
     }
     if( z==0 ){ rc = SQLITE_NOMEM; break; }
     azName[i] = z;
+    /* An expression's affinity, as a SQLite view's column has it. */
+    zExprType = zType==0 && bSel ? parViewColumnType(db, &sel, i) : 0;
+    if( zExprType ) zType = zExprType;
     sqlite3_str_appendf(pDecl, "%s\"%w\"%s%s", i ? ", " : "", z,
                         zType ? " " : "", zType ? zType : "");
+    sqlite3_free(zExprType);
     {
       /* The collation of a SQLite view's column: its expression's explicit
       ** COLLATE, else the collation of a column it is (through CAST or

@@ -1606,10 +1606,42 @@ def view_column_collations():
     assert not bad, "\n".join(bad[:10])
 
 
+def view_column_affinities():
+    """Outer queries compare a parallel view's columns with the affinity a
+    SQLite view's columns have: a column's declared type, through COLLATE
+    and parentheses, and a CAST's type."""
+    c = connect()
+    c.execute("SELECT par_config('min_rows', 0)").fetchone()
+    c.execute("CREATE TABLE t(g INTEGER, s TEXT, x, r REAL)")
+    c.executemany("INSERT INTO t VALUES (?, ?, ?, ?)",
+                  [(1, "5", 5, 5.0), (2, "07", 7, 7.5), (3, "a", "5", None), (4, None, b"5", 1e20)])
+    exprs = ["CAST(x AS INTEGER)", "CAST(s AS INTEGER)", "s", "+s", "max(s)", "CAST(x AS TEXT)", "x",
+             "g", "(g)", "s COLLATE NOCASE", "(s COLLATE NOCASE)", "CAST(x AS REAL) COLLATE NOCASE",
+             "(CAST(x AS NUMERIC))", "CAST(CAST(x AS TEXT) AS INT)", "r", "(r) COLLATE RTRIM",
+             "CAST(x AS \"VARCHAR(10)\")", "CAST(x AS BLOB)", "min(CAST(x AS INTEGER))",
+             "CASE WHEN g > 1 THEN s END COLLATE NOCASE", "upper(s) COLLATE NOCASE"]
+    bad = []
+    for e in exprs:
+        for sql in ("SELECT g, %s AS m FROM t GROUP BY g" % e, "SELECT g, %s AS m FROM t" % e):
+            c.execute("DROP VIEW IF EXISTS nv")
+            c.execute("DROP TABLE IF EXISTS temp.v")
+            c.execute("CREATE TEMP VIEW nv AS " + sql)
+            c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % quote_arg(sql))
+            for outer in ("WHERE m = '5'", "WHERE m = 5", "WHERE m > '1'", "WHERE m = 7",
+                          "WHERE m = '07'", "WHERE m = 5.0", "WHERE m < 6", "WHERE m IN ('5', 7)"):
+                want = c.execute("SELECT * FROM nv %s ORDER BY g" % outer).fetchall()
+                got = c.execute("SELECT * FROM v %s ORDER BY g" % outer).fetchall()
+                if want != got:
+                    bad.append("%s | %s: native %r, view %r" % (sql, outer, want, got))
+    c.close()
+    assert not bad, "\n".join(bad[:10])
+
+
 def targeted_group():
     T = "targeted"
     O = "targeted-rowchoice"
     check(T, "outer queries under the view's column collations", view_column_collations)
+    check(T, "outer queries under the view's column affinities", view_column_affinities)
     nc = ["CREATE TABLE t(e TEXT COLLATE NOCASE, g INTEGER, n INTEGER)",
           rows_of("t", 3, [("a", 1, 1), ("A", 2, 2), ("B", 1, 3), ("b", 2, 4), ("c", 1, 5), (None, 1, 6)])]
     # Collations of keys outside the group-by itself.
