@@ -291,6 +291,30 @@ static char *parViewColumnColl(sqlite3 *db, const ParSelect *pSel, sqlite3_stmt 
   return zOut;
 }
 
+/* Are tokens [t0, t1) one primary expression, possibly with COLLATE
+** operators after it: a name or a dotted chain of names, a literal, or a
+** bracket (parenthesis, CASE ... END, a call)? */
+static int parViewPrimary(const char *z, const ParToken *a, int t0, int t1){
+  int d, k;
+  while( t1-t0>=3 && parTokIs(z, &a[t1-2], "COLLATE") ) t1 -= 2;
+  if( t1-t0==1 ) return 1;
+  if( t1<=t0 ) return 0;
+  if( a[t1-1].eType==PT_RP || parTokIs(z, &a[t1-1], "END") ){
+    int bCase = a[t1-1].eType!=PT_RP;
+    for(d=0, k=t1-1; k>=t0; k--){
+      if( bCase ? parTokIs(z, &a[k], "END") : a[k].eType==PT_RP ) d++;
+      if( (bCase ? parTokIs(z, &a[k], "CASE") : a[k].eType==PT_LP) && --d==0 ) break;
+    }
+    return k==t0 || (k==t0+1 && !bCase && (a[t0].eType==PT_ID || a[t0].eType==PT_QID));
+  }
+  for(k=t0; k<t1; k++){
+    if( (k-t0)%2==0 ? (a[k].eType!=PT_ID && a[k].eType!=PT_QID) : a[k].eType!=PT_DOT ){
+      return 0;
+    }
+  }
+  return (t1-t0)%2==1;
+}
+
 /* The type to declare for result column iCol of pSel, whose decltype
 ** SQLite does not give (an expression), so that it has the affinity SQLite
 ** gives the expression (sqlite3ExprAffinity): a CAST's type; a column's
@@ -304,18 +328,9 @@ static char *parViewColumnType(sqlite3 *db, const ParSelect *pSel, int iCol){
   char *zOut = 0;
   for(;;){
     if( t1-t0>=3 && parTokIs(z, &a[t1-2], "COLLATE") ){
-      /* "primary COLLATE name": a bracket, a call or one name. */
-      int e = t1-3;
-      if( a[e].eType==PT_RP || parTokIs(z, &a[e], "END") ){
-        int bCase = a[e].eType!=PT_RP;
-        for(d=0, k=e; k>=t0; k--){
-          if( bCase ? parTokIs(z, &a[k], "END") : a[k].eType==PT_RP ) d++;
-          if( (bCase ? parTokIs(z, &a[k], "CASE") : a[k].eType==PT_LP) && --d==0 ) break;
-        }
-        if( !(k==t0 || (k==t0+1 && a[t0].eType==PT_ID && !bCase)) ) break;
-      }else if( e!=t0 ){
-        break;
-      }
+      /* "primary COLLATE name" (COLLATE binds to the primary before it):
+      ** the whole expression only when the primary starts it. */
+      if( !parViewPrimary(z, a, t0, t1-2) ) break;
       t1 -= 2;
     }else if( t1-t0>=2 && a[t0].eType==PT_LP && a[t1-1].eType==PT_RP ){
       for(d=0, k=t0; k<t1-1; k++){

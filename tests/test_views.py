@@ -1619,7 +1619,9 @@ def view_column_affinities():
              "g", "(g)", "s COLLATE NOCASE", "(s COLLATE NOCASE)", "CAST(x AS REAL) COLLATE NOCASE",
              "(CAST(x AS NUMERIC))", "CAST(CAST(x AS TEXT) AS INT)", "r", "(r) COLLATE RTRIM",
              "CAST(x AS \"VARCHAR(10)\")", "CAST(x AS BLOB)", "min(CAST(x AS INTEGER))",
-             "CASE WHEN g > 1 THEN s END COLLATE NOCASE", "upper(s) COLLATE NOCASE"]
+             "CASE WHEN g > 1 THEN s END COLLATE NOCASE", "upper(s) COLLATE NOCASE",
+             "t.s COLLATE NOCASE", "main.t.r COLLATE BINARY", "s COLLATE NOCASE COLLATE BINARY",
+             "t.r", "(t.x) COLLATE RTRIM"]
     bad = []
     for e in exprs:
         for sql in ("SELECT g, %s AS m FROM t GROUP BY g" % e, "SELECT g, %s AS m FROM t" % e):
