@@ -315,6 +315,34 @@ static int parViewPrimary(const char *z, const ParToken *a, int t0, int t1){
   return (t1-t0)%2==1;
 }
 
+/* A SQLite view names a column "x COLLATE y" without an alias, in
+** parentheses or not, after the column x (its name looks through
+** COLLATE); a statement's column name is the expression's text.  The name
+** (sqlite3_malloc) for such a column, else NULL. */
+static char *parViewCollateName(const ParSelect *pSel, int iCol){
+  const char *z = pSel->zSql;
+  const ParToken *a = pSel->aTok;
+  int t0 = pSel->aCol[iCol].span.iTok, t1 = pSel->aCol[iCol].span.iTokEnd, k, bColl = 0;
+  if( pSel->aCol[iCol].zAlias ) return 0;
+  for(;;){
+    if( t1-t0>=3 && parTokIs(z, &a[t1-2], "COLLATE") && parViewPrimary(z, a, t0, t1-2) ){
+      t1 -= 2;
+      bColl = 1;
+    }else if( t1-t0>=3 && a[t0].eType==PT_LP && a[t1-1].eType==PT_RP
+           && parViewPrimary(z, a, t0, t1) ){
+      t0++;
+      t1--;
+    }else{
+      break;
+    }
+  }
+  if( !bColl || t1<=t0 || (t1-t0)%2==0 ) return 0;
+  for(k=t0; k<t1; k++){
+    if( (k-t0)%2==0 ? (a[k].eType!=PT_ID && a[k].eType!=PT_QID) : a[k].eType!=PT_DOT ) return 0;
+  }
+  return parDequote(z + a[t1-1].i, a[t1-1].n);
+}
+
 /* The type to declare for result column iCol of pSel, whose decltype
 ** SQLite does not give (an expression), so that it has the affinity SQLite
 ** gives the expression (sqlite3ExprAffinity): a CAST's type; a column's
@@ -394,6 +422,8 @@ static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
   sqlite3_str_appendall(pDecl, "CREATE TABLE x(");
   for(i=0; i<nCol && rc==SQLITE_OK; i++){
     const char *zName = sqlite3_column_name(pStmt, i);
+    char *zBare = bSel ? parViewCollateName(&sel, i) : 0;
+    if( zBare ) zName = zBare;
     const char *zType = sqlite3_column_decltype(pStmt, i);
     char *zExprType;
     unsigned cnt = 0;
@@ -405,6 +435,7 @@ static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
         j = -1;
       }
     }
+    sqlite3_free(zBare);
     if( z==0 ){ rc = SQLITE_NOMEM; break; }
     azName[i] = z;
     /* An expression's affinity, as a SQLite view's column has it. */

@@ -1639,11 +1639,36 @@ def view_column_affinities():
     assert not bad, "\n".join(bad[:10])
 
 
+def view_column_names():
+    """A SQLite view names "x COLLATE y" (no alias) after the column x."""
+    c = connect()
+    c.execute("SELECT par_config('min_rows', 0)").fetchone()
+    c.execute("CREATE TABLE t(a TEXT, f)")
+    c.execute("INSERT INTO t VALUES('x', 1)")
+    bad = []
+    for sql in ["SELECT a COLLATE NOCASE, lower(a) AS a FROM t", "SELECT (f COLLATE NOCASE) FROM t",
+                "SELECT t.a COLLATE RTRIM, a FROM t", "SELECT (a) COLLATE NOCASE COLLATE BINARY FROM t",
+                "SELECT a || '' COLLATE NOCASE FROM t", "SELECT max(a COLLATE NOCASE) FROM t GROUP BY f",
+                "SELECT \"a\" COLLATE NOCASE, f COLLATE NOCASE AS g FROM t",
+                "SELECT f COLLATE NOCASE, count(*) FROM t GROUP BY f COLLATE NOCASE"]:
+        c.execute("DROP VIEW IF EXISTS w")
+        c.execute("DROP TABLE IF EXISTS temp.v")
+        c.execute("CREATE TEMP VIEW w AS " + sql)
+        c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % quote_arg(sql))
+        want = [r[1] for r in c.execute("PRAGMA table_info(w)")]
+        got = [r[1] for r in c.execute("PRAGMA table_info(v)")]
+        if want != got:
+            bad.append("%s: native %r, view %r" % (sql, want, got))
+    c.close()
+    assert not bad, "\n".join(bad)
+
+
 def targeted_group():
     T = "targeted"
     O = "targeted-rowchoice"
     check(T, "outer queries under the view's column collations", view_column_collations)
     check(T, "outer queries under the view's column affinities", view_column_affinities)
+    check(T, "column names as a SQLite view's", view_column_names)
     nc = ["CREATE TABLE t(e TEXT COLLATE NOCASE, g INTEGER, n INTEGER)",
           rows_of("t", 3, [("a", 1, 1), ("A", 2, 2), ("B", 1, 3), ("b", 2, 4), ("c", 1, 5), (None, 1, 6)])]
     # Collations of keys outside the group-by itself.
