@@ -221,6 +221,101 @@ typedef struct ParViewDesc {
   int bDone;             /* parViewDescribe ran */
 } ParViewDesc;
 
+/* ---- a view column as SQLite sees it: name, affinity, collation ---------- */
+
+/* Does the bracket starting at token t0 ("(" or CASE) end at token t1-1? */
+static int parViewBracket(const char *z, const ParToken *a, int t0, int t1){
+  int bCase = parTokIs(z, &a[t0], "CASE"), d = 0, k;
+  if( !bCase && a[t0].eType!=PT_LP ) return 0;
+  for(k=t0; k<t1; k++){
+    if( bCase ? parTokIs(z, &a[k], "CASE") : a[k].eType==PT_LP ) d++;
+    if( (bCase ? parTokIs(z, &a[k], "END") : a[k].eType==PT_RP) && --d==0 ) break;
+  }
+  return k==t1-1;
+}
+
+/* Are tokens [t0, t1) a name or a dotted chain of names? */
+static int parViewNameChain(const ParToken *a, int t0, int t1){
+  int k;
+  if( t1<=t0 || (t1-t0)%2==0 ) return 0;
+  for(k=t0; k<t1; k++){
+    if( (k-t0)%2==0 ? (a[k].eType!=PT_ID && a[k].eType!=PT_QID) : a[k].eType!=PT_DOT ){
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Are tokens [t0, t1) one primary expression, possibly with COLLATE
+** operators after it: a name or a dotted chain of names, a literal, or a
+** bracket (parenthesis, CASE ... END, a call)? */
+static int parViewPrimary(const char *z, const ParToken *a, int t0, int t1){
+  while( t1-t0>=3 && parTokIs(z, &a[t1-2], "COLLATE") ) t1 -= 2;
+  if( t1-t0==1 ) return 1;
+  if( t1<=t0 ) return 0;
+  return parViewBracket(z, a, t0, t1)
+      || (a[t0].eType==PT_ID && a[t0+1].eType==PT_LP && parViewBracket(z, a, t0+1, t1))
+      || parViewNameChain(a, t0, t1);
+}
+
+/* The AS of "CAST ( x AS type )" when that is tokens [t0, t1), else -1. */
+static int parViewCastAs(const char *z, const ParToken *a, int t0, int t1){
+  int d = 0, k, iAs = -1;
+  if( t1-t0<5 || !parTokIs(z, &a[t0], "CAST") || !parViewBracket(z, a, t0+1, t1) ) return -1;
+  for(k=t0+1; k<t1-1; k++){
+    if( a[k].eType==PT_LP ) d++;
+    if( a[k].eType==PT_RP ) d--;
+    if( d==1 && parTokIs(z, &a[k], "AS") ) iAs = k;
+  }
+  return iAs+1<t1-1 ? iAs : -1;
+}
+
+/* Strip from tokens [*pt0, *pt1) what SQLite looks through: outer
+** parentheses, and COLLATE on the whole (bColl), unary + and CAST
+** (bCast: sqlite3ExprCollSeq looks through those, sqlite3ExprAffinity
+** does not). */
+static void parViewStrip(const char *z, const ParToken *a, int *pt0, int *pt1, int bColl,
+                         int bCast){
+  int t0 = *pt0, t1 = *pt1, iAs;
+  for(;;){
+    if( bColl && t1-t0>=3 && parTokIs(z, &a[t1-2], "COLLATE") && parViewPrimary(z, a, t0, t1-2) ){
+      t1 -= 2;
+    }else if( t1-t0>=2 && parViewBracket(z, a, t0, t1) && a[t0].eType==PT_LP ){
+      t0++;
+      t1--;
+    }else if( bCast && t1-t0>=2 && a[t0].eType==PT_OP && z[a[t0].i]=='+' && a[t0].n==1 ){
+      t0++;
+    }else if( bCast && (iAs = parViewCastAs(z, a, t0, t1))>0 ){
+      t0 += 2;
+      t1 = iAs;
+    }else{
+      break;
+    }
+  }
+  *pt0 = t0;
+  *pt1 = t1;
+}
+
+/* pSel prepared again with tokens [t0, t1) alone in place of result
+** column iCol, for SQLite to say where that comes from; NULL if it does
+** not prepare. */
+static sqlite3_stmt *parViewPrepareAlone(sqlite3 *db, const ParSelect *pSel, int iCol,
+                                         int t0, int t1){
+  const char *z = pSel->zSql;
+  const ParSpan *pSpan = &pSel->aCol[iCol].span;
+  sqlite3_stmt *pAlone = 0;
+  char *zSql = sqlite3_mprintf("%.*s%.*s%s", pSpan->iStart, z,
+                               pSel->aTok[t1-1].i + pSel->aTok[t1-1].n - pSel->aTok[t0].i,
+                               z + pSel->aTok[t0].i, z + pSpan->iEnd);
+  if( zSql==0 || sqlite3_prepare_v2(db, zSql, -1, &pAlone, 0)
+   || sqlite3_column_count(pAlone)<=iCol ){
+    sqlite3_finalize(pAlone);
+    pAlone = 0;
+  }
+  sqlite3_free(zSql);
+  return pAlone;
+}
+
 /* The collation SQLite gives result column iCol of pSel (prepared as
 ** pStmt) when its expression has no COLLATE: a column's own, taken
 ** straight or through CAST and unary + (sqlite3ExprCollSeq looks through
@@ -230,89 +325,24 @@ typedef struct ParViewDesc {
 ** none. */
 static char *parViewColumnColl(sqlite3 *db, const ParSelect *pSel, sqlite3_stmt *pStmt,
                                int iCol){
-  const char *z = pSel ? pSel->zSql : 0;
-  const ParToken *a = pSel ? pSel->aTok : 0;
-  int t0 = pSel ? pSel->aCol[iCol].span.iTok : 0, t1 = pSel ? pSel->aCol[iCol].span.iTokEnd : 0;
-  int d, k;
-  sqlite3_stmt *pAlone = 0;
+  sqlite3_stmt *pAlone = 0, *p = pStmt;
   const char *zTab, *zOrig, *zColl = 0;
   char *zOut = 0;
-  while( pSel ){
-    if( t1-t0>=2 && a[t0].eType==PT_OP && z[a[t0].i]=='+' && a[t0].n==1 ){
-      t0++;
-    }else if( t1-t0>=2 && a[t0].eType==PT_LP && a[t1-1].eType==PT_RP ){
-      for(d=0, k=t0; k<t1-1; k++){
-        if( a[k].eType==PT_LP ) d++;
-        if( a[k].eType==PT_RP && --d==0 ) break;
-      }
-      if( k<t1-1 ) break;
-      t0++;
-      t1--;
-    }else if( t1-t0>=5 && parTokIs(z, &a[t0], "CAST") && a[t0+1].eType==PT_LP
-           && a[t1-1].eType==PT_RP ){
-      int iAs = -1;
-      for(d=0, k=t0+1; k<t1-1; k++){
-        if( a[k].eType==PT_LP ) d++;
-        if( a[k].eType==PT_RP && --d==0 ) break;
-        if( d==1 && parTokIs(z, &a[k], "AS") ) iAs = k;
-      }
-      if( k<t1-1 || iAs<0 ) break;
-      t0 += 2;
-      t1 = iAs;
-    }else{
-      break;
+  if( pSel ){
+    int t0 = pSel->aCol[iCol].span.iTok, t1 = pSel->aCol[iCol].span.iTokEnd;
+    parViewStrip(pSel->zSql, pSel->aTok, &t0, &t1, 0, 1);
+    if( t0!=pSel->aCol[iCol].span.iTok ){
+      p = pAlone = parViewPrepareAlone(db, pSel, iCol, t0, t1);
     }
   }
-  if( pSel==0 || t0==pSel->aCol[iCol].span.iTok ){
-    zTab = sqlite3_column_table_name(pStmt, iCol);
-    zOrig = sqlite3_column_origin_name(pStmt, iCol);
-    if( zTab && zOrig
-     && sqlite3_table_column_metadata(db, sqlite3_column_database_name(pStmt, iCol), zTab,
-                                      zOrig, 0, &zColl, 0, 0, 0)==SQLITE_OK ){
-      zOut = sqlite3_mprintf("%s", zColl);
-    }
-    return zOut;
+  if( p && (zTab = sqlite3_column_table_name(p, iCol))!=0
+   && (zOrig = sqlite3_column_origin_name(p, iCol))!=0
+   && sqlite3_table_column_metadata(db, sqlite3_column_database_name(p, iCol), zTab, zOrig,
+                                    0, &zColl, 0, 0, 0)==SQLITE_OK ){
+    zOut = sqlite3_mprintf("%s", zColl);
   }
-  {
-    const ParSpan *pSpan = &pSel->aCol[iCol].span;
-    char *zSql = sqlite3_mprintf("%.*s%.*s%s", pSpan->iStart, z, a[t1-1].i + a[t1-1].n - a[t0].i,
-                                 z + a[t0].i, z + pSpan->iEnd);
-    if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pAlone, 0)==SQLITE_OK
-     && sqlite3_column_count(pAlone)>iCol
-     && (zTab = sqlite3_column_table_name(pAlone, iCol))!=0
-     && (zOrig = sqlite3_column_origin_name(pAlone, iCol))!=0
-     && sqlite3_table_column_metadata(db, sqlite3_column_database_name(pAlone, iCol), zTab,
-                                      zOrig, 0, &zColl, 0, 0, 0)==SQLITE_OK ){
-      zOut = sqlite3_mprintf("%s", zColl);
-    }
-    sqlite3_finalize(pAlone);
-    sqlite3_free(zSql);
-  }
+  sqlite3_finalize(pAlone);
   return zOut;
-}
-
-/* Are tokens [t0, t1) one primary expression, possibly with COLLATE
-** operators after it: a name or a dotted chain of names, a literal, or a
-** bracket (parenthesis, CASE ... END, a call)? */
-static int parViewPrimary(const char *z, const ParToken *a, int t0, int t1){
-  int d, k;
-  while( t1-t0>=3 && parTokIs(z, &a[t1-2], "COLLATE") ) t1 -= 2;
-  if( t1-t0==1 ) return 1;
-  if( t1<=t0 ) return 0;
-  if( a[t1-1].eType==PT_RP || parTokIs(z, &a[t1-1], "END") ){
-    int bCase = a[t1-1].eType!=PT_RP;
-    for(d=0, k=t1-1; k>=t0; k--){
-      if( bCase ? parTokIs(z, &a[k], "END") : a[k].eType==PT_RP ) d++;
-      if( (bCase ? parTokIs(z, &a[k], "CASE") : a[k].eType==PT_LP) && --d==0 ) break;
-    }
-    return k==t0 || (k==t0+1 && !bCase && (a[t0].eType==PT_ID || a[t0].eType==PT_QID));
-  }
-  for(k=t0; k<t1; k++){
-    if( (k-t0)%2==0 ? (a[k].eType!=PT_ID && a[k].eType!=PT_QID) : a[k].eType!=PT_DOT ){
-      return 0;
-    }
-  }
-  return (t1-t0)%2==1;
 }
 
 /* A SQLite view names a column "x COLLATE y" without an alias, in
@@ -320,27 +350,15 @@ static int parViewPrimary(const char *z, const ParToken *a, int t0, int t1){
 ** COLLATE); a statement's column name is the expression's text.  The name
 ** (sqlite3_malloc) for such a column, else NULL. */
 static char *parViewCollateName(const ParSelect *pSel, int iCol){
-  const char *z = pSel->zSql;
   const ParToken *a = pSel->aTok;
   int t0 = pSel->aCol[iCol].span.iTok, t1 = pSel->aCol[iCol].span.iTokEnd, k, bColl = 0;
   if( pSel->aCol[iCol].zAlias ) return 0;
-  for(;;){
-    if( t1-t0>=3 && parTokIs(z, &a[t1-2], "COLLATE") && parViewPrimary(z, a, t0, t1-2) ){
-      t1 -= 2;
-      bColl = 1;
-    }else if( t1-t0>=3 && a[t0].eType==PT_LP && a[t1-1].eType==PT_RP
-           && parViewPrimary(z, a, t0, t1) ){
-      t0++;
-      t1--;
-    }else{
-      break;
-    }
-  }
-  if( !bColl || t1<=t0 || (t1-t0)%2==0 ) return 0;
-  for(k=t0; k<t1; k++){
-    if( (k-t0)%2==0 ? (a[k].eType!=PT_ID && a[k].eType!=PT_QID) : a[k].eType!=PT_DOT ) return 0;
-  }
-  return parDequote(z + a[t1-1].i, a[t1-1].n);
+  /* Only a COLLATE makes the names differ (a column in parentheses is
+  ** named after it either way). */
+  for(k=t0; k<t1; k++) if( parTokIs(pSel->zSql, &a[k], "COLLATE") ) bColl = 1;
+  parViewStrip(pSel->zSql, a, &t0, &t1, 1, 0);
+  if( !bColl || !parViewNameChain(a, t0, t1) ) return 0;
+  return parDequote(pSel->zSql + a[t1-1].i, a[t1-1].n);
 }
 
 /* The type to declare for result column iCol of pSel, whose decltype
@@ -349,54 +367,22 @@ static char *parViewCollateName(const ParSelect *pSel, int iCol){
 ** declared type through COLLATE and parentheses (the SELECT is prepared
 ** again with the column alone in that place).  NULL for none. */
 static char *parViewColumnType(sqlite3 *db, const ParSelect *pSel, int iCol){
-  const char *z = pSel->zSql;
+  const char *z = pSel->zSql, *zType;
   const ParToken *a = pSel->aTok;
   const ParSpan *pSpan = &pSel->aCol[iCol].span;
-  int t0 = pSpan->iTok, t1 = pSpan->iTokEnd, d, k;
+  int t0 = pSpan->iTok, t1 = pSpan->iTokEnd, iAs;
+  sqlite3_stmt *pAlone;
   char *zOut = 0;
-  for(;;){
-    if( t1-t0>=3 && parTokIs(z, &a[t1-2], "COLLATE") ){
-      /* "primary COLLATE name" (COLLATE binds to the primary before it):
-      ** the whole expression only when the primary starts it. */
-      if( !parViewPrimary(z, a, t0, t1-2) ) break;
-      t1 -= 2;
-    }else if( t1-t0>=2 && a[t0].eType==PT_LP && a[t1-1].eType==PT_RP ){
-      for(d=0, k=t0; k<t1-1; k++){
-        if( a[k].eType==PT_LP ) d++;
-        if( a[k].eType==PT_RP && --d==0 ) break;
-      }
-      if( k<t1-1 ) break;
-      t0++;
-      t1--;
-    }else{
-      break;
-    }
+  parViewStrip(z, a, &t0, &t1, 1, 0);
+  if( (iAs = parViewCastAs(z, a, t0, t1))>0 ){
+    return sqlite3_mprintf("%.*s", a[t1-2].i + a[t1-2].n - a[iAs+1].i, z + a[iAs+1].i);
   }
-  if( t1-t0>=5 && parTokIs(z, &a[t0], "CAST") && a[t0+1].eType==PT_LP && a[t1-1].eType==PT_RP ){
-    int iAs = -1;
-    for(d=0, k=t0+1; k<t1-1; k++){
-      if( a[k].eType==PT_LP ) d++;
-      if( a[k].eType==PT_RP && --d==0 ) break;
-      if( d==1 && parTokIs(z, &a[k], "AS") ) iAs = k;
-    }
-    if( k==t1-1 && iAs>0 && iAs+1<t1-1 ){
-      return sqlite3_mprintf("%.*s", a[t1-2].i + a[t1-2].n - a[iAs+1].i, z + a[iAs+1].i);
-    }
-    return 0;
+  if( t0==pSpan->iTok && t1==pSpan->iTokEnd ) return 0;
+  pAlone = parViewPrepareAlone(db, pSel, iCol, t0, t1);
+  if( pAlone && (zType = sqlite3_column_decltype(pAlone, iCol))!=0 ){
+    zOut = sqlite3_mprintf("%s", zType);
   }
-  if( t0!=pSpan->iTok || t1!=pSpan->iTokEnd ){
-    sqlite3_stmt *pAlone = 0;
-    char *zSql = sqlite3_mprintf("%.*s%.*s%s", pSpan->iStart, z, a[t1-1].i + a[t1-1].n - a[t0].i,
-                                 z + a[t0].i, z + pSpan->iEnd);
-    const char *zType;
-    if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pAlone, 0)==SQLITE_OK
-     && sqlite3_column_count(pAlone)>iCol
-     && (zType = sqlite3_column_decltype(pAlone, iCol))!=0 ){
-      zOut = sqlite3_mprintf("%s", zType);
-    }
-    sqlite3_finalize(pAlone);
-    sqlite3_free(zSql);
-  }
+  sqlite3_finalize(pAlone);
   return zOut;
 }
 

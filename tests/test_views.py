@@ -1566,6 +1566,26 @@ def rows_of(table, cols, values):
             [v if isinstance(v, tuple) else (v,) for v in values])
 
 
+def outer_queries_agree(c, exprs, outers):
+    """For each expression, "SELECT g, <expr> AS m FROM t" grouped by g and
+    not: each outer query over its parallel view returns what it returns
+    over a SQLite temp view of it.  Closes c."""
+    bad = []
+    for e in exprs:
+        for sql in ("SELECT g, %s AS m FROM t GROUP BY g" % e, "SELECT g, %s AS m FROM t" % e):
+            c.execute("DROP VIEW IF EXISTS nv")
+            c.execute("DROP TABLE IF EXISTS temp.v")
+            c.execute("CREATE TEMP VIEW nv AS " + sql)
+            c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % quote_arg(sql))
+            for outer in outers:
+                want = c.execute("SELECT * FROM nv " + outer).fetchall()
+                got = c.execute("SELECT * FROM v " + outer).fetchall()
+                if want != got:
+                    bad.append("%s | %s: native %r, view %r" % (sql, outer, want, got))
+    c.close()
+    assert not bad, "\n".join(bad[:10])
+
+
 def view_column_collations():
     """Queries over a parallel view order and compare its columns under
     the collations a SQLite view's columns have: an explicit COLLATE in
@@ -1589,21 +1609,8 @@ def view_column_collations():
              "CASE WHEN p COLLATE NOCASE = 'x' THEN '' ELSE p END COLLATE BINARY",
              "max(p) OVER (ORDER BY p COLLATE NOCASE)", "max(p) FILTER (WHERE p COLLATE NOCASE <> '')",
              "p || (VALUES('' COLLATE NOCASE))", "p || (WITH w(x) AS (SELECT 1) SELECT '' COLLATE NOCASE)"]
-    bad = []
-    for e in exprs:
-        for sql in ("SELECT g, %s AS m FROM t GROUP BY g" % e, "SELECT g, %s AS m FROM t" % e):
-            c.execute("DROP VIEW IF EXISTS nv")
-            c.execute("DROP TABLE IF EXISTS temp.v")
-            c.execute("CREATE TEMP VIEW nv AS " + sql)
-            c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % quote_arg(sql))
-            for outer in ("ORDER BY m, g", "ORDER BY m DESC, g", "WHERE m = 'ABC' ORDER BY g",
-                          "WHERE m > 'abc' ORDER BY g", "WHERE m = 'x' ORDER BY g"):
-                want = c.execute("SELECT * FROM nv " + outer).fetchall()
-                got = c.execute("SELECT * FROM v " + outer).fetchall()
-                if want != got:
-                    bad.append("%s | %s: native %r, view %r" % (sql, outer, want, got))
-    c.close()
-    assert not bad, "\n".join(bad[:10])
+    outer_queries_agree(c, exprs, ["ORDER BY m, g", "ORDER BY m DESC, g", "WHERE m = 'ABC' ORDER BY g",
+                                   "WHERE m > 'abc' ORDER BY g", "WHERE m = 'x' ORDER BY g"])
 
 
 def view_column_affinities():
@@ -1622,21 +1629,10 @@ def view_column_affinities():
              "CASE WHEN g > 1 THEN s END COLLATE NOCASE", "upper(s) COLLATE NOCASE",
              "t.s COLLATE NOCASE", "main.t.r COLLATE BINARY", "s COLLATE NOCASE COLLATE BINARY",
              "t.r", "(t.x) COLLATE RTRIM"]
-    bad = []
-    for e in exprs:
-        for sql in ("SELECT g, %s AS m FROM t GROUP BY g" % e, "SELECT g, %s AS m FROM t" % e):
-            c.execute("DROP VIEW IF EXISTS nv")
-            c.execute("DROP TABLE IF EXISTS temp.v")
-            c.execute("CREATE TEMP VIEW nv AS " + sql)
-            c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % quote_arg(sql))
-            for outer in ("WHERE m = '5'", "WHERE m = 5", "WHERE m > '1'", "WHERE m = 7",
-                          "WHERE m = '07'", "WHERE m = 5.0", "WHERE m < 6", "WHERE m IN ('5', 7)"):
-                want = c.execute("SELECT * FROM nv %s ORDER BY g" % outer).fetchall()
-                got = c.execute("SELECT * FROM v %s ORDER BY g" % outer).fetchall()
-                if want != got:
-                    bad.append("%s | %s: native %r, view %r" % (sql, outer, want, got))
-    c.close()
-    assert not bad, "\n".join(bad[:10])
+    outer_queries_agree(c, exprs, ["WHERE m = '5' ORDER BY g", "WHERE m = 5 ORDER BY g",
+                                   "WHERE m > '1' ORDER BY g", "WHERE m = 7 ORDER BY g",
+                                   "WHERE m = '07' ORDER BY g", "WHERE m = 5.0 ORDER BY g",
+                                   "WHERE m < 6 ORDER BY g", "WHERE m IN ('5', 7) ORDER BY g"])
 
 
 def view_column_names():
