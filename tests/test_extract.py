@@ -1049,6 +1049,65 @@ def test_close_with_workers_open():
     assert out.returncode == 0 and '"extract":"parallel"' in text, text
 
 
+def test_application_threads():
+    """An application's own threads, each with its connection to one file,
+    scan parallel views at the same time (each connection with its worker
+    pool, cache and thread count) while another thread commits to a table
+    the views do not read, so that every commit makes their cache entries
+    miss: every scan returns the native rows, and nothing fails."""
+    path, c = fresh("app_threads.db")
+    fill(c, "t", 20000, seed=31)
+    c.execute("CREATE TABLE d(id INTEGER PRIMARY KEY, g)")
+    c.executemany("INSERT INTO d VALUES(?, ?)", [(i, i % 7) for i in range(1, 400)])
+    c.execute("UPDATE t SET m = abs(random()) % 500 WHERE rowid % 3 = 0")
+    c.execute("CREATE TABLE other(x)")
+    queries = [sql for sql, ordered in QUERIES if not ordered] + [
+        "SELECT d.g, count(*), min(t.s) FROM t JOIN d ON d.id = t.m GROUP BY d.g"]
+    want = {sql: c.execute(sql).fetchall() for sql in queries}
+    errors = []
+    stop = threading.Event()
+
+    def scanner(seed):
+        rng = random.Random(seed)
+        try:
+            v = connect(path)
+            v.execute("SELECT par_config('min_rows', 0)")
+            v.execute("SELECT par_config('threads', ?)", (1 + seed % 3,))
+            for i, sql in enumerate(queries):
+                v.execute("CREATE VIRTUAL TABLE temp.v%d USING parallel('%s')"
+                          % (i, sql.replace("'", "''")))
+            for _ in range(40):
+                i = rng.randrange(len(queries))
+                if rng.random() < 0.2:
+                    v.execute("SELECT par_cache_clear()")
+                agree(queries[i], v.execute("SELECT * FROM v%d" % i).fetchall(),
+                      want[queries[i]])
+            v.close()
+        except Exception as e:     # reported by the main thread
+            errors.append("scanner %d: %r" % (seed, e))
+
+    def writer():
+        w = connect(path)
+        n = 0
+        while not stop.is_set():
+            w.execute("INSERT INTO other VALUES(?)", (n,))
+            n += 1
+            time.sleep(0.002)
+        w.close()
+
+    wt = threading.Thread(target=writer)
+    wt.start()
+    scanners = [threading.Thread(target=scanner, args=(s,)) for s in range(4)]
+    for t in scanners:
+        t.start()
+    for t in scanners:
+        t.join()
+    stop.set()
+    wt.join()
+    assert not errors, errors
+    assert c.execute("SELECT count(*) FROM other").fetchone()[0] > 0
+
+
 STALE = r"""
 import sqlite3, sys
 path, aux_path, ext = sys.argv[1:4]
