@@ -487,7 +487,7 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
                       size_t *pnGroup){
   uint32_t *aPerm = sqlite3_malloc64((n+1)*sizeof(uint32_t));
   uint8_t *aHead = 0;
-  uint32_t *aStart = 0;
+  size_t *aCount = 0;        /* [t]: group starts in thread t's positions */
   uint64_t *aSorted = 0;     /* radix sort: the sorted first word */
   size_t *aOff = 0, i, nGroup;
   int k, rc = SQLITE_OK;
@@ -524,43 +524,64 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
   }else{
     aSorted = sqlite3_malloc64((n+1)*sizeof(uint64_t));
     if( aSorted==0 ) rc = SQLITE_NOMEM;
+    #pragma omp parallel for num_threads(nThread) schedule(static)
     for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
     for(k=nWord-1; k>=0 && rc==SQLITE_OK; k--){
-      if( k==nWord-1 ) memcpy(aSorted, aaWord[k], n*sizeof(uint64_t));
-      else px_gather_u64(aaWord[k], aPerm, aSorted, n, nThread);
+      px_gather_u64(aaWord[k], aPerm, aSorted, n, nThread);
       rc = parRcFromPx(px_sort_u64_perm(aSorted, aPerm, n, nThread));
     }
   }
   if( rc==SQLITE_OK ){
     aHead = sqlite3_malloc64(n+1);
-    aStart = sqlite3_malloc64((n+1)*sizeof(uint32_t));
+    aCount = sqlite3_malloc64(((size_t)nThread+1)*sizeof(size_t));
     aOff = sqlite3_malloc64((n+2)*sizeof(size_t));
-    if( aHead==0 || aStart==0 || aOff==0 ) rc = SQLITE_NOMEM;
+    if( aHead==0 || aCount==0 || aOff==0 ) rc = SQLITE_NOMEM;
   }
   if( rc==SQLITE_OK ){
-    /* Head flags where any word changes, then their positions.  Without
-    ** keys there is exactly one group, even for no rows. */
-    #pragma omp parallel for num_threads(nThread) schedule(static)
-    for(i=0; i<n; i++){
-      int w, bNew = (i==0);
-      if( nWord==1 && aSorted ){
-        /* The sorted words themselves: read in order. */
-        bNew = bNew || aSorted[i]!=aSorted[i-1];
-      }else{
-        for(w=0; w<nWord && !bNew; w++){
-          bNew = aaWord[w][aPerm[i]]!=aaWord[w][aPerm[i-1]];
+    /* Groups start where any word changes.  Each thread flags and counts
+    ** the starts in its share of the positions, then writes them after
+    ** those of the shares before it: one barrier in all (a scan kernel's
+    ** windows would meet every 2^17 positions per thread, and a barrier
+    ** waits out any thread the system has preempted).  Without keys
+    ** there is exactly one group, even for no rows. */
+    nGroup = 0;
+    #pragma omp parallel num_threads(nThread)
+    {
+      int t = omp_get_thread_num(), nt = omp_get_num_threads(), u;
+      size_t lo = n*(size_t)t/(size_t)nt, hi = n*(size_t)(t+1)/(size_t)nt, j, c = 0;
+      for(j=lo; j<hi; j++){
+        int w, bNew = (j==0);
+        if( nWord==1 && aSorted ){
+          /* The sorted words themselves: read in order. */
+          bNew = bNew || aSorted[j]!=aSorted[j-1];
+        }else{
+          for(w=0; w<nWord && !bNew; w++){
+            bNew = aaWord[w][aPerm[j]]!=aaWord[w][aPerm[j-1]];
+          }
         }
+        aHead[j] = (uint8_t)bNew;
+        c += (size_t)bNew;
       }
-      aHead[i] = (uint8_t)bNew;
+      aCount[t] = c;
+      #pragma omp barrier
+      for(c=0, u=0; u<t; u++) c += aCount[u];
+      /* Without branches; stops at the share's last start, so that no
+      ** write lands in the next share's slots. */
+      while( hi>lo && aHead[hi-1]==0 ) hi--;
+      for(j=lo; j<hi; j++){
+        aOff[c] = j;
+        c += aHead[j];
+      }
+      if( t==nt-1 ){
+        for(u=0; u<nt; u++) nGroup += aCount[u];
+      }
     }
-    nGroup = px_compact_idx(aHead, n, aStart, nThread);
-    for(i=0; i<nGroup; i++) aOff[i] = aStart[i];
     if( nWord==0 && nGroup==0 ){ aOff[0] = 0; nGroup = 1; }
     aOff[nGroup] = n;
     *pnGroup = nGroup;
   }
   sqlite3_free(aHead);
-  sqlite3_free(aStart);
+  sqlite3_free(aCount);
   sqlite3_free(aSorted);
   if( rc ){
     sqlite3_free(aPerm);
@@ -668,13 +689,16 @@ static void outFloat(ParColumn *pDst, sqlite3_int64 i, double r){
   memcpy(&pDst->aVal[i], &r, 8);
 }
 
-/* Write the aggregates a[0..nAgg-1] of group gi.  Returns 1 when sum()
+/* Write the aggregates a[0..nAgg-1] of group gi, every one (NULL for
+** group_concat, which finishResult() writes).  Returns 1 when sum()
 ** overflowed (the caller then lets SQLite run the SELECT), else 0. */
 static int outGroup(const ParAggRun *aRun, int nAgg, const ParAcc *a, ParBatch *pOut,
                     sqlite3_int64 gi){
   int j, bOverflow = 0;
   for(j=0; j<nAgg; j++){
     ParColumn *pDst = &pOut->aCol[j];
+    pDst->aType[gi] = SQLITE_NULL;
+    pDst->aVal[gi] = 0;
     switch( aRun[j].pAgg->eFunc ){
       case PAR_AGG_COUNT_STAR: case PAR_AGG_COUNT:
         pDst->aType[gi] = SQLITE_INTEGER;
@@ -795,10 +819,13 @@ static int newResult(const ParPlan *pPlan, size_t nGroup, int bNull, ParBatch **
 }
 
 /* Copied TEXT and BLOB values keep the codes of the columns they come
-** from: the result borrows those dictionaries.  group_concat results get
-** dictionaries of their own. */
+** from: the result borrows those dictionaries (aRun's arguments for
+** min/max, aBareSrc's columns for bare columns).  group_concat results
+** get dictionaries of their own, built from aCol (rows in the order of
+** aOff's groups). */
 static int finishResult(const ParPlan *pPlan, const ParAggRun *aRun, ParColumn *aCol,
-                        const size_t *aOff, size_t nGroup, ParBatch *pOut){
+                        const ParColumn *aBareSrc, const size_t *aOff, size_t nGroup,
+                        ParBatch *pOut){
   int k, rc = SQLITE_OK, nAgg = pPlan->nAgg;
   size_t g;
   for(k=0; k<nAgg; k++){
@@ -809,7 +836,7 @@ static int finishResult(const ParPlan *pPlan, const ParAggRun *aRun, ParColumn *
     }
   }
   for(k=0; k<pPlan->nBare; k++){
-    pOut->aCol[nAgg+k].pDict = aCol[pPlan->aBareCol[k]].pDict;
+    pOut->aCol[nAgg+k].pDict = aBareSrc[pPlan->aBareCol[k]].pDict;
     pOut->aCol[nAgg+k].bBorrowDict = 1;
   }
   for(k=0; k<nAgg && rc==SQLITE_OK; k++){
@@ -970,7 +997,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
                 bareRow(a0, iDecide, iFirst, iLast));
       }
     }
-    rc = finishResult(pPlan, aRun, pIn->aCol, 0, 0, *ppOut);
+    rc = finishResult(pPlan, aRun, pIn->aCol, pIn->aCol, 0, 0, *ppOut);
   }
   *pbOverflow = bOverflow;
   for(k=0; k<nAgg; k++){
@@ -989,19 +1016,26 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   return rc;
 }
 
-/* Any number of groups: rows sorted into groups, the needed columns
-** gathered into that order (so aggregation reads memory sequentially),
-** each group cut into chunks folded in parallel and combined in order. */
+/* Any number of groups: rows sorted into groups, the aggregates' columns
+** gathered into that order (so aggregation reads memory sequentially).
+** A group of at most PAR_CHUNK rows is folded in one go by the thread that
+** writes its result row; a larger one is cut into chunks of PAR_CHUNK
+** rows, folded in parallel beforehand and combined in order.  Bare
+** columns are read from the input, at the one row each group takes them
+** from. */
 static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
                            const uint32_t *aPerm, const size_t *aOff, size_t nGroup,
                            int nThread, ParBatch **ppOut, int *pbOverflow){
-  size_t nChunk = 0, g;
+  size_t nChunk = 0;             /* chunks of the large groups */
   int nAgg = pPlan->nAgg, iDecide = pPlan->iDecide, nCol = pIn->nCol, rc = SQLITE_OK, k;
   ParColumn *aG = sqlite3_malloc64(sizeof(ParColumn)*(nCol+1));
   uint8_t *aUsed = sqlite3_malloc64(nCol+1);
   ParAggRun *aRun = sqlite3_malloc64(sizeof(ParAggRun)*(nAgg+1));
-  size_t *aChunk = 0, *aChunkGroup = 0;
-  ParAcc *aAcc = 0;
+  size_t *aChunk = 0;            /* [c]: first position of chunk c */
+  size_t *aChunkGroup = 0;       /* [c]: the group of chunk c */
+  ParAcc *aAcc = 0;              /* [c*nAgg + j]: aggregate j over chunk c */
+  ParAcc *aOwn = 0;              /* [t*(nAgg+1) + j]: thread t's, for one group */
+  sqlite3_int64 *aBare = 0;      /* [g]: the input row of group g's bare columns */
   int bOverflow = 0;
 
   if( aG==0 || aUsed==0 || aRun==0 ){ rc = SQLITE_NOMEM; goto done; }
@@ -1014,76 +1048,98 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
     if( pA->iText>=0 ) aUsed[pA->iText] = 1;
     if( pA->iSep>=0 ) aUsed[pA->iSep] = 1;
   }
-  for(k=0; k<pPlan->nBare; k++) aUsed[pPlan->aBareCol[k]] = 1;
   for(k=0; k<nCol && rc==SQLITE_OK; k++){
     if( aUsed[k] ) rc = parColumnGather(&pIn->aCol[k], aPerm, pIn->nRow, nThread, &aG[k]);
   }
   if( rc ) goto done;
   rc = prepareRuns(db, pPlan, aG, pIn->nRow, aOff, nGroup, nThread, aRun);
   if( rc ) goto done;
+  aOwn = malloc((size_t)nThread*(nAgg+1)*sizeof(ParAcc));   /* 16-byte aligned */
+  if( pPlan->nBare>0 ) aBare = sqlite3_malloc64((nGroup+1)*sizeof(sqlite3_int64));
+  if( aOwn==0 || (pPlan->nBare>0 && aBare==0) ){ rc = SQLITE_NOMEM; goto done; }
 
-  for(g=0; g<nGroup; g++){
-    size_t len = aOff[g+1]-aOff[g];
-    nChunk += len ? (len + PAR_CHUNK - 1)/PAR_CHUNK : 1;
-  }
-  aChunk = sqlite3_malloc64((nChunk+1)*sizeof(size_t));
-  aChunkGroup = sqlite3_malloc64((nChunk+1)*sizeof(size_t));
-  aAcc = malloc((nChunk*nAgg+1)*sizeof(ParAcc));   /* 16-byte aligned */
-  if( aChunk==0 || aChunkGroup==0 || aAcc==0 ){ rc = SQLITE_NOMEM; goto done; }
+  /* The large groups' chunks, in group order, folded in parallel. */
   {
-    size_t c = 0;
+    sqlite3_int64 gi;
+    #pragma omp parallel for num_threads(nThread) schedule(static) reduction(+:nChunk)
+    for(gi=0; gi<(sqlite3_int64)nGroup; gi++){
+      size_t len = aOff[gi+1]-aOff[gi];
+      if( len>PAR_CHUNK ) nChunk += (len + PAR_CHUNK - 1)/PAR_CHUNK;
+    }
+  }
+  if( nChunk>0 ){
+    size_t c = 0, g, p;
+    sqlite3_int64 ci;
+    aChunk = sqlite3_malloc64(nChunk*sizeof(size_t));
+    aChunkGroup = sqlite3_malloc64(nChunk*sizeof(size_t));
+    aAcc = malloc(nChunk*(nAgg+1)*sizeof(ParAcc));          /* 16-byte aligned */
+    if( aChunk==0 || aChunkGroup==0 || aAcc==0 ){ rc = SQLITE_NOMEM; goto done; }
     for(g=0; g<nGroup; g++){
-      size_t p = aOff[g];
-      do{
+      if( aOff[g+1]-aOff[g]<=PAR_CHUNK ) continue;
+      for(p=aOff[g]; p<aOff[g+1]; p+=PAR_CHUNK){
         aChunk[c] = p;
         aChunkGroup[c++] = g;
-        p += PAR_CHUNK;
-      }while( p<aOff[g+1] );
+      }
     }
-    aChunk[nChunk] = aOff[nGroup];
-  }
-  {
-    sqlite3_int64 c;
-    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 16)
-    for(c=0; c<(sqlite3_int64)nChunk; c++){
-      size_t lo = aChunk[c], hi = aChunk[c+1];
-      ParAcc *a = &aAcc[c*nAgg];
+    assert( c==nChunk );
+    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1)
+    for(ci=0; ci<(sqlite3_int64)nChunk; ci++){
+      size_t lo = aChunk[ci], hi = aOff[aChunkGroup[ci]+1];
+      ParAcc *a = &aAcc[(size_t)ci*nAgg];
       int j;
-      if( hi>aOff[aChunkGroup[c]+1] ) hi = aOff[aChunkGroup[c]+1];
+      if( hi-lo>PAR_CHUNK ) hi = lo + PAR_CHUNK;
       for(j=0; j<nAgg; j++){
         accInit(&a[j]);
         foldChunk(&aRun[j], &a[j], 1, 0, lo, hi, 0);
       }
     }
   }
-  rc = newResult(pPlan, nGroup, 1, ppOut);
+
+  /* Every group's result row: small groups folded here, large ones
+  ** combined chunk by chunk in order.  Every output value is written. */
+  rc = newResult(pPlan, nGroup, 0, ppOut);
   if( rc ) goto done;
   {
     sqlite3_int64 gi;
-    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 64) reduction(|:bOverflow)
+    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 256) reduction(|:bOverflow)
     for(gi=0; gi<(sqlite3_int64)nGroup; gi++){
-      size_t lo = 0, hi = nChunk, c;
+      size_t lo = aOff[gi], hi = aOff[gi+1];
       sqlite3_int64 iBare = -1;
+      ParAcc *a;
       int j;
-      /* The first chunk of group gi (chunks are in group order). */
-      while( lo<hi ){
-        size_t mid = (lo+hi)/2;
-        if( aChunkGroup[mid] < (size_t)gi ) lo = mid+1; else hi = mid;
+      if( hi-lo<=PAR_CHUNK ){
+        a = &aOwn[(size_t)omp_get_thread_num()*(nAgg+1)];
+        for(j=0; j<nAgg; j++){
+          accInit(&a[j]);
+          foldChunk(&aRun[j], &a[j], 1, 0, lo, hi, 0);
+        }
+      }else{
+        /* The group's first chunk; its others follow it. */
+        size_t c0 = 0, c1 = nChunk, c;
+        while( c0<c1 ){
+          size_t mid = (c0+c1)/2;
+          if( aChunkGroup[mid] < (size_t)gi ) c0 = mid+1; else c1 = mid;
+        }
+        a = &aAcc[c0*nAgg];
+        for(c=c0+1; c<nChunk && aChunkGroup[c]==(size_t)gi; c++){
+          for(j=0; j<nAgg; j++) accCombine(&aRun[j], &a[j], &aAcc[c*nAgg+j]);
+        }
       }
-      for(c=lo+1; c<nChunk && aChunkGroup[c]==(size_t)gi; c++){
-        for(j=0; j<nAgg; j++) accCombine(&aRun[j], &aAcc[lo*nAgg+j], &aAcc[c*nAgg+j]);
-      }
-      if( aOff[gi+1]>aOff[gi] ){
-        iBare = bareRow(&aAcc[lo*nAgg], iDecide, (sqlite3_int64)aOff[gi],
-                        (sqlite3_int64)aOff[gi+1]-1);
-      }
-      bOverflow |= outGroup(aRun, nAgg, &aAcc[lo*nAgg], *ppOut, gi);
-      for(j=0; j<pPlan->nBare; j++){
-        outCopy(&(*ppOut)->aCol[nAgg+j], gi, &aG[pPlan->aBareCol[j]], iBare);
-      }
+      if( hi>lo ) iBare = bareRow(a, iDecide, (sqlite3_int64)lo, (sqlite3_int64)hi-1);
+      bOverflow |= outGroup(aRun, nAgg, a, *ppOut, gi);
+      if( aBare ) aBare[gi] = iBare<0 ? -1 : (sqlite3_int64)aPerm[iBare];
     }
   }
-  rc = finishResult(pPlan, aRun, aG, aOff, nGroup, *ppOut);
+  /* Bare columns in loops of their own: the input rows are scattered,
+  ** and short loops keep many reads of them in flight at once. */
+  for(k=0; k<pPlan->nBare; k++){
+    ParColumn *pDst = &(*ppOut)->aCol[nAgg+k];
+    const ParColumn *pSrc = &pIn->aCol[pPlan->aBareCol[k]];
+    sqlite3_int64 gi;
+    #pragma omp parallel for num_threads(nThread) schedule(static)
+    for(gi=0; gi<(sqlite3_int64)nGroup; gi++) outCopy(pDst, gi, pSrc, aBare[gi]);
+  }
+  rc = finishResult(pPlan, aRun, aG, pIn->aCol, aOff, nGroup, *ppOut);
 
 done:
   *pbOverflow = bOverflow;
@@ -1104,6 +1160,8 @@ done:
   sqlite3_free(aChunk);
   sqlite3_free(aChunkGroup);
   free(aAcc);
+  free(aOwn);
+  sqlite3_free(aBare);
   return rc;
 }
 
