@@ -551,12 +551,13 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
       size_t lo = n*(size_t)t/(size_t)nt, hi = n*(size_t)(t+1)/(size_t)nt, j, c = 0;
       for(j=lo; j<hi; j++){
         int w, bNew = (j==0);
-        if( nWord==1 && aSorted ){
-          /* The sorted words themselves: read in order. */
-          bNew = bNew || aSorted[j]!=aSorted[j-1];
-        }else{
-          for(w=0; w<nWord && !bNew; w++){
-            bNew = aaWord[w][aPerm[j]]!=aaWord[w][aPerm[j-1]];
+        if( j>0 && aSorted ){
+          /* The most significant words sorted: read in order.  Then
+          ** every other word, without branches, so that the scattered
+          ** reads overlap (the previous row's words are still cached). */
+          bNew = aSorted[j]!=aSorted[j-1];
+          for(w=1; w<nWord; w++){
+            bNew |= aaWord[w][aPerm[j]]!=aaWord[w][aPerm[j-1]];
           }
         }
         aHead[j] = (uint8_t)bNew;
@@ -1136,8 +1137,23 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
     ParColumn *pDst = &(*ppOut)->aCol[nAgg+k];
     const ParColumn *pSrc = &pIn->aCol[pPlan->aBareCol[k]];
     sqlite3_int64 gi;
-    #pragma omp parallel for num_threads(nThread) schedule(static)
-    for(gi=0; gi<(sqlite3_int64)nGroup; gi++) outCopy(pDst, gi, pSrc, aBare[gi]);
+    if( (pSrc->eStore==PAR_COL_INT || pSrc->eStore==PAR_COL_REAL) && pSrc->nNull==0 ){
+      /* Numbers without NULLs: nothing to decide per row. */
+      int bInt = pSrc->eStore==PAR_COL_INT;
+      #pragma omp parallel for num_threads(nThread) schedule(static)
+      for(gi=0; gi<(sqlite3_int64)nGroup; gi++){
+        sqlite3_int64 r = aBare[gi];
+        uint64_t v = 0;
+        if( r>=0 ){
+          if( bInt ) v = (uint64_t)pSrc->aInt[r]; else memcpy(&v, &pSrc->aReal[r], 8);
+        }
+        pDst->aType[gi] = (uint8_t)(r<0 ? SQLITE_NULL : bInt ? SQLITE_INTEGER : SQLITE_FLOAT);
+        pDst->aVal[gi] = v;
+      }
+    }else{
+      #pragma omp parallel for num_threads(nThread) schedule(static)
+      for(gi=0; gi<(sqlite3_int64)nGroup; gi++) outCopy(pDst, gi, pSrc, aBare[gi]);
+    }
   }
   rc = finishResult(pPlan, aRun, aG, pIn->aCol, aOff, nGroup, *ppOut);
 
