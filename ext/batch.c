@@ -840,14 +840,14 @@ static void parSinkStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     return;
   }
   if( (p = *pp)==0 ){
-    p = *pp = (ParSink*)sqlite3_value_pointer(argv[0], PAR_SINK_PTR);
-    if( p==0 ){
+    p = argc>0 ? (ParSink*)sqlite3_value_pointer(argv[0], PAR_SINK_PTR) : 0;
+    if( p==0 || argc-1!=p->pB->nCol ){
       sqlite3_result_error(ctx, "par_sink() is internal to the parallel extension", -1);
       return;
     }
+    *pp = p;
   }
   if( p->rc ) return;
-  assert( argc-1==p->pB->nCol );
   p->rc = parBatchAppend(p->pB, &argv[1]);
   if( p->rc ){
     char *zErr = parBatchAppendError(p->pB, p->rc);

@@ -103,6 +103,14 @@ int parRcFromPx(int pxrc){
   }
 }
 
+const char *parTextArg(sqlite3_value *pVal){
+  const char *z;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ) return 0;
+  z = (const char*)sqlite3_value_text(pVal);
+  if( z==0 || (int)strlen(z)!=sqlite3_value_bytes(pVal) ) return 0;
+  return z;
+}
+
 /* par_version(): the extension's version string. */
 static void parVersionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3_result_text(ctx, PAR_VERSION, -1, SQLITE_STATIC);
@@ -154,10 +162,10 @@ static int parIntArg(sqlite3_value *pVal, sqlite3_int64 *pV){
 ** force afterwards. */
 static void parConfigFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   ParContext *p = (ParContext*)sqlite3_user_data(ctx);
-  const char *zName = (const char*)sqlite3_value_text(argv[0]);
+  const char *zName = parTextArg(argv[0]);
   const struct ParSetting *pSet = 0;
   int i;
-  if( sqlite3_value_type(argv[0])!=SQLITE_TEXT || zName==0 ){
+  if( zName==0 ){
     sqlite3_result_error(ctx, "par_config: the first argument must be a "
                          "setting name (threads, memory_mb, min_rows, parallel_extract, cache_mb, group_strategy)", -1);
     return;

@@ -305,7 +305,9 @@ static char *parArgText(sqlite3_value *pVal){
   switch( sqlite3_value_type(pVal) ){
     case SQLITE_NULL: return sqlite3_mprintf("NULL");
     case SQLITE_BLOB: return sqlite3_mprintf("a BLOB");
-    case SQLITE_TEXT: return sqlite3_mprintf("'%q'", sqlite3_value_text(pVal));
+    case SQLITE_TEXT:
+      return parTextArg(pVal) ? sqlite3_mprintf("'%q'", sqlite3_value_text(pVal))
+                              : sqlite3_mprintf("a TEXT with a NUL byte inside");
     default:          return sqlite3_mprintf("%s", sqlite3_value_text(pVal));
   }
 }
@@ -343,9 +345,9 @@ static int parHistRangeArg(sqlite3_value *pVal, const char *zName, double *pR,
 static int parHistParseSpec(sqlite3_value *pBins, sqlite3_value *pA4, sqlite3_value *pA5,
                             ParHistSpec *pSpec, char **pzErr){
   int eType = sqlite3_value_type(pBins), rc;
-  const char *zBins = eType==SQLITE_TEXT ? (const char*)sqlite3_value_text(pBins) : 0;
+  const char *zBins = parTextArg(pBins);
   memset(pSpec, 0, sizeof(*pSpec));
-  if( eType==SQLITE_TEXT && zBins ){
+  if( zBins ){
     int i = 0;
     while( parIsSpace(zBins[i]) ) i++;
     if( zBins[i]=='[' ){
@@ -380,8 +382,7 @@ static int parHistParseSpec(sqlite3_value *pBins, sqlite3_value *pA4, sqlite3_va
     pSpec->eMode = PAR_HIST_RANGE;
     return SQLITE_OK;
   }
-  if( sqlite3_value_type(pA4)==SQLITE_TEXT
-   && sqlite3_stricmp((const char*)sqlite3_value_text(pA4), "quantile")==0 ){
+  if( parTextArg(pA4) && sqlite3_stricmp(parTextArg(pA4), "quantile")==0 ){
     if( pA5 ){
       *pzErr = sqlite3_mprintf("par_histogram: 'quantile' takes no further argument");
       return SQLITE_ERROR;
@@ -889,13 +890,13 @@ static int parHistFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxSt
     pCur->apArg[j] = sqlite3_value_dup(argv[k++]);
     if( pCur->apArg[j]==0 ) return SQLITE_NOMEM;
   }
-  zSource = (const char*)sqlite3_value_text(pCur->apArg[0]);
-  zCol = (const char*)sqlite3_value_text(pCur->apArg[1]);
-  if( sqlite3_value_type(pCur->apArg[0])!=SQLITE_TEXT || zSource==0 ){
+  zSource = parTextArg(pCur->apArg[0]);
+  zCol = parTextArg(pCur->apArg[1]);
+  if( zSource==0 ){
     zErr = sqlite3_mprintf("par_histogram: the source must be a table name or a SELECT "
                            "statement");
     rc = SQLITE_ERROR;
-  }else if( sqlite3_value_type(pCur->apArg[1])!=SQLITE_TEXT || zCol==0 ){
+  }else if( zCol==0 ){
     zErr = sqlite3_mprintf("par_histogram: the column must be a column name");
     rc = SQLITE_ERROR;
   }else{

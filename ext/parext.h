@@ -65,6 +65,11 @@ sqlite3_int64 parMemLimit(const ParContext *pCtx);
 /* SQLite result code for a kernel status code (PX_*). */
 int parRcFromPx(int pxrc);
 
+/* The text of a function argument that is TEXT with no NUL byte inside
+** (a name, a statement, a bins spec), else NULL.  The type is checked
+** before the text is asked for, which would make a BLOB read as TEXT. */
+const char *parTextArg(sqlite3_value *pVal);
+
 /* The parts. */
 int parConfigRegister(sqlite3 *db, ParContext *pCtx);
 int parViewRegister(sqlite3 *db, ParContext *pCtx);

@@ -851,7 +851,7 @@ static sqlite3_module parViewModule = {
 /* ==== par_explain ================================================================ */
 
 static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
-  const char *zSql = (const char*)sqlite3_value_text(argv[0]);
+  const char *zSql = parTextArg(argv[0]);
   ParPlan *pPlan = 0;
   char *zErr = 0, *zOut;
   int rc;
@@ -887,7 +887,7 @@ static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   ParContext *pCtx = (ParContext*)sqlite3_user_data(ctx);
-  const char *zSql = (const char*)sqlite3_value_text(argv[0]);
+  const char *zSql = parTextArg(argv[0]);
   ParPlan *pPlan = 0;
   ParBatch *pIn = 0, *pOut = 0;
   sqlite3_stmt *pStmt = 0;

@@ -494,6 +494,17 @@ def test_errors_table_form():
     for args, frag in cases:
         expect_error(c, h % args, frag)
     expect_error(c, h % "'t', 'x', 1, 2, 3, 4", "too many arguments")
+    # Text with a NUL byte inside is no name, spec or number (it used to
+    # be read up to the NUL: 'x\0junk' read column x).
+    nul = [("?, 'x', 3", "t\0junk", "the source must be a table name or a SELECT statement"),
+           ("'t', ?, 3", "x\0junk", "the column must be a column name"),
+           ("'t', 'x', ?", "[1, 2]\0junk", "not a TEXT with a NUL byte inside"),
+           ("'t', 'x', 3, ?", "quantile\0junk", "not only a TEXT with a NUL byte inside"),
+           ("'t', 'x', 3, ?, 5", "0\0009", "lo must be a number, not a TEXT with a NUL byte")]
+    for args, param, frag in nul:
+        expect_error(c, h % args, frag, (param,))
+    expect_error(c, "SELECT par_histogram(x, ?) FROM t", "not a TEXT with a NUL byte inside",
+                 ("[1, 2]\0junk",))
     # Nothing was changed or created, and the connection still works.
     assert c.execute("SELECT count(*) FROM t").fetchone()[0] == 10
     assert c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'u'").fetchone()[0] == 0

@@ -81,6 +81,12 @@ def test_config_bad_names():
     expect_error(c, "SELECT par_config(NULL)", "first argument must be a setting name")
     expect_error(c, "SELECT par_config(1)", "first argument must be a setting name")
     expect_error(c, "SELECT par_config()", "wrong number of arguments")
+    # A BLOB is no name, even one that spells a name, and neither is text
+    # with a NUL byte inside (it used to be read up to the NUL).
+    expect_error(c, "SELECT par_config(x'74687265616473', 2)", "first argument must be a setting")
+    expect_error(c, "SELECT par_config(?, 2)", "first argument must be a setting",
+                 ("threads\0junk",))
+    assert c.execute("SELECT par_config('threads')").fetchone()[0] == ncores()
     expect_error(c, "SELECT par_config('threads', 1, 2)", "wrong number of arguments")
 
 
@@ -176,7 +182,22 @@ def test_explain_and_profile():
     expect_error(c, "SELECT par_explain('SELECT nosuch FROM t')", "no such column: nosuch")
     expect_error(c, "SELECT par_explain('DELETE FROM t')", "not a read-only SELECT")
     expect_error(c, "SELECT par_profile(NULL)", "must be a SELECT")
+    expect_error(c, "SELECT par_profile(?)", "must be a SELECT", ("SELECT 1\0; DELETE FROM t",))
+    expect_error(c, "SELECT par_explain(?)", "must be a SELECT", ("SELECT k FROM t\0",))
     assert c.execute("SELECT count(*) FROM t").fetchone()[0] == 100
+
+
+def test_sink_from_sql():
+    """par_sink, the aggregate extraction feeds rows through, only takes the
+    pointer the extension binds: from SQL, with any number of arguments, it
+    is an error (with none it used to read a missing argument and crash)."""
+    c = connect()
+    c.execute("CREATE TABLE t(x)")
+    c.executemany("INSERT INTO t VALUES(?)", [(i,) for i in range(5)])
+    for args in ("", "1", "x", "x, x", "NULL, x, x"):
+        expect_error(c, "SELECT par_sink(%s) FROM t" % args, "par_sink() is internal")
+    expect_error(c, "SELECT par_sink()", "par_sink() is internal")
+    assert c.execute("SELECT count(*) FROM t").fetchone()[0] == 5
 
 
 def main():
