@@ -697,6 +697,8 @@ static char *parDup(const char *z){
   return z ? sqlite3_mprintf("%s", z) : 0;
 }
 
+static char *parBatchAppendError(ParBatch *pB, int rc);
+
 /* A new empty batch with the columns (names, declared types) of pStmt. */
 static int parBatchNew(sqlite3_stmt *pStmt, sqlite3_int64 mxMem,
                        sqlite3_int64 *pnShared, ParBatch **ppB, char **pzErr){
@@ -726,6 +728,13 @@ static int parBatchNew(sqlite3_stmt *pStmt, sqlite3_int64 mxMem,
   *ppB = pB;
   return SQLITE_OK;
 nomem:
+  /* Over the limit already when other batches share it (the rows another
+  ** worker read): the limit's error, not an out-of-memory one. */
+  if( pB && pB->bOverLimit ){
+    *pzErr = parBatchAppendError(pB, SQLITE_NOMEM);
+    parBatchFree(pB);
+    return SQLITE_FULL;
+  }
   parBatchFree(pB);
   *pzErr = sqlite3_mprintf("out of memory while reading rows");
   return SQLITE_NOMEM;

@@ -549,6 +549,31 @@ static void checkErrors(void){
   CHECK(zErr && strstr(zErr, "memory limit of 1 MB exceeded"), "message: %s", zErr ? zErr : "");
   CHECK(pB==0, "batch returned");
   sqlite3_free(zErr);
+  zErr = 0;
+
+  /* A worker that starts its range after the others pushed the shared
+  ** count over the limit fails at once, with the limit's error too (it
+  ** used to report SQLITE_NOMEM, "out of memory"). */
+  check_case("memory limit, shared count already over it");
+  {
+    sqlite3_stmt *pMeta = 0, *pSink = 0;
+    sqlite3_int64 nShared = (1<<20) + 1;
+    char *zSink = parSinkSql("SELECT 1, 'x'", 13, 2);
+    CHECK(parBatchRegister(db)==SQLITE_OK, "parBatchRegister");   /* ours, not an app's */
+    sqlite3_prepare_v2(db, "SELECT 1, 'x'", -1, &pMeta, 0);
+    sqlite3_prepare_v2(db, zSink, -1, &pSink, 0);
+    CHECK(pMeta && pSink, "prepare: %s", sqlite3_errmsg(db));
+    rc = pMeta && pSink ? parBatchFromSink(db, pSink, pMeta, 1<<20, &nShared, 0, 0, 0, &pB, &zErr)
+                        : SQLITE_ERROR;
+    CHECK(rc==SQLITE_FULL, "rc=%d", rc);
+    CHECK(zErr && strstr(zErr, "memory limit of 1 MB exceeded"), "message: %s", zErr ? zErr : "");
+    CHECK(pB==0, "batch returned");
+    CHECK(nShared==(1<<20) + 1, "shared count changed: %lld", (long long)nShared);
+    sqlite3_free(zErr);
+    sqlite3_free(zSink);
+    sqlite3_finalize(pMeta);
+    sqlite3_finalize(pSink);
+  }
 }
 
 /* ---- shapes of SELECT that the par_sink wrapper must keep ---------------- */
