@@ -523,6 +523,20 @@ ParBatch *parBatchSubset(ParBatch *pOwner, const int *aiCol, int nCol){
   return pB;
 }
 
+sqlite3_int64 parBatchBytes(const ParBatch *pB){
+  sqlite3_int64 n = pB->nRow, nByte = 0;
+  int i;
+  for(i=0; i<pB->nCol; i++){
+    const ParColumn *pCol = &pB->aCol[i];
+    const ParDict *pD = pCol->pDict;
+    if( pCol->aNull ) nByte += parBitmapBytes(n);
+    nByte += n*((pCol->aInt ? 8 : 0) + (pCol->aReal ? 8 : 0) + (pCol->aCode ? 4 : 0)
+                + (pCol->aType ? 1 : 0) + (pCol->aVal ? 8 : 0));
+    if( pD ) nByte += pD->nByte + (sqlite3_int64)pD->nEntry*13 + (sqlite3_int64)pD->nHash*8;
+  }
+  return nByte;
+}
+
 /* Grow every array of every column to nNew rows: the NULL bitmaps zeroed
 ** (rows set their bit), the value arrays not. */
 static int parBatchGrow(ParBatch *pB, sqlite3_int64 nNew){

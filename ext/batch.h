@@ -125,6 +125,10 @@ struct ParBatch {
 ** copy); it keeps pOwner alive.  NULL when out of memory. */
 ParBatch *parBatchSubset(ParBatch *pOwner, const int *aiCol, int nCol);
 
+/* The bytes pB's rows take: every column's arrays and dictionary (a
+** dictionary shared by several columns counted with each). */
+sqlite3_int64 parBatchBytes(const ParBatch *pB);
+
 /* Run zSql, one read-only statement that returns rows, on db and collect
 ** its result into a new batch *ppBatch.  mxMem limits the batch's memory
 ** in bytes (0: no limit).  On error returns an SQLite code, sets *pzErr to

@@ -1534,6 +1534,20 @@ void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp){
   pStamp->bValid = 1;
 }
 
+/* Does pHit, columns from the cache, fit memory_mb?  They count as the
+** same rows read again would, so that whether a query fails does not
+** depend on what the cache holds.  If not, frees pHit and sets *pzErr. */
+static int parCacheHitFits(ParContext *pCtx, ParBatch *pHit, char **pzErr){
+  sqlite3_int64 mxMem = parMemLimit(pCtx);
+  if( mxMem>0 && parBatchBytes(pHit)>mxMem ){
+    parBatchFree(pHit);
+    *pzErr = sqlite3_mprintf("memory limit of %lld MB exceeded while reading rows "
+                             "(see par_config('memory_mb'))", mxMem/(1024*1024));
+    return SQLITE_FULL;
+  }
+  return SQLITE_OK;
+}
+
 int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
                ParBatch **ppBatch, int *peMode, char **pzWhy, char **pzErr){
   ParSource src;
@@ -1548,6 +1562,10 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   if( rc ) return rc;
   if( zWhy==0 ){
     ParBatch *pHit = parCacheLookup(pCtx, &src, pPlan);
+    if( pHit && (rc = parCacheHitFits(pCtx, pHit, pzErr))!=SQLITE_OK ){
+      parSourceClear(&src);
+      return rc;
+    }
     if( pHit ){
       *ppBatch = pHit;
       *peMode = PAR_EXTRACT_CACHED;
@@ -1590,6 +1608,10 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       ParPool *p = parPoolGet(pCtx, src.zFile, 1, 0, &zPoolWhy);
       sqlite3_free(zPoolWhy);
       if( p ) pHit = parCacheLookup(pCtx, &src, pPlan);
+      if( pHit && (rc = parCacheHitFits(pCtx, pHit, pzErr))!=SQLITE_OK ){
+        parSourceClear(&src);
+        return rc;
+      }
       if( pHit ){
         *ppBatch = pHit;
         *peMode = PAR_EXTRACT_CACHED;

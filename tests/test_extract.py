@@ -1002,6 +1002,21 @@ def test_memory_limit_parallel():
         assert "memory limit of 1 MB" in str(e), str(e)
     c.execute("SELECT par_config('memory_mb', 1024)")
     same(c, sql)
+    # Columns from the cache count as the same rows read again would:
+    # whether the scan fails does not depend on what the cache holds (a
+    # cached scan used to succeed under any limit).  Then the entry serves
+    # again under a limit it fits.
+    assert mode_of(c, sql) == "cached", explain_mode(c, sql)
+    c.execute("SELECT par_config('memory_mb', 1)")
+    for name in ("v", "v2"):
+        try:
+            view_rows(c, sql, name)
+            raise AssertionError("no memory limit error from the cache")
+        except sqlite3.OperationalError as e:
+            assert "memory limit of 1 MB exceeded while reading rows" in str(e), str(e)
+    c.execute("SELECT par_config('memory_mb', 1024)")
+    assert mode_of(c, sql) == "cached", explain_mode(c, sql)
+    same(c, sql)
 
 
 def test_settings():
