@@ -1656,6 +1656,47 @@ static int textKeyBins(ParColumn *pCol, int eColl, size_t n, int nThread,
   return SQLITE_OK;
 }
 
+/* Is there room under memory_mb for pIn's rows and nExtra more bytes of
+** the group-by's own arrays?  Else *pzErr, before those are made. */
+static int groupFits(const ParContext *pCtx, const ParBatch *pIn, double nExtra,
+                     char **pzErr){
+  sqlite3_int64 mx = parMemLimit(pCtx);
+  if( mx>0 && (double)parBatchBytes(pIn) + nExtra > (double)mx ){
+    *pzErr = sqlite3_mprintf("memory limit of %lld MB exceeded while grouping rows "
+                             "(see par_config('memory_mb'))", mx/(1024*1024));
+    return SQLITE_FULL;
+  }
+  return SQLITE_OK;
+}
+
+/* The largest arrays the sorted strategies make besides the input, in
+** bytes, for n rows in at most nGroup groups: the permutation, the group
+** offsets and head flags; the radix sort's words, sorted copy and scratch
+** (nWord words) or the counting sort's bins and histograms (nBin bins);
+** the aggregated columns in group order, the keys of min()/max() and of
+** DISTINCT; the result. */
+static double sortedBytes(const ParPlan *pPlan, const ParBatch *pIn, size_t n,
+                          int nWord, uint32_t nBin, int nThread, double nGroup){
+  double b = (double)n*(4 + 8 + 1), perRow = 0;
+  int k;
+  if( nWord>0 ) b += (double)n*(8.0*nWord + 8 + 12);
+  else b += (double)n*4 + (double)nBin*(4.0*nThread + 8);
+  for(k=0; k<pIn->nCol; k++){
+    int j, bUsed = 0;
+    for(j=0; j<pPlan->nAgg; j++){
+      const ParPlanAgg *pA = &pPlan->aAgg[j];
+      if( pA->iArg==k || pA->iText==k || pA->iSep==k ) bUsed = 1;
+    }
+    if( bUsed ) perRow += 9;
+  }
+  for(k=0; k<pPlan->nAgg; k++){
+    const ParPlanAgg *pA = &pPlan->aAgg[k];
+    if( pA->bDistinct ) perRow += 49;
+    if( pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX ) perRow += 16;
+  }
+  return b + (double)n*perRow + nGroup*(9.0*(pPlan->nAgg + pPlan->nBare) + 8);
+}
+
 int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
                ParBatch **ppOut, int *pbNative, char **pzErr,
                const char **pzStrategy){
@@ -1770,11 +1811,22 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     if( rc ) goto done;
   }
   if( bDirect ){
+    /* Accumulators: chunks of rows times key values, within a bound. */
+    double nAcc = (double)(n/PAR_CHUNK + 1);
+    if( nAcc*nBin > PAR_DIRECT_ACC ) nAcc = (double)(PAR_DIRECT_ACC/nBin > 0 ? PAR_DIRECT_ACC/nBin : 1);
+    rc = groupFits(pCtx, pIn, (aBin ? 4.0*n : 0) + nAcc*nBin*(pPlan->nAgg + 1)*sizeof(ParAcc)
+                              + (double)nBin*(9.0*(pPlan->nAgg + pPlan->nBare) + 24), pzErr);
+    if( rc ) goto done;
     *pzStrategy = "per-chunk accumulators per key value (few key values)";
     rc = aggregateDirect(db, pPlan, pIn, aBin, nBin, nThread, ppOut, &bOverflow);
     goto done;
   }
   if( bDense ){
+    /* Each thread's value and count arrays per key value, the result. */
+    rc = groupFits(pCtx, pIn, (aBin ? 4.0*n : 0)
+                              + (double)nThread*nBin*(12.0*pPlan->nAgg + 8)
+                              + (double)nBin*(9.0*(pPlan->nAgg + pPlan->nBare) + 4), pzErr);
+    if( rc ) goto done;
     rc = aggregateDense(pPlan, pIn, aBin, nBin, pIntKey, iKeyLo, nThread, ppOut);
     if( rc || *ppOut ){
       *pzStrategy = "per-thread accumulators per key value (dense key values)";
@@ -1792,6 +1844,9 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     if( nWord==0 && pPlan->nKey>0 ) rc = keyWords(pPlan, pIn, nThread, aaWord, &nWord);
     if( rc ) goto done;
   }
+  rc = groupFits(pCtx, pIn, sortedBytes(pPlan, pIn, n, aBin ? 0 : nWord, aBin ? nBin : 0,
+                                       nThread, (double)(aBin && nBin<n ? nBin : n)), pzErr);
+  if( rc ) goto done;
   *pzStrategy = aBin ? "counting sort, then segments"
               : nWord==0 ? "one group, in order" : "radix sort, then segments";
   rc = sortGroups(aaWord, nWord, aBin, nBin, n, nThread, &aPerm, &aOff, &nGroup);

@@ -1017,6 +1017,24 @@ def test_memory_limit_parallel():
     c.execute("SELECT par_config('memory_mb', 1024)")
     assert mode_of(c, sql) == "cached", explain_mode(c, sql)
     same(c, sql)
+    # The group-by's own arrays count too, before they are made: 300k
+    # distinct REAL keys take about 2.4 MB to read and about 20 MB to sort
+    # into groups.  The same query with the input from the cache.
+    c.execute("CREATE TABLE r(x REAL)")
+    c.execute("INSERT INTO r SELECT a * 0.5 FROM t")
+    c.execute("INSERT INTO r SELECT a * 0.5 + 100000.25 FROM t WHERE a <= 100000")
+    sql = "SELECT x, count(*) FROM r GROUP BY x"
+    for source in ("read from the file", "from the cache"):
+        if source == "from the cache":
+            assert mode_of(c, sql) == "cached", explain_mode(c, sql)
+        c.execute("SELECT par_config('memory_mb', 8)")
+        try:
+            view_rows(c, sql)
+            raise AssertionError("no memory limit error while grouping, " + source)
+        except sqlite3.OperationalError as e:
+            assert "memory limit of 8 MB exceeded while grouping rows" in str(e), str(e)
+        c.execute("SELECT par_config('memory_mb', 64)")
+        same(c, sql)
 
 
 def test_settings():
