@@ -1669,18 +1669,18 @@ static int groupFits(const ParContext *pCtx, const ParBatch *pIn, double nExtra,
   return SQLITE_OK;
 }
 
-/* The largest arrays the sorted strategies make besides the input, in
-** bytes, for n rows in at most nGroup groups: the permutation, the group
-** offsets and head flags; the radix sort's words, sorted copy and scratch
-** (nWord words) or the counting sort's bins and histograms (nBin bins);
-** the aggregated columns in group order, the keys of min()/max() and of
-** DISTINCT; the result. */
+/* The peak bytes the sorted strategies take besides the input, for n rows
+** in at most nGroup groups: the larger of the sorting phase (permutation;
+** the radix sort's nWord words, sorted copy and scratch, or the counting
+** sort's bins and histograms of nBin bins) and the aggregation phase
+** (permutation and group offsets, the aggregated columns in group order,
+** the keys of min()/max() and of DISTINCT, the result). */
 static double sortedBytes(const ParPlan *pPlan, const ParBatch *pIn, size_t n,
                           int nWord, uint32_t nBin, int nThread, double nGroup){
-  double b = (double)n*(4 + 8 + 1), perRow = 0;
+  double sort, agg, perRow = 12;
   int k;
-  if( nWord>0 ) b += (double)n*(8.0*nWord + 8 + 12);
-  else b += (double)n*4 + (double)nBin*(4.0*nThread + 8);
+  if( nWord>0 ) sort = (double)n*(8.0*nWord + 24);
+  else sort = (double)n*13 + (double)nBin*(4.0*nThread + 8);
   for(k=0; k<pIn->nCol; k++){
     int j, bUsed = 0;
     for(j=0; j<pPlan->nAgg; j++){
@@ -1694,7 +1694,8 @@ static double sortedBytes(const ParPlan *pPlan, const ParBatch *pIn, size_t n,
     if( pA->bDistinct ) perRow += 49;
     if( pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX ) perRow += 16;
   }
-  return b + (double)n*perRow + nGroup*(9.0*(pPlan->nAgg + pPlan->nBare) + 8);
+  agg = (double)n*perRow + nGroup*(9.0*(pPlan->nAgg + pPlan->nBare) + 8);
+  return sort>agg ? sort : agg;
 }
 
 int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
