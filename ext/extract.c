@@ -1610,6 +1610,7 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       if( p ) pHit = parCacheLookup(pCtx, &src, pPlan);
       if( pHit && (rc = parCacheHitFits(pCtx, pHit, pzErr))!=SQLITE_OK ){
         parSourceClear(&src);
+        *pzWhy = zWhy;
         return rc;
       }
       if( pHit ){

@@ -1037,6 +1037,37 @@ def test_memory_limit_parallel():
         same(c, sql)
 
 
+def test_memory_limit_serial_cache_no_leak():
+    """A serial read served from the cache over memory_mb fails every time,
+    and each failure frees the reason the read was serial (it leaked)."""
+    import ctypes
+    lib = ctypes.CDLL("libsqlite3.so.0")
+    lib.sqlite3_memory_used.restype = ctypes.c_int64
+    path, c = fresh("mem_serial.db")
+    c.execute("CREATE TABLE t(g INTEGER, s TEXT)")
+    c.executemany("INSERT INTO t VALUES(?, ?)", [(i % 100, "value-%d" % i) for i in range(100000)])
+    sql = "SELECT g, count(*), max(s) FROM t GROUP BY g"
+    c.execute("SELECT par_config('parallel_extract', 0)")
+    same(c, sql)
+    same(c, sql)
+    assert mode_of(c, sql) == "cached", explain_mode(c, sql)
+    c.execute("SELECT par_config('memory_mb', 1)")
+
+    def fail_once():
+        try:
+            c.execute("SELECT * FROM v").fetchall()
+            raise AssertionError("no memory limit error")
+        except sqlite3.OperationalError as e:
+            assert "memory limit of 1 MB exceeded while reading rows" in str(e), str(e)
+    for _ in range(50):
+        fail_once()
+    m0 = lib.sqlite3_memory_used()
+    for _ in range(500):
+        fail_once()
+    grown = lib.sqlite3_memory_used() - m0
+    assert grown < 2000, "%d bytes more after 500 failing scans" % grown
+
+
 def test_settings():
     path, c = fresh("settings.db")
     assert c.execute("SELECT par_config('parallel_extract')").fetchone()[0] == 1
