@@ -233,19 +233,74 @@ static char *parResolveSchema(sqlite3 *db, const char *zTab){
   return zFound;
 }
 
+/* Built-in functions whose answer is the caller connection's own. */
+static const char *azConnFunc[] = { "changes", "total_changes", "last_insert_rowid" };
+
+/* Operators that call a function by name, which an application may define
+** (SQLite's own LIKE and GLOB included). */
+static const char *azOpFunc[] = { "like", "glob", "regexp", "match" };
+
+/* Does like() on db answer as SQLite's own does, case-blind or not (as
+** PRAGMA case_sensitive_like chose)?  Probed, ESCAPE included. */
+static int parLikeIsBuiltin(sqlite3 *db){
+  static const char *zProbe =
+      "SELECT ('abc' LIKE 'a%') || ('abc' LIKE 'b%') || ('ABC' LIKE 'a%') "
+      "|| ('a_c' LIKE 'a\\_c' ESCAPE '\\') || ('abc' LIKE 'a\\_c' ESCAPE '\\') "
+      "|| ('xyz' LIKE 'zzz') || ('x' LIKE '_') || ('xy' LIKE '_')";
+  const char *zGot;
+  sqlite3_stmt *pStmt = 0;
+  int bBuiltin = 0;
+  if( sqlite3_prepare_v2(db, zProbe, -1, &pStmt, 0)==SQLITE_OK
+   && sqlite3_step(pStmt)==SQLITE_ROW
+   && (zGot = (const char*)sqlite3_column_text(pStmt, 0))!=0 ){
+    bBuiltin = strcmp(zGot, "10110010")==0 || strcmp(zGot, "10010010")==0;
+  }
+  sqlite3_finalize(pStmt);
+  return bBuiltin;
+}
+
 /* Why the function calls and collations named in zText keep a worker
 ** from computing what the caller's connection computes, or NULL. */
 static char *parForeignNames(sqlite3 *db, const char *zText){
-  int nTok = 0, i;
+  int nTok = 0, i, k;
   ParToken *aTok = parTokenize(zText, &nTok);
   char *zWhy = 0;
   sqlite3_stmt *pFunc = 0;
   if( aTok==0 ) return sqlite3_mprintf("out of memory");
   sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_function_list "
                          "WHERE name=?1 COLLATE NOCASE AND NOT builtin", -1, &pFunc, 0);
+  for(i=0; zWhy==0 && i<nTok; i++){
+    const ParToken *t = &aTok[i];
+    if( t->eType!=PT_ID ) continue;
+    for(k=0; k<(int)(sizeof(azOpFunc)/sizeof(azOpFunc[0])) && pFunc; k++){
+      int bApp;
+      if( !parTokIs(zText, t, azOpFunc[k]) || (i+1<nTok && aTok[i+1].eType==PT_LP) ) continue;
+      if( k==0 ){
+        /* PRAGMA case_sensitive_like defines like() anew too, so like()
+        ** is known by what it answers: SQLite's, with or without case. */
+        bApp = !parLikeIsBuiltin(db);
+      }else{
+        sqlite3_bind_text(pFunc, 1, azOpFunc[k], -1, SQLITE_STATIC);
+        bApp = sqlite3_step(pFunc)==SQLITE_ROW;
+        sqlite3_reset(pFunc);
+      }
+      if( bApp ){
+        zWhy = sqlite3_mprintf("its %s operator calls the application's %s() function, "
+                               "which worker connections do not have", azOpFunc[k],
+                               azOpFunc[k]);
+      }
+    }
+  }
   for(i=0; zWhy==0 && i+1<nTok; i++){
     const ParToken *t = &aTok[i];
-    if( t->eType==PT_ID && aTok[i+1].eType==PT_LP && pFunc ){
+    if( t->eType==PT_ID && aTok[i+1].eType==PT_LP ){
+      for(k=0; zWhy==0 && k<(int)(sizeof(azConnFunc)/sizeof(azConnFunc[0])); k++){
+        if( parTokIs(zText, t, azConnFunc[k]) ){
+          zWhy = sqlite3_mprintf("it calls %s(), whose answer is the caller's "
+                                 "connection's", azConnFunc[k]);
+        }
+      }
+      if( zWhy || pFunc==0 ) continue;
       sqlite3_bind_text(pFunc, 1, zText + t->i, t->n, SQLITE_STATIC);
       if( sqlite3_step(pFunc)==SQLITE_ROW ){
         zWhy = sqlite3_mprintf("it calls %.*s(), a function of the application "
@@ -264,6 +319,22 @@ static char *parForeignNames(sqlite3 *db, const char *zText){
   sqlite3_finalize(pFunc);
   sqlite3_free(aTok);
   return zWhy;
+}
+
+/* Why database zSchema of db cannot be read by another connection, nor
+** its rows kept, whatever the query: NULL when it can. */
+static char *parConnectionWhy(sqlite3 *db, const char *zSchema){
+  int bMoved = 0;
+  if( parQueryInt(db, "PRAGMA read_uncommitted", 0) ){
+    return sqlite3_mprintf("read_uncommitted is on: with a shared cache this connection "
+                           "sees changes other connections have not committed");
+  }
+  if( sqlite3_file_control(db, zSchema, SQLITE_FCNTL_HAS_MOVED, &bMoved)==SQLITE_OK
+   && bMoved ){
+    return sqlite3_mprintf("the file of %s was moved or replaced since this connection "
+                           "opened it", zSchema);
+  }
+  return 0;
 }
 
 /* Does zText call a built-in function whose answer can change for the
@@ -673,6 +744,7 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   if( parQueryInt(db, "PRAGMA reverse_unordered_selects", 0) ){
     WHY("reverse_unordered_selects is on");
   }
+  if( (zWhy = parConnectionWhy(db, pSrc->zSchema))!=0 ){ bWhy = 1; goto done; }
   zWhy = parForeignNames(db, pPlan->zExtractCols);
   if( zWhy==0 && pPlan->zExtractWhere ) zWhy = parForeignNames(db, pPlan->zExtractWhere);
   if( zWhy ){ bWhy = 1; goto done; }
@@ -870,6 +942,11 @@ static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     sqlite3_finalize(pName);
   }
   if( pSrc->zSchema==0 ) return 0;
+  if( (zWhy = parConnectionWhy(db, pSrc->zSchema))!=0 ){
+    sqlite3_free(zWhy);
+    parSourceClear(pSrc);
+    return 0;
+  }
   pSrc->zFile = sqlite3_db_filename(db, pSrc->zSchema);
   eTxn = sqlite3_txn_state(db, pSrc->zSchema);
   if( pSrc->zFile==0 || pSrc->zFile[0]==0 || !parDefaultVfs(db, pSrc->zSchema, 0)

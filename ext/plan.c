@@ -161,6 +161,24 @@ static int buildIsAggFunc(ParBuild *pB, const char *zName, int nArg){
   return bAgg;
 }
 
+/* Has the application defined its own zName() with nArg arguments, which
+** SQLite then calls instead of its own? */
+static int buildIsAppFunc(ParBuild *pB, const char *zName, int nArg){
+  sqlite3_stmt *pStmt = 0;
+  int bApp;
+  if( sqlite3_prepare_v2(pB->db,
+        "SELECT 1 FROM pragma_function_list WHERE name=?1 COLLATE NOCASE "
+        "AND NOT builtin AND (narg=?2 OR narg<0)", -1, &pStmt, 0) ){
+    sqlite3_finalize(pStmt);
+    return 1;   /* cannot tell: assume the worst */
+  }
+  sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
+  sqlite3_bind_int(pStmt, 2, nArg);
+  bApp = sqlite3_step(pStmt)==SQLITE_ROW;
+  sqlite3_finalize(pStmt);
+  return bApp;
+}
+
 /* Text of span s with the replacements that fall inside it applied. */
 static char *buildRewrite(ParBuild *pB, ParSpan s){
   const char *z = pB->pSel->zSql;
@@ -343,6 +361,19 @@ static void buildCheckOrder(ParBuild *pB){
     if( e==PAR_AGG_GROUP_CONCAT || e==PAR_AGG_MIN || e==PAR_AGG_MAX ) bSensitive = 1;
   }
   if( !bSensitive ) return;
+  if( pPlan->nKey>0 ){
+    sqlite3_stmt *pRev = 0;
+    int bRev = sqlite3_prepare_v2(pB->db, "PRAGMA reverse_unordered_selects", -1, &pRev, 0)
+               ==SQLITE_OK && sqlite3_step(pRev)==SQLITE_ROW && sqlite3_column_int(pRev, 0);
+    sqlite3_finalize(pRev);
+    if( bRev ){
+      /* SQLite keeps a GROUP BY's loops in order; the extraction query,
+      ** which has none, would come reversed. */
+      buildWhy(pB, "reverse_unordered_selects is on, and the result depends on the "
+               "order of rows inside groups%s", "");
+      return;
+    }
+  }
   z1 = buildLoops(pB->db, pPlan->zSql, &bSort1);
   {
     /* The rows are read through par_sink (batch.c): its plan is the one. */
@@ -507,6 +538,19 @@ static void buildPlan(ParBuild *pB){
       return;
     }
     sqlite3_free(zName);
+  }
+  /* The kernels compute SQLite's own aggregates: one the application
+  ** defined under the same name is SQLite's to call. */
+  for(i=0; i<pSel->nAgg; i++){
+    static const char *azAgg[] = {   /* by PAR_AGG_* */
+      "count", "count", "sum", "total", "avg", "min", "max", "group_concat"
+    };
+    int e = pSel->aAgg[i].eFunc;
+    const char *zAgg = e>=0 && e<(int)(sizeof(azAgg)/sizeof(azAgg[0])) ? azAgg[e] : 0;
+    if( zAgg && buildIsAppFunc(pB, zAgg, pSel->aAgg[i].nArg) ){
+      buildWhy(pB, "the application defines its own %s()", zAgg);
+      return;
+    }
   }
   if( pSel->nGroup>PAR_ROWS_MAX ){ buildWhy(pB, "too many GROUP BY terms%s", ""); return; }
   for(i=0; i<pSel->nCol; i++){

@@ -355,8 +355,14 @@ def test_serial_fallbacks():
     same(c, sql)
     sql = "SELECT s, count(*), sum(r) FROM t GROUP BY s"
     c.execute("PRAGMA reverse_unordered_selects=ON")
-    assert "reverse_unordered_selects" in explain_mode(c, sql)
+    # The group's s comes from one of its rows (1 and 1.0 are one group):
+    # native, since SQLite does not reverse a GROUP BY's rows.
+    plan = c.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+    assert plan.startswith("native:") and "reverse_unordered_selects" in plan, plan
     same(c, sql)
+    sql2 = "SELECT count(*), sum(r) FROM t GROUP BY s"
+    assert "reverse_unordered_selects" in explain_mode(c, sql2), explain_mode(c, sql2)
+    same(c, sql2)
     c.execute("PRAGMA reverse_unordered_selects=OFF")
     c.execute("SELECT par_config('parallel_extract', 0)")
     assert "parallel_extract is off" in explain_mode(c, sql)
@@ -1066,6 +1072,121 @@ def test_memory_limit_serial_cache_no_leak():
         fail_once()
     grown = lib.sqlite3_memory_used() - m0
     assert grown < 2000, "%d bytes more after 500 failing scans" % grown
+
+
+def test_connection_state_stays_serial():
+    """What only the caller's connection knows keeps its rows off the
+    workers and out of the cache (each case found by a helper; each view
+    returned other rows at 2 threads before):
+    - changes(), total_changes(), last_insert_rowid() in WHERE;
+    - an application's like() or glob(), called by the LIKE and GLOB
+      operators (and a cache entry made before it was defined);
+    - read_uncommitted with a shared cache, where the connection sees
+      another's uncommitted rows;
+    - a database file replaced by another one since the connection opened
+      it (the workers would open the new file)."""
+    path, c = fresh("connstate.db")
+    c.execute("CREATE TABLE t(k INT, s TEXT)")
+    c.executemany("INSERT INTO t VALUES(?, ?)", [(i % 2, "s%d" % i) for i in range(6)])
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("SELECT par_config('threads', 2)")
+    for f in ("changes", "total_changes", "last_insert_rowid"):
+        sql = "SELECT k, count(*) FROM t WHERE %s() > 0 GROUP BY k" % f
+        assert "calls %s()" % f in explain_mode(c, sql), explain_mode(c, sql)
+        assert same(c, sql) != [], sql
+    like = "SELECT k, count(*) FROM t WHERE s LIKE 'zzz' GROUP BY k"
+    glob = "SELECT k, count(*) FROM t WHERE s GLOB 'zzz' GROUP BY k"
+    same(c, like)                       # cached now, with SQLite's like()
+    c.create_function("like", 2, lambda a, b: 1)
+    c.create_function("glob", 2, lambda a, b: 1)
+    for sql in (like, glob):
+        assert "operator calls the application's" in explain_mode(c, sql), explain_mode(c, sql)
+        assert len(same(c, sql, name="v2")) == 2, sql
+
+    # read_uncommitted: another connection's uncommitted row, seen natively.
+    c.close()
+    uri = "file:%s?cache=shared" % path
+    a = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    a.enable_load_extension(True)
+    a.load_extension(EXT)
+    b = sqlite3.connect(uri, uri=True, isolation_level=None)
+    a.execute("SELECT par_config('min_rows', 0)")
+    a.execute("SELECT par_config('threads', 2)")
+    a.execute("PRAGMA read_uncommitted=1")
+    sql = "SELECT k, count(*) FROM t GROUP BY k"
+    b.execute("BEGIN")
+    b.execute("INSERT INTO t VALUES(5, 'x')")
+    assert "read_uncommitted is on" in explain_mode(a, sql), explain_mode(a, sql)
+    assert (5, 1) in same(a, sql), sql
+    b.execute("ROLLBACK")
+    b.close()
+    a.close()
+
+    # The file replaced under the connection (rollback journal: no WAL).
+    path, c = fresh("replaced.db", wal=False)
+    c.execute("CREATE TABLE t(k INT, s TEXT)")
+    c.executemany("INSERT INTO t VALUES(?, ?)", [(i % 2, "old") for i in range(6)])
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("SELECT par_config('threads', 2)")
+    sql = "SELECT k, count(*), group_concat(s) FROM t GROUP BY k"
+    other = path + ".new"
+    o = sqlite3.connect(other, isolation_level=None)
+    o.execute("CREATE TABLE t(k INT, s TEXT)")
+    o.executemany("INSERT INTO t VALUES(?, ?)", [(i % 2, "new") for i in range(4)])
+    o.close()
+    os.rename(other, path)
+    assert "was moved or replaced" in explain_mode(c, sql), explain_mode(c, sql)
+    assert same(c, sql) == [(0, 3, "old,old,old"), (1, 3, "old,old,old")]
+    c.close()
+
+
+def test_application_aggregates_and_reverse_order():
+    """An application's own max(), sum(), count() or group_concat() is what
+    SQLite calls: the view runs natively (it computed SQLite's built-ins,
+    at every thread count).  With reverse_unordered_selects on, SQLite
+    keeps a GROUP BY's rows in order, so results that depend on the order
+    inside groups run natively too (the extraction query came reversed).
+    Both found by a helper."""
+    path, c = fresh("appagg.db")
+    c.execute("CREATE TABLE t(k INT, v INT)")
+    c.executemany("INSERT INTO t VALUES(?, ?)", [(i % 2, i) for i in range(8)])
+    c.execute("SELECT par_config('min_rows', 0)")
+
+    class FortyTwo:
+        def step(self, *args):
+            pass
+
+        def finalize(self):
+            return 42
+    for threads in (1, 2):
+        c.execute("SELECT par_config('threads', ?)", (threads,))
+        d = connect(path)
+        d.execute("SELECT par_config('min_rows', 0)")
+        d.execute("SELECT par_config('threads', ?)", (threads,))
+        d.create_aggregate("max", 1, FortyTwo)
+        d.create_function("sum", 1, lambda x: 7)
+        d.create_aggregate("group_concat", 2, FortyTwo)
+        for sql, want in [("SELECT k, max(v) FROM t GROUP BY k", [(0, 42), (1, 42)]),
+                          ("SELECT k, sum(v) FROM t GROUP BY k", [(0, 7), (1, 7)]),
+                          ("SELECT k, group_concat(v, '-') FROM t GROUP BY k", [(0, 42), (1, 42)])]:
+            plan = d.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+            assert "the application defines its own" in plan, plan
+            assert same(d, sql) == want, sql
+        # Not the ones it left alone (group_concat with one argument).
+        sql = "SELECT k, group_concat(v), min(v) FROM t GROUP BY k"
+        assert d.execute("SELECT par_explain(?)", (sql,)).fetchone()[0].startswith("extract:")
+        same(d, sql)
+        d.close()
+
+        c.execute("PRAGMA reverse_unordered_selects=1")
+        for sql in ("SELECT k, group_concat(v), v FROM t GROUP BY k",
+                    "SELECT k, max(v % 3), v FROM t GROUP BY k"):
+            plan = c.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+            assert "reverse_unordered_selects is on" in plan, plan
+            assert same(c, sql, ordered=True) == c.execute(sql).fetchall(), sql
+        sql = "SELECT group_concat(v), v FROM t"      # no GROUP BY: both reversed
+        assert same(c, sql) == [("7,6,5,4,3,2,1,0", 7)], sql
+        c.execute("PRAGMA reverse_unordered_selects=0")
 
 
 def test_settings():
