@@ -1625,11 +1625,71 @@ static int parCacheHitFits(ParContext *pCtx, ParBatch *pHit, char **pzErr){
   return SQLITE_OK;
 }
 
+/* The program db compiles for zSql: opcodes and operands (not P4, which
+** can hold addresses), one line each; NULL when it does not prepare. */
+static char *parProgramText(sqlite3 *db, const char *zSql){
+  char *zEx = sqlite3_mprintf("EXPLAIN %s", zSql);
+  sqlite3_stmt *pEx = 0;
+  sqlite3_str *pStr;
+  int rc = zEx ? sqlite3_prepare_v2(db, zEx, -1, &pEx, 0) : SQLITE_NOMEM;
+  sqlite3_free(zEx);
+  if( rc ){
+    sqlite3_finalize(pEx);
+    return 0;
+  }
+  pStr = sqlite3_str_new(0);
+  while( sqlite3_step(pEx)==SQLITE_ROW ){
+    sqlite3_str_appendf(pStr, "%s %d %d %d %d\n", (const char*)sqlite3_column_text(pEx, 1),
+                        sqlite3_column_int(pEx, 2), sqlite3_column_int(pEx, 3),
+                        sqlite3_column_int(pEx, 4), sqlite3_column_int(pEx, 6));
+  }
+  rc = sqlite3_finalize(pEx);
+  if( rc ){
+    sqlite3_free(sqlite3_str_finish(pStr));
+    return 0;
+  }
+  return sqlite3_str_finish(pStr);
+}
+
+/* Does db compile pPlan's extraction from main as a new connection to the
+** same file does?  An authorizer that answers SQLITE_IGNORE has a column
+** read as NULL, which worker connections (and rows read before it was
+** set) know nothing of.  Sources in other databases are not checked. */
+static int parCompilesAsNew(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
+                            const char *zSchema, const char *zFile, int bLikeCs){
+  char *zMine;
+  int bSame = 0, iTry;
+  if( zSchema==0 || sqlite3_stricmp(zSchema, "main")!=0 || zFile==0 ) return 1;
+  zMine = parProgramText(db, pPlan->zExtract);
+  for(iTry=0; zMine && !bSame && iTry<2; iTry++){
+    char *zWhy = 0, *zNew = 0;
+    ParPool *p;
+    if( iTry>0 ){
+      /* Statistics a worker loaded before an ANALYZE stay loaded (no
+      ** schema change tells it): new connections load them afresh. */
+      parPoolFree(pCtx->pPool);
+      pCtx->pPool = 0;
+    }
+    p = parPoolGet(pCtx, zFile, 1, 0, &zWhy);
+    sqlite3_free(zWhy);
+    if( p==0 || p->nConn==0 ) break;
+    /* Reading the schema cookie reloads a schema changed since. */
+    parExec(p->aConn[0], "PRAGMA schema_version");
+    parExec(p->aConn[0], bLikeCs ? "PRAGMA case_sensitive_like=1"
+                                 : "PRAGMA case_sensitive_like=0");
+    zNew = parProgramText(p->aConn[0], pPlan->zExtract);
+    bSame = zNew && strcmp(zMine, zNew)==0;
+    sqlite3_free(zNew);
+  }
+  sqlite3_free(zMine);
+  return bSame;
+}
+
 int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
                ParBatch **ppBatch, int *peMode, char **pzWhy, char **pzErr){
   ParSource src;
   char *zWhy = 0;
-  int rc;
+  int rc, bAsNew = 1;
 
   *ppBatch = 0;
   *peMode = PAR_EXTRACT_SERIAL;
@@ -1637,7 +1697,13 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   *pzErr = 0;
   rc = parSourceResolve(pCtx, db, pPlan, &src, &zWhy);
   if( rc ) return rc;
-  if( zWhy==0 ){
+  if( zWhy==0 && !parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs) ){
+    zWhy = sqlite3_mprintf("your connection compiles the extraction otherwise than a new "
+                           "connection does (an authorizer that reads a column as NULL?)");
+    bAsNew = 0;
+    if( zWhy==0 ) rc = SQLITE_NOMEM;
+  }
+  if( zWhy==0 && rc==SQLITE_OK ){
     ParBatch *pHit = parCacheLookup(pCtx, &src, pPlan);
     if( pHit && (rc = parCacheHitFits(pCtx, pHit, pzErr))!=SQLITE_OK ){
       parSourceClear(&src);
@@ -1679,7 +1745,8 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     ** entry stale at once, never wrongly current).  Without a stamp the
     ** pool is opened on the file, so that the next scan has one. */
     int bPut = 0;
-    if( parSerialSource(pCtx, db, pPlan, &src) ){
+    if( bAsNew && parSerialSource(pCtx, db, pPlan, &src)
+     && parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs) ){
       ParBatch *pHit = 0;
       char *zPoolWhy = 0;
       ParPool *p = parPoolGet(pCtx, src.zFile, 1, 0, &zPoolWhy);
@@ -1713,9 +1780,15 @@ char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
   ParSource src;
   char *zWhy = 0, *zOut;
   if( parSourceResolve(pCtx, db, pPlan, &src, &zWhy) ) return 0;
+  if( zWhy==0 && !parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs) ){
+    zWhy = sqlite3_mprintf("your connection compiles the extraction otherwise than a new "
+                           "connection does (an authorizer that reads a column as NULL?)");
+  }
   if( zWhy ){
     ParSource ser;
-    int bCached = parSerialSource(pCtx, db, pPlan, &ser) && parCacheHas(pCtx->pCache, &ser, pPlan);
+    int bCached = parSerialSource(pCtx, db, pPlan, &ser)
+               && parCompilesAsNew(pCtx, db, pPlan, ser.zSchema, ser.zFile, ser.bLikeCs)
+               && parCacheHas(pCtx->pCache, &ser, pPlan);
     zOut = sqlite3_mprintf("%sserial, on the caller's connection (%s)",
                            bCached ? "cached when still current, else " : "", zWhy);
     parSourceClear(&ser);
