@@ -142,41 +142,34 @@ static int buildResolves(ParBuild *pB, const char *zExpr){
   return rc==SQLITE_OK;
 }
 
+/* Does pragma_function_list hold a function named zName (any case) that
+** takes nArg arguments and meets zCond?  1 when that cannot be read. */
+static int buildFuncListHas(ParBuild *pB, const char *zCond, const char *zName, int nArg){
+  sqlite3_stmt *pStmt = 0;
+  char *zSql = sqlite3_mprintf("SELECT 1 FROM pragma_function_list WHERE name=?1 COLLATE "
+                               "NOCASE AND (narg=?2 OR narg<0) AND (%s)", zCond);
+  int bHas = 1;
+  if( zSql && sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+    sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
+    sqlite3_bind_int(pStmt, 2, nArg);
+    bHas = sqlite3_step(pStmt)==SQLITE_ROW;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return bHas;
+}
+
 /* Is some function named like token pName with nArg arguments an
 ** aggregate or window function (other than the ones we accelerate, which
 ** never get here)? */
 static int buildIsAggFunc(ParBuild *pB, const char *zName, int nArg){
-  sqlite3_stmt *pStmt = 0;
-  int bAgg = 0;
-  if( sqlite3_prepare_v2(pB->db,
-        "SELECT 1 FROM pragma_function_list WHERE name=?1 COLLATE NOCASE "
-        "AND type IN ('a','w') AND (narg=?2 OR narg<0)", -1, &pStmt, 0) ){
-    sqlite3_finalize(pStmt);
-    return 1;   /* cannot tell: assume the worst */
-  }
-  sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
-  sqlite3_bind_int(pStmt, 2, nArg);
-  bAgg = sqlite3_step(pStmt)==SQLITE_ROW;
-  sqlite3_finalize(pStmt);
-  return bAgg;
+  return buildFuncListHas(pB, "type IN ('a','w')", zName, nArg);
 }
 
 /* Has the application defined its own zName() with nArg arguments, which
 ** SQLite then calls instead of its own? */
 static int buildIsAppFunc(ParBuild *pB, const char *zName, int nArg){
-  sqlite3_stmt *pStmt = 0;
-  int bApp;
-  if( sqlite3_prepare_v2(pB->db,
-        "SELECT 1 FROM pragma_function_list WHERE name=?1 COLLATE NOCASE "
-        "AND NOT builtin AND (narg=?2 OR narg<0)", -1, &pStmt, 0) ){
-    sqlite3_finalize(pStmt);
-    return 1;   /* cannot tell: assume the worst */
-  }
-  sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
-  sqlite3_bind_int(pStmt, 2, nArg);
-  bApp = sqlite3_step(pStmt)==SQLITE_ROW;
-  sqlite3_finalize(pStmt);
-  return bApp;
+  return buildFuncListHas(pB, "NOT builtin", zName, nArg);
 }
 
 /* Text of span s with the replacements that fall inside it applied. */
