@@ -1689,7 +1689,7 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
                ParBatch **ppBatch, int *peMode, char **pzWhy, char **pzErr){
   ParSource src;
   char *zWhy = 0;
-  int rc, bAsNew = 1;
+  int rc, bAsNew = -1;   /* parCompilesAsNew() for main, once known */
 
   *ppBatch = 0;
   *peMode = PAR_EXTRACT_SERIAL;
@@ -1697,10 +1697,12 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   *pzErr = 0;
   rc = parSourceResolve(pCtx, db, pPlan, &src, &zWhy);
   if( rc ) return rc;
-  if( zWhy==0 && !parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs) ){
+  if( zWhy==0 && sqlite3_stricmp(src.zSchema, "main")==0 ){
+    bAsNew = parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs);
+  }
+  if( bAsNew==0 ){
     zWhy = sqlite3_mprintf("your connection compiles the extraction otherwise than a new "
                            "connection does (an authorizer that reads a column as NULL?)");
-    bAsNew = 0;
     if( zWhy==0 ) rc = SQLITE_NOMEM;
   }
   if( zWhy==0 && rc==SQLITE_OK ){
@@ -1745,8 +1747,9 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     ** entry stale at once, never wrongly current).  Without a stamp the
     ** pool is opened on the file, so that the next scan has one. */
     int bPut = 0;
-    if( bAsNew && parSerialSource(pCtx, db, pPlan, &src)
-     && parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs) ){
+    /* The check of the parallel attempt holds for main's file: not again. */
+    if( bAsNew!=0 && parSerialSource(pCtx, db, pPlan, &src)
+     && (bAsNew==1 || parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs)) ){
       ParBatch *pHit = 0;
       char *zPoolWhy = 0;
       ParPool *p = parPoolGet(pCtx, src.zFile, 1, 0, &zPoolWhy);

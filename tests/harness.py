@@ -3,8 +3,19 @@ test_* of a module, in name order; a failure prints its traceback and the
 rest still run; the last line is "<label>: N passed, N failed"."""
 import sqlite3
 import sys
+import threading
 import time
 import traceback
+
+
+def run_threads(target, n):
+    """target(0) .. target(n-1), each on a thread of its own, all at once;
+    returns when every one has finished."""
+    threads = [threading.Thread(target=target, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def run(label, namespace, after=None):

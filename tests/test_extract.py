@@ -1324,11 +1324,7 @@ def test_application_threads():
 
     wt = threading.Thread(target=writer)
     wt.start()
-    scanners = [threading.Thread(target=scanner, args=(s,)) for s in range(4)]
-    for t in scanners:
-        t.start()
-    for t in scanners:
-        t.join()
+    harness.run_threads(scanner, 4)
     stop.set()
     wt.join()
     assert not errors, errors

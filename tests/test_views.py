@@ -75,6 +75,9 @@ import sys
 import time
 import traceback
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
 EXT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./parallel.so")
 SCALE = float(os.environ.get("VIEWS_CASES", "1"))
 SEED = int(os.environ.get("VIEWS_SEED", "20250601"))
@@ -1003,7 +1006,6 @@ def concurrent_group():
     from four Python threads, at different thread counts: each gets SQLite's
     answer."""
     import tempfile
-    import threading
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "conc.db")
         c = connect(path)
@@ -1028,11 +1030,7 @@ def concurrent_group():
                 q = qs[(k + i) % len(qs)]
                 results.append((k, q, compare(want[q], run_view(conn, q), False, tol)))
             conn.close()
-        threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        harness.run_threads(worker, 4)
         c.close()
     for k, q, why in results:
         if why is None:
