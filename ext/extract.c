@@ -81,6 +81,11 @@ struct ParPool {
   sqlite3 **aConn;      /* read-only, one per thread */
   sqlite3 *pGate;       /* read-write: holds the write lock of a WAL file
                         ** while the workers begin (or NULL) */
+  sqlite3 *pCheck;      /* read-only: the file attached as zCheckSchema to
+                        ** an empty main, to compile the caller's SQL for
+                        ** an attached database as a new connection does
+                        ** (parCompilesAsNew), or NULL */
+  char *zCheckSchema;
   unsigned iGen;        /* ParContext.iPoolGen when it was opened */
 };
 
@@ -974,6 +979,8 @@ static void parPoolFree(ParPool *p){
   if( p==0 ) return;
   for(i=0; i<p->nConn; i++) sqlite3_close_v2(p->aConn[i]);
   sqlite3_close_v2(p->pGate);
+  sqlite3_close_v2(p->pCheck);
+  sqlite3_free(p->zCheckSchema);
   sqlite3_free(p->aConn);
   sqlite3_free(p->zFile);
   sqlite3_free(p);
@@ -1625,9 +1632,22 @@ static int parCacheHitFits(ParContext *pCtx, ParBatch *pHit, char **pzErr){
   return SQLITE_OK;
 }
 
+/* The operand of opcode zOp that holds a database's number: 1 for P1, 3
+** for P3, 0 when none does. */
+static int parDbOperand(const char *zOp){
+  static const char *az1[] = { "Transaction", "TableLock", "ReadCookie", "SetCookie" };
+  static const char *az3[] = { "OpenRead", "ReopenIdx", "OpenWrite" };
+  int i;
+  for(i=0; i<(int)(sizeof(az1)/sizeof(az1[0])); i++) if( strcmp(zOp, az1[i])==0 ) return 1;
+  for(i=0; i<(int)(sizeof(az3)/sizeof(az3[0])); i++) if( strcmp(zOp, az3[i])==0 ) return 3;
+  return 0;
+}
+
 /* The program db compiles for zSql: opcodes and operands (not P4, which
-** can hold addresses), one line each; NULL when it does not prepare. */
-static char *parProgramText(sqlite3 *db, const char *zSql){
+** can hold addresses), one line each, with "db" for an operand that names
+** database iDb (the same database is another number on another
+** connection); NULL when it does not prepare. */
+static char *parProgramText(sqlite3 *db, const char *zSql, int iDb){
   char *zEx = sqlite3_mprintf("EXPLAIN %s", zSql);
   sqlite3_stmt *pEx = 0;
   sqlite3_str *pStr;
@@ -1639,9 +1659,15 @@ static char *parProgramText(sqlite3 *db, const char *zSql){
   }
   pStr = sqlite3_str_new(0);
   while( sqlite3_step(pEx)==SQLITE_ROW ){
-    sqlite3_str_appendf(pStr, "%s %d %d %d %d\n", (const char*)sqlite3_column_text(pEx, 1),
-                        sqlite3_column_int(pEx, 2), sqlite3_column_int(pEx, 3),
-                        sqlite3_column_int(pEx, 4), sqlite3_column_int(pEx, 6));
+    const char *zOp = (const char*)sqlite3_column_text(pEx, 1);
+    int k, iOp = zOp ? parDbOperand(zOp) : 0;
+    sqlite3_str_appendf(pStr, "%s", zOp);
+    for(k=1; k<=3; k++){
+      int v = sqlite3_column_int(pEx, 1+k);
+      if( k==iOp && v==iDb ) sqlite3_str_appendall(pStr, " db");
+      else sqlite3_str_appendf(pStr, " %d", v);
+    }
+    sqlite3_str_appendf(pStr, " %d\n", sqlite3_column_int(pEx, 6));
   }
   rc = sqlite3_finalize(pEx);
   if( rc ){
@@ -1651,19 +1677,77 @@ static char *parProgramText(sqlite3 *db, const char *zSql){
   return sqlite3_str_finish(pStr);
 }
 
-/* Does db compile pPlan's extraction from main as a new connection to the
-** same file does?  An authorizer that answers SQLITE_IGNORE has a column
-** read as NULL, which worker connections (and rows read before it was
-** set) know nothing of.  Sources in other databases are not checked. */
+/* The number of database zSchema on db, or -1. */
+static int parSchemaNumber(sqlite3 *db, const char *zSchema){
+  sqlite3_stmt *pSeq = 0;
+  int iDb = -1;
+  if( sqlite3_prepare_v2(db, "SELECT seq FROM pragma_database_list WHERE name=?1 "
+                         "COLLATE NOCASE", -1, &pSeq, 0)==SQLITE_OK ){
+    sqlite3_bind_text(pSeq, 1, zSchema, -1, SQLITE_STATIC);
+    if( sqlite3_step(pSeq)==SQLITE_ROW ) iDb = sqlite3_column_int(pSeq, 0);
+  }
+  sqlite3_finalize(pSeq);
+  return iDb;
+}
+
+/* A new connection that sees p's file as schema zSchema, with its number
+** in *piDb: for main, the pool's first worker; else p's checker, an empty
+** in-memory main with the file attached under that name (so that the
+** caller's SQL, which names the schema or resolves a bare name to it,
+** compiles there as is).  NULL when it cannot be had. */
+static sqlite3 *parPoolChecker(ParContext *pCtx, ParPool *p, const char *zSchema, int *piDb){
+  const int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+  sqlite3_stmt *pAttach = 0;
+  int rc;
+  if( sqlite3_stricmp(zSchema, "main")==0 ){
+    *piDb = 0;
+    return p->nConn>0 ? p->aConn[0] : 0;
+  }
+  if( p->pCheck==0 || sqlite3_stricmp(p->zCheckSchema, zSchema)!=0 ){
+    sqlite3_close_v2(p->pCheck);
+    sqlite3_free(p->zCheckSchema);
+    p->pCheck = 0;
+    p->zCheckSchema = sqlite3_mprintf("%s", zSchema);
+    if( p->zCheckSchema==0 ) return 0;
+    /* Read-only: ATTACH opens the file with main's flags. */
+    rc = sqlite3_open_v2(":memory:", &p->pCheck, flags, 0);
+    if( rc==SQLITE_OK ){
+      sqlite3_busy_timeout(p->pCheck, 200);
+      rc = sqlite3_prepare_v2(p->pCheck, "ATTACH ?1 AS ?2", -1, &pAttach, 0);
+    }
+    if( rc==SQLITE_OK ){
+      sqlite3_bind_text(pAttach, 1, p->zFile, -1, SQLITE_STATIC);
+      sqlite3_bind_text(pAttach, 2, zSchema, -1, SQLITE_STATIC);
+      rc = sqlite3_step(pAttach)==SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    }
+    sqlite3_finalize(pAttach);
+    if( rc ){
+      sqlite3_close_v2(p->pCheck);
+      p->pCheck = 0;
+      return 0;
+    }
+  }
+  (void)pCtx;
+  *piDb = parSchemaNumber(p->pCheck, zSchema);
+  return *piDb>=0 ? p->pCheck : 0;
+}
+
+/* Does db compile pPlan's extraction from zSchema (the database of file
+** zFile) as a new connection to the same file does?  An authorizer that
+** answers SQLITE_IGNORE has a column read as NULL, which worker
+** connections (and rows read before it was set) know nothing of. */
 static int parCompilesAsNew(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
                             const char *zSchema, const char *zFile, int bLikeCs){
   char *zMine;
-  int bSame = 0, iTry;
-  if( zSchema==0 || sqlite3_stricmp(zSchema, "main")!=0 || zFile==0 ) return 1;
-  zMine = parProgramText(db, pPlan->zExtract);
+  int bSame = 0, iTry, iDb;
+  if( zSchema==0 || zFile==0 || zFile[0]==0 ) return 1;
+  iDb = parSchemaNumber(db, zSchema);
+  zMine = iDb>=0 ? parProgramText(db, pPlan->zExtract, iDb) : 0;
   for(iTry=0; zMine && !bSame && iTry<2; iTry++){
-    char *zWhy = 0, *zNew = 0;
+    char *zWhy = 0, *zNew = 0, *zCookie;
     ParPool *p;
+    sqlite3 *pNew;
+    int iNewDb = -1;
     if( iTry>0 ){
       /* Statistics a worker loaded before an ANALYZE stay loaded (no
       ** schema change tells it): new connections load them afresh. */
@@ -1672,12 +1756,15 @@ static int parCompilesAsNew(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     }
     p = parPoolGet(pCtx, zFile, 1, 0, &zWhy);
     sqlite3_free(zWhy);
-    if( p==0 || p->nConn==0 ) break;
+    pNew = p ? parPoolChecker(pCtx, p, zSchema, &iNewDb) : 0;
+    if( pNew==0 ) break;
     /* Reading the schema cookie reloads a schema changed since. */
-    parExec(p->aConn[0], "PRAGMA schema_version");
-    parExec(p->aConn[0], bLikeCs ? "PRAGMA case_sensitive_like=1"
-                                 : "PRAGMA case_sensitive_like=0");
-    zNew = parProgramText(p->aConn[0], pPlan->zExtract);
+    zCookie = sqlite3_mprintf("PRAGMA \"%w\".schema_version", zSchema);
+    if( zCookie ) parExec(pNew, zCookie);
+    sqlite3_free(zCookie);
+    parExec(pNew, bLikeCs ? "PRAGMA case_sensitive_like=1"
+                          : "PRAGMA case_sensitive_like=0");
+    zNew = parProgramText(pNew, pPlan->zExtract, iNewDb);
     bSame = zNew && strcmp(zMine, zNew)==0;
     sqlite3_free(zNew);
   }
@@ -1689,7 +1776,8 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
                ParBatch **ppBatch, int *peMode, char **pzWhy, char **pzErr){
   ParSource src;
   char *zWhy = 0;
-  int rc, bAsNew = -1;   /* parCompilesAsNew() for main, once known */
+  int rc, bAsNew = -1;   /* parCompilesAsNew() for src, once known */
+  char *zAsNew = 0;      /* ...and the schema it was for */
 
   *ppBatch = 0;
   *peMode = PAR_EXTRACT_SERIAL;
@@ -1697,8 +1785,10 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   *pzErr = 0;
   rc = parSourceResolve(pCtx, db, pPlan, &src, &zWhy);
   if( rc ) return rc;
-  if( zWhy==0 && sqlite3_stricmp(src.zSchema, "main")==0 ){
+  if( zWhy==0 ){
     bAsNew = parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs);
+    zAsNew = sqlite3_mprintf("%s", src.zSchema);
+    if( zAsNew==0 ) rc = SQLITE_NOMEM;
   }
   if( bAsNew==0 ){
     zWhy = sqlite3_mprintf("your connection compiles the extraction otherwise than a new "
@@ -1709,6 +1799,7 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     ParBatch *pHit = parCacheLookup(pCtx, &src, pPlan);
     if( pHit && (rc = parCacheHitFits(pCtx, pHit, pzErr))!=SQLITE_OK ){
       parSourceClear(&src);
+      sqlite3_free(zAsNew);
       return rc;
     }
     if( pHit ){
@@ -1747,9 +1838,11 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     ** entry stale at once, never wrongly current).  Without a stamp the
     ** pool is opened on the file, so that the next scan has one. */
     int bPut = 0;
-    /* The check of the parallel attempt holds for main's file: not again. */
+    /* The check of the parallel attempt holds for its database: not
+    ** again. */
     if( bAsNew!=0 && parSerialSource(pCtx, db, pPlan, &src)
-     && (bAsNew==1 || parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs)) ){
+     && ((bAsNew==1 && sqlite3_stricmp(zAsNew, src.zSchema)==0)
+         || parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs)) ){
       ParBatch *pHit = 0;
       char *zPoolWhy = 0;
       ParPool *p = parPoolGet(pCtx, src.zFile, 1, 0, &zPoolWhy);
@@ -1757,6 +1850,7 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       if( p ) pHit = parCacheLookup(pCtx, &src, pPlan);
       if( pHit && (rc = parCacheHitFits(pCtx, pHit, pzErr))!=SQLITE_OK ){
         parSourceClear(&src);
+        sqlite3_free(zAsNew);
         *pzWhy = zWhy;
         return rc;
       }
@@ -1775,6 +1869,7 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     }
     parSourceClear(&src);
   }
+  sqlite3_free(zAsNew);
   *pzWhy = zWhy;
   return rc;
 }

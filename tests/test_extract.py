@@ -1231,6 +1231,52 @@ def test_authorizer_ignore():
     c.set_authorizer(None)
 
 
+def test_authorizer_ignore_attached():
+    """The same for tables of attached databases, which were not checked
+    (the README said to turn parallel reads and the cache off there).  The
+    caller's program and a new connection's (which attaches the file under
+    the same name) are compared with each database number in place of the
+    number itself, so aux as the second attachment compares with aux as
+    the first.  Each source in turn: a table read in rowid ranges, a
+    WITHOUT ROWID table, and a join (read serially, kept in the cache)."""
+    path, c = fresh("auth_main.db")
+    other, o = fresh("auth_other.db")
+    aux, a = fresh("auth_aux.db")
+    a.execute("CREATE TABLE t(k INT, s TEXT)")
+    a.executemany("INSERT INTO t VALUES(?, ?)", [(i % 2, "secret") for i in range(6)])
+    a.execute("CREATE TABLE w(k INT PRIMARY KEY, s TEXT) WITHOUT ROWID")
+    a.executemany("INSERT INTO w VALUES(?, ?)", [(i, "secret") for i in range(6)])
+    a.close()
+    o.close()
+    c.execute("ATTACH ? AS other", (other,))   # aux is the second attached database
+    c.execute("ATTACH ? AS aux", (aux,))
+    c.execute("SELECT par_config('min_rows', 0)")
+    secret, hidden = "secret,secret,secret", None
+
+    def ignore_s(action, table, column, db, trigger):
+        if action == sqlite3.SQLITE_READ and db == "aux" and column == "s":
+            return sqlite3.SQLITE_IGNORE
+        return sqlite3.SQLITE_OK
+    for sql in ["SELECT k, count(*), group_concat(s) FROM aux.t GROUP BY k",
+                "SELECT k % 2, count(*), group_concat(s) FROM w GROUP BY 1",
+                "SELECT x.k, count(*), group_concat(y.s) FROM aux.t x JOIN aux.t y "
+                "ON x.k = y.k AND x.rowid = y.rowid GROUP BY x.k"]:
+        for threads in (2, 1):
+            c.execute("SELECT par_config('threads', ?)", (threads,))
+            c.set_authorizer(None)
+            c.execute("SELECT par_cache_clear()")
+            assert [r[2] for r in same(c, sql)] == [secret, secret], sql
+            assert "cached" in explain_mode(c, sql), (sql, explain_mode(c, sql))
+            c.set_authorizer(ignore_s)
+            m = explain_mode(c, sql)
+            assert "cached" not in m, (sql, threads, m)
+            for _ in range(2):
+                assert [r[2] for r in same(c, sql)] == [hidden, hidden], (sql, threads)
+            c.set_authorizer(None)
+            assert [r[2] for r in same(c, sql)] == [secret, secret], (sql, threads)
+    c.close()
+
+
 def test_settings():
     path, c = fresh("settings.db")
     assert c.execute("SELECT par_config('parallel_extract')").fetchone()[0] == 1
