@@ -16,7 +16,6 @@
 ** errors that name the setting and the accepted range, and change nothing.
 */
 #include "parext.h"
-#include "par.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -101,6 +100,45 @@ int parRcFromPx(int pxrc){
     case PX_ETOOBIG:   return SQLITE_TOOBIG;
     default:           return SQLITE_ERROR;
   }
+}
+
+/* xAsk of a ParStop: stepping the probe fails once the connection is
+** interrupted (a statement is running on it: this one's, so the flag
+** stays set until it ends). */
+static int parStopAsk(void *pArg){
+  ParStop *p = (ParStop*)pArg;
+  int rc;
+  if( p->pProbe==0 ) return 0;
+  rc = sqlite3_step(p->pProbe);
+  sqlite3_reset(p->pProbe);
+  return rc==SQLITE_INTERRUPT;
+}
+
+void parStopBegin(sqlite3 *db, ParStop *p){
+  int rc;
+  memset(p, 0, sizeof(*p));
+  p->base.xAsk = parStopAsk;
+  p->base.pArg = p;
+  p->pPrev = px_stop_installed();
+  /* Preparing fails too when the interrupt came already (and without a
+  ** probe, for want of memory, nothing stops). */
+  rc = sqlite3_prepare_v2(db, "SELECT 1", -1, &p->pProbe, 0);
+  if( rc!=SQLITE_OK ){
+    sqlite3_finalize(p->pProbe);
+    p->pProbe = 0;
+    if( (rc & 0xff)==SQLITE_INTERRUPT ) p->base.bStop = 1;
+  }
+  px_stop_install(&p->base);
+}
+
+void parStopEnd(ParStop *p){
+  px_stop_install(p->pPrev);
+  sqlite3_finalize(p->pProbe);
+  p->pProbe = 0;
+}
+
+int parStopped(void){
+  return px_stopping(px_stop_installed());
 }
 
 const char *parTextArg(sqlite3_value *pVal){

@@ -528,7 +528,8 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
     for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
     for(k=nWord-1; k>=0 && rc==SQLITE_OK; k--){
       px_gather_u64(aaWord[k], aPerm, aSorted, n, nThread);
-      rc = parRcFromPx(px_sort_u64_perm(aSorted, aPerm, n, nThread));
+      rc = parStopped() ? SQLITE_INTERRUPT
+                        : parRcFromPx(px_sort_u64_perm(aSorted, aPerm, n, nThread));
     }
   }
   if( rc==SQLITE_OK ){
@@ -544,6 +545,7 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
     ** windows would meet every 2^17 positions per thread, and a barrier
     ** waits out any thread the system has preempted).  Without keys
     ** there is exactly one group, even for no rows. */
+    px_stop *pStop = px_stop_installed();
     nGroup = 0;
     #pragma omp parallel num_threads(nThread)
     {
@@ -551,6 +553,10 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
       size_t lo = n*(size_t)t/(size_t)nt, hi = n*(size_t)(t+1)/(size_t)nt, j, c = 0;
       for(j=lo; j<hi; j++){
         int w, bNew = (j==0);
+        if( (j & 0xffff)==0 && px_stopping(pStop) ){
+          hi = j;            /* the share ends here: what follows is flagged */
+          break;
+        }
         if( j>0 && aSorted ){
           /* The most significant words sorted: read in order.  Then
           ** every other word, without branches, so that the scattered
@@ -580,6 +586,7 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
     if( nWord==0 && nGroup==0 ){ aOff[0] = 0; nGroup = 1; }
     aOff[nGroup] = n;
     *pnGroup = nGroup;
+    if( px_stopping(pStop) ) rc = SQLITE_INTERRUPT;
   }
   sqlite3_free(aHead);
   sqlite3_free(aCount);
@@ -922,6 +929,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   }
   if( rc==SQLITE_OK ){
     sqlite3_int64 c;
+    px_stop *pStop = px_stop_installed();
     #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1)
     for(c=0; c<(sqlite3_int64)nChunk; c++){
       size_t lo = n*c/nChunk, hi = n*(c+1)/nChunk, r, i;
@@ -929,6 +937,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
       sqlite3_int64 *cnt = &aCnt[c*cntStride], *first = &aFirst[c*cntStride];
       sqlite3_int64 *last = &aLast[c*cntStride];
       int j;
+      if( px_stopping(pStop) ) continue;     /* nothing is read after */
       for(i=0; i<nBin*(size_t)nAgg; i++) accInit(&a[i]);
       memset(cnt, 0, nBin*sizeof(sqlite3_int64));
       if( aBin==0 ){
@@ -947,9 +956,10 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
                   aRun[j].bFastSum ? &aMag[c*nAgg+j] : 0);
       }
     }
+    if( px_stopping(pStop) ) rc = SQLITE_INTERRUPT;
     /* Integer sums folded fast: again, following the running sums, if
     ** one might overflow. */
-    for(k=0; k<nAgg; k++){
+    for(k=0; k<nAgg && rc==SQLITE_OK; k++){
       uint64_t m = 0;
       if( !aRun[k].bFastSum ) continue;
       for(b=0; b<nChunk; b++) if( aMag[b*nAgg+k]>m ) m = aMag[b*nAgg+k];
@@ -962,14 +972,14 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
       }
     }
     /* Groups are the key values that occur, in key order. */
-    for(b=0; b<nBin; b++){
+    for(b=0; b<nBin && rc==SQLITE_OK; b++){
       size_t c2;
       sqlite3_int64 t = 0;
       for(c2=0; c2<nChunk; c2++) t += aCnt[c2*cntStride+b];
       /* Without GROUP BY there is one group even for no rows. */
       aGid[b] = (t || pPlan->nKey==0) ? (sqlite3_int64)nGroup++ : -1;
     }
-    rc = newResult(pPlan, nGroup, 1, ppOut);
+    if( rc==SQLITE_OK ) rc = newResult(pPlan, nGroup, 1, ppOut);
   }
   if( rc==SQLITE_OK ){
     sqlite3_int64 bi;
@@ -1017,6 +1027,13 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   return rc;
 }
 
+/* Has the caller asked to stop (par.h)?  For loops over many small
+** items: every 64th index asks, the others only read the flag. */
+static int stopAt(px_stop *p, size_t i){
+  if( p==0 ) return 0;
+  return (i & 63)==0 ? px_stopping(p) : __atomic_load_n(&p->bStop, __ATOMIC_RELAXED);
+}
+
 /* Any number of groups: rows sorted into groups, the aggregates' columns
 ** gathered into that order (so aggregation reads memory sequentially).
 ** A group of at most PAR_CHUNK rows is folded in one go by the thread that
@@ -1038,6 +1055,7 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   ParAcc *aOwn = 0;              /* [t*(nAgg+1) + j]: thread t's, for one group */
   sqlite3_int64 *aBare = 0;      /* [g]: the input row of group g's bare columns */
   int bOverflow = 0;
+  px_stop *pStop = px_stop_installed();   /* par.h: asked per chunk and group */
 
   if( aG==0 || aUsed==0 || aRun==0 ){ rc = SQLITE_NOMEM; goto done; }
   memset(aG, 0, sizeof(ParColumn)*(nCol+1));
@@ -1051,9 +1069,11 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   }
   for(k=0; k<nCol && rc==SQLITE_OK; k++){
     if( aUsed[k] ) rc = parColumnGather(&pIn->aCol[k], aPerm, pIn->nRow, nThread, &aG[k]);
+    if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
   }
   if( rc ) goto done;
   rc = prepareRuns(db, pPlan, aG, pIn->nRow, aOff, nGroup, nThread, aRun);
+  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
   if( rc ) goto done;
   aOwn = malloc((size_t)nThread*(nAgg+1)*sizeof(ParAcc));   /* 16-byte aligned */
   if( pPlan->nBare>0 ) aBare = sqlite3_malloc64((nGroup+1)*sizeof(sqlite3_int64));
@@ -1088,6 +1108,7 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
       size_t lo = aChunk[ci], hi = aOff[aChunkGroup[ci]+1];
       ParAcc *a = &aAcc[(size_t)ci*nAgg];
       int j;
+      if( px_stopping(pStop) ) continue;     /* nothing is read after */
       if( hi-lo>PAR_CHUNK ) hi = lo + PAR_CHUNK;
       for(j=0; j<nAgg; j++){
         accInit(&a[j]);
@@ -1095,9 +1116,11 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
       }
     }
   }
+  if( px_stopping(pStop) ){ rc = SQLITE_INTERRUPT; goto done; }
 
   /* Every group's result row: small groups folded here, large ones
-  ** combined chunk by chunk in order.  Every output value is written. */
+  ** combined chunk by chunk in order.  Every output value is written
+  ** (unless stopping: the result is freed then). */
   rc = newResult(pPlan, nGroup, 0, ppOut);
   if( rc ) goto done;
   {
@@ -1108,6 +1131,7 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
       sqlite3_int64 iBare = -1;
       ParAcc *a;
       int j;
+      if( stopAt(pStop, (size_t)gi) ) continue;
       if( hi-lo<=PAR_CHUNK ){
         a = &aOwn[(size_t)omp_get_thread_num()*(nAgg+1)];
         for(j=0; j<nAgg; j++){
@@ -1131,6 +1155,7 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
       if( aBare ) aBare[gi] = iBare<0 ? -1 : (sqlite3_int64)aPerm[iBare];
     }
   }
+  if( px_stopping(pStop) ){ rc = SQLITE_INTERRUPT; goto done; }
   /* Bare columns in loops of their own: the input rows are scattered,
   ** and short loops keep many reads of them in flight at once. */
   for(k=0; k<pPlan->nBare; k++){
@@ -1472,6 +1497,7 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
   for(t=0; t<nThread*nVal; t++) if( aaVal[t]==0 ) rc = SQLITE_NOMEM;
   for(t=0; t<nThread*nCnt; t++) if( aaCnt[t]==0 ) rc = SQLITE_NOMEM;
   for(t=0; t<nThread && bFirst; t++) if( aaFirst[t]==0 ) rc = SQLITE_NOMEM;
+  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
   if( rc ) goto done;
 
   /* Thread 0's arrays get the totals, key value by key value in thread
@@ -1781,6 +1807,8 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   }
   if( rc ) goto done;
 
+  if( parStopped() ){ rc = SQLITE_INTERRUPT; goto done; }
+
   /* The strategy: par_config('group_strategy') when it applies, else the
   ** first that does of direct, dense (within its memory bound), counting
   ** sort, radix sort.  All give the same result. */
@@ -1843,6 +1871,7 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     sqlite3_free(aBin);
     aBin = 0;
     if( nWord==0 && pPlan->nKey>0 ) rc = keyWords(pPlan, pIn, nThread, aaWord, &nWord);
+    if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
     if( rc ) goto done;
   }
   rc = groupFits(pCtx, pIn, sortedBytes(pPlan, pIn, n, aBin ? 0 : nWord, aBin ? nBin : 0,
@@ -1854,6 +1883,7 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   for(k=0; k<nWord; k++){ sqlite3_free(aaWord[k]); aaWord[k] = 0; }
   sqlite3_free(aBin);
   aBin = 0;
+  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
   if( rc==SQLITE_OK ){
     rc = aggregateSorted(db, pPlan, pIn, aPerm, aOff, nGroup, nThread, ppOut, &bOverflow);
   }

@@ -18,6 +18,8 @@ SQLITE_EXTENSION_INIT3
 
 #include <stdint.h>
 
+#include "par.h"
+
 #define PAR_VERSION "0.1.0"
 
 /*
@@ -64,6 +66,24 @@ sqlite3_int64 parMemLimit(const ParContext *pCtx);
 
 /* SQLite result code for a kernel status code (PX_*). */
 int parRcFromPx(int pxrc);
+
+/*
+** Stopping the kernels of an interrupted query (sqlite3_interrupt, Ctrl-C
+** in the shell): between parStopBegin() and parStopEnd() the calling
+** thread has a px_stop installed (kernels/par.h) that asks whether db was
+** interrupted by stepping a trivial statement on it, which fails then
+** (SQLite 3.40 has no sqlite3_is_interrupted()).  Kernels it runs stop
+** within milliseconds and return PX_EINTR; parStopped() says whether they
+** were asked to.
+*/
+typedef struct ParStop {
+  px_stop base;
+  sqlite3_stmt *pProbe;      /* "SELECT 1" on db, or NULL: prepare failed */
+  px_stop *pPrev;            /* installed before (restored at the end) */
+} ParStop;
+void parStopBegin(sqlite3 *db, ParStop *p);
+void parStopEnd(ParStop *p);
+int parStopped(void);        /* the installed px_stop says stop */
 
 /* The text of a function argument that is TEXT with no NUL byte inside
 ** (a name, a statement, a bins spec), else NULL.  The type is checked

@@ -705,7 +705,11 @@ static int parViewRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   t1 = parNowMs();
   aMs[0] = t1 - t0;
   if( rc==SQLITE_OK ){
+    /* An interrupt stops the kernels too (parext.h). */
+    ParStop stop;
+    parStopBegin(db, &stop);
     rc = parGroupBy(pCtx, db, pPlan, *ppIn, ppOut, pbNative, pzErr, pzStrategy);
+    parStopEnd(&stop);
     aMs[1] = parNowMs() - t1;
   }
   if( rc || *pbNative ){

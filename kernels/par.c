@@ -16,6 +16,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Blocks per thread in one window of px_scan_blocks(): 2^17 elements, 1
 ** MiB of doubles in and 1 MiB out, well inside L2 (16 blocks of 8192).  It
@@ -46,6 +47,45 @@ const char *px_errstr(int rc){
   }
   return "unknown error";
 }
+
+/* ---- stopping early ------------------------------------------------------ */
+
+static _Thread_local px_stop *tlStop = 0;
+
+void px_stop_install(px_stop *p){
+  tlStop = p;
+}
+
+px_stop *px_stop_installed(void){
+  return tlStop;
+}
+
+int px_stopping(px_stop *p){
+  if( p==0 ) return 0;
+  if( __atomic_load_n(&p->bStop, __ATOMIC_RELAXED) ) return 1;
+  /* The clock costs more than a flag: the owner reads it every 16th call
+  ** (a coarse clock where there is one: a few ns, ticks of a few ms). */
+  if( tlStop==p && (p->nCall++ & 15)==0 ){
+#ifdef CLOCK_MONOTONIC_COARSE
+    struct timespec ts;
+    double t;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    t = (double)ts.tv_sec + 1e-9*(double)ts.tv_nsec;
+#else
+    double t = omp_get_wtime();
+#endif
+    if( t>=p->tNext ){
+      p->tNext = t + PX_STOP_EVERY;
+      if( p->xAsk(p->pArg) ){
+        __atomic_store_n(&p->bStop, 1, __ATOMIC_RELAXED);
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+/* ---- the drivers ---------------------------------------------------------- */
 
 /* The serial path of both drivers: one block at a time, no scratch. */
 static void blocks_serial(const px_blocked *pK, void *pCtx, size_t n,

@@ -53,6 +53,41 @@ typedef enum px_op {
   PX_COUNT = 3
 } px_op;
 
+/*
+** Stopping early (an interrupted query).  A caller that must be able to
+** stop the kernels it runs installs a px_stop on its thread around them.
+** A kernel takes the installed one on entry (px_stop_installed(), on the
+** calling thread) and asks px_stopping() between pieces of its work
+** (buckets, groups, passes), from any of its threads; once it answers 1
+** the kernel skips the rest and returns PX_EINTR, its outputs meaningless
+** (the caller discards them) but every index in them still in bounds.
+**
+** Only the installing thread calls xAsk (it may use what is not safe to
+** use from other threads, such as an SQLite connection), at most about
+** every PX_STOP_EVERY seconds; other threads only read the flag.
+*/
+#ifndef PX_STOP_EVERY
+#define PX_STOP_EVERY 0.002
+#endif
+
+typedef struct px_stop {
+  int (*xAsk)(void *pArg);  /* nonzero: stop */
+  void *pArg;
+  int bStop;                /* set once xAsk said stop (read atomically) */
+  unsigned nCall;           /* the owner's calls since it last read the clock */
+  double tNext;             /* when the owner asks next (seconds) */
+} px_stop;
+
+/* Install p on the calling thread (NULL: remove).  The caller sets xAsk
+** and pArg, and zeroes the rest, before the first install. */
+void px_stop_install(px_stop *p);
+
+/* The px_stop installed on the calling thread, or NULL. */
+px_stop *px_stop_installed(void);
+
+/* 1 once p says stop (0 for NULL); on the installing thread this may ask. */
+int px_stopping(px_stop *p);
+
 /* Number of blocks covering n elements. */
 static inline size_t px_nblocks(size_t n){
   return (n + PX_BLOCK - 1) / PX_BLOCK;

@@ -89,6 +89,7 @@ typedef struct sort_bufs {
   uint32_t *p[2];      /* permutation, the same way; both NULL if none */
   int nthreads;        /* the caller's thread limit */
   uint32_t *aHist;     /* per-thread digit counters of the parallel passes */
+  px_stop *pStop;      /* the caller's (par.h), or NULL: asked per bucket */
 } sort_bufs;
 
 /* The bits in which some key of k[lo..hi-1] differs from x. */
@@ -344,12 +345,16 @@ static void sort_par(const sort_bufs *pB, int s, size_t lo, size_t n, int above)
   }
   for(d=0; d<TOP_NBUCKET; d++){
     size_t len = aStart[d+1] - aStart[d];
-    if( len>SORT_BIG ) sort_par(pB, 1-s, lo + aStart[d], len, shift);
+    if( len>SORT_BIG && !px_stopping(pB->pStop) ) sort_par(pB, 1-s, lo + aStart[d], len, shift);
   }
+  /* A bucket skipped when stopping keeps what buffer 0 held there: the
+  ** caller's values, so the permutation stays within bounds. */
   #pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if(nt>1)
   for(d=0; d<TOP_NBUCKET; d++){
     size_t len = aStart[d+1] - aStart[d];
-    if( len>0 && len<=SORT_BIG ) sort_rec(pB, 1-s, lo + aStart[d], len, shift);
+    if( len>0 && len<=SORT_BIG && !px_stopping(pB->pStop) ){
+      sort_rec(pB, 1-s, lo + aStart[d], len, shift);
+    }
   }
 }
 
@@ -379,6 +384,7 @@ static int bufs_open(sort_bufs *pB, uint64_t *aKey, uint32_t *aPerm,
                      size_t n, int nBits, int nthreads){
   int nt = px_threads_for(px_nblocks(n), nthreads);
   memset(pB, 0, sizeof(*pB));
+  pB->pStop = px_stop_installed();
   pB->k[0] = aKey;
   pB->p[0] = aPerm;
   pB->nthreads = nthreads;
@@ -417,7 +423,7 @@ int px_sort_u64_perm(uint64_t *aKey, uint32_t *aPerm, size_t n, int nthreads){
     sort_par(&b, 0, 0, n, 64);
   }
   bufs_close(&b);
-  return PX_OK;
+  return px_stopping(b.pStop) ? PX_EINTR : PX_OK;
 }
 
 int px_sort_u64_perm_lsd(uint64_t *aKey, uint32_t *aPerm, size_t n,

@@ -34,7 +34,9 @@ double px_unkey_f64(uint64_t k);
 ** aPerm[0..n-1] is permuted along with the keys (aPerm[j] ends up holding
 ** the value that was next to the j-th smallest key).  Bits that are the
 ** same in every key cost no pass.  Scratch of 12*n bytes is allocated
-** internally.  Returns PX_OK, PX_ENOMEM, or PX_ETOOBIG when n > UINT32_MAX.
+** internally.  Returns PX_OK, PX_ENOMEM, PX_ETOOBIG when n > UINT32_MAX,
+** or PX_EINTR when the px_stop installed on the calling thread (par.h) said
+** stop: then aKey and aPerm hold values they held before, in no order.
 ** Work O(n * w / 8) where w is the number of bits that vary, span O(w/8 *
 ** n / nthreads) plus O(2^11) per pass. */
 int px_sort_u64_perm(uint64_t *aKey, uint32_t *aPerm, size_t n, int nthreads);

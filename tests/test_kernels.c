@@ -1160,6 +1160,66 @@ static void test_sort_enomem(void){
 #endif
 }
 
+/* A px_stop whose xAsk says stop at its nStopAt-th call (never: 0). */
+typedef struct stop_after { px_stop base; int nAsk, nStopAt; } stop_after;
+static int stop_after_ask(void *pArg){
+  stop_after *p = (stop_after*)pArg;
+  return ++p->nAsk==p->nStopAt;
+}
+
+/* Stopping (par.h): a sort that is never told to stop gives the sort's
+** result with a px_stop installed; told to stop before it starts, or
+** part-way (the asks are a few ms apart, a sort of this size takes
+** longer), it returns PX_EINTR with every permutation entry still one of
+** the rows, and the key and permutation arrays untouched beyond n. */
+static void test_sort_stop(void){
+  size_t n = 4000000 + 17, i;
+  uint64_t *k = xmalloc((n+1)*8), *k0 = xmalloc(n*8), *kWant = xmalloc(n*8);
+  uint32_t *p = xmalloc((n+1)*4), *pWant = xmalloc(n*4);
+  int iCase, it;
+  fill_keys(k0, n, 0);
+  memcpy(kWant, k0, n*8);
+  for(i=0; i<n; i++) pWant[i] = (uint32_t)i;
+  px_sort_u64_perm(kWant, pWant, n, 1);
+  for(iCase=0; iCase<3; iCase++){
+    for(it=0; it<nThr; it++){
+      stop_after s;
+      int rc;
+      memset(&s, 0, sizeof(s));
+      s.base.xAsk = stop_after_ask;
+      s.base.pArg = &s;
+      s.nStopAt = iCase==0 ? 0 : iCase==1 ? 1 : 2;
+      memcpy(k, k0, n*8);
+      for(i=0; i<n; i++) p[i] = (uint32_t)i;
+      k[n] = 0x5a5a5a5a5a5a5a5aULL;
+      p[n] = 0xa5a5a5a5u;
+      check_case("sort with a px_stop that stops at ask %d, %d threads", s.nStopAt, aThr[it]);
+      px_stop_install(&s.base);
+      rc = px_sort_u64_perm(k, p, n, aThr[it]);
+      px_stop_install(0);
+      CHECK(px_stop_installed()==0, "still installed");
+      CHECK(k[n]==0x5a5a5a5a5a5a5a5aULL && p[n]==0xa5a5a5a5u, "wrote past n");
+      if( iCase==0 ){
+        CHECK(rc==PX_OK && s.nAsk>0, "rc %d after %d asks", rc, s.nAsk);
+        check_u64s(k, kWant, n, "key");
+        check_u32s(p, pWant, n, "perm");
+      }else{
+        CHECK(rc==PX_EINTR, "rc %d after %d asks", rc, s.nAsk);
+        for(i=0; i<n && p[i]<n; i++){}
+        CHECK(i==n, "perm[%zu] = %u, not a row", i, i<n ? p[i] : 0);
+      }
+    }
+  }
+  /* No px_stop: never asks, the same result. */
+  memcpy(k, k0, n*8);
+  for(i=0; i<n; i++) p[i] = (uint32_t)i;
+  check_case("sort with no px_stop installed");
+  CHECK(px_sort_u64_perm(k, p, n, 2)==PX_OK, "rc");
+  check_u64s(k, kWant, n, "key");
+  check_u32s(p, pWant, n, "perm");
+  free(k); free(k0); free(kWant); free(p); free(pWant);
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 int main(void){
@@ -1189,6 +1249,7 @@ int main(void){
   test_keys();
   test_sort();
   test_sort_enomem();
+  test_sort_stop();
   /* After the out-of-memory test: these free large blocks that the
   ** limited address space there could otherwise reuse. */
   test_edges_uniform();
