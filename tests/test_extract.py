@@ -995,6 +995,49 @@ def test_interrupt_stops_workers():
     same(c, sql)   # the connection and its workers are fine afterwards
 
 
+def test_interrupt_stops_kernels():
+    """An interrupt that lands in the group-by's kernels (rows cached, so
+    there is little else to land in) stops them (kernels/par.h, px_stop);
+    they used to run to the end.  Every strategy, interrupts spread over
+    the scan: each scan returns SQLite's rows or fails with "interrupted",
+    and the view returns SQLite's rows afterwards.  (How soon it stops is
+    measured, not tested: see the README; the sort's stop is tested
+    deterministically in test_kernels.)"""
+    path, c = fresh("intr_kernels.db")
+    c.execute("CREATE TABLE t(a REAL, k INT, b INT, s TEXT)")
+    c.execute("INSERT INTO t SELECT i * 1.5, i % 7000, i % 97, 'v' || (i % 1013) FROM "
+              "(WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM r WHERE i<300000) "
+              "SELECT i FROM r)")
+    c.execute("SELECT par_config('min_rows', 0)")
+    cases = [(0, "SELECT a, count(*), min(s) FROM t GROUP BY a"),
+             (0, "SELECT k, b, sum(a), max(s) FROM t GROUP BY k, b"),
+             (0, "SELECT s, count(DISTINCT k), group_concat(b) FROM t GROUP BY s")]
+    # group_strategy 1-4: direct, dense, counting sort, radix sort.
+    cases += [(g, "SELECT k, sum(b), avg(a), count(*) FROM t GROUP BY k") for g in (1, 2, 3, 4)]
+    stopped = 0
+    for strategy, sql in cases:
+        c.execute("SELECT par_config('group_strategy', ?)", (strategy,))
+        want = sorted(c.execute(sql).fetchall(), key=key)
+        same(c, sql)                                # cached from here on
+        t0 = time.time()
+        c.execute("SELECT * FROM v").fetchall()
+        full = time.time() - t0
+        for i in range(6):
+            timer = threading.Timer(full * i / 5, c.interrupt)
+            timer.start()
+            try:
+                got = c.execute("SELECT * FROM v").fetchall()
+                agree(sql, got, want)
+            except sqlite3.OperationalError as e:
+                assert "interrupted" in str(e), (sql, str(e))
+                stopped += 1
+            timer.join()
+        assert agree(sql, c.execute("SELECT * FROM v").fetchall(), want), sql
+    assert stopped > 0, "no scan was interrupted"
+    print("  %d of %d scans interrupted" % (stopped, 6 * len(cases)))
+    c.execute("SELECT par_config('group_strategy', 0)")
+
+
 def test_memory_limit_parallel():
     path, c = fresh("mem.db")
     c.execute("CREATE TABLE t(a, b)")
