@@ -780,7 +780,13 @@ static int parHistRun(ParHist *pTab, const char *zSource, const char *zCol,
     default:
       break;
   }
-  if( rc==SQLITE_OK ) rc = parHistCompute(pTab->pCtx, pSpec, &d, pOut, pzErr);
+  if( rc==SQLITE_OK ){
+    /* An interrupt stops the sort of quantile bins (parext.h). */
+    ParStop stop;
+    parStopBegin(pTab->db, &stop);
+    rc = parHistCompute(pTab->pCtx, pSpec, &d, pOut, pzErr);
+    parStopEnd(&stop);
+  }
   sqlite3_free(aReal);
   sqlite3_free(aInt);
   parBatchFree(pB);
@@ -1183,7 +1189,11 @@ static void parPctFinal(sqlite3_context *ctx){
   ParPctile *p = sqlite3_aggregate_context(ctx, 0);
   if( p==0 ) return;
   if( !p->bFailed && p->n>0 ){
-    int rc = px_sort_f64(p->a, (size_t)p->n, parThreadsFor(pCtx, p->n));
+    ParStop stop;       /* an interrupt stops the sort (parext.h) */
+    int rc;
+    parStopBegin(sqlite3_context_db_handle(ctx), &stop);
+    rc = px_sort_f64(p->a, (size_t)p->n, parThreadsFor(pCtx, p->n));
+    parStopEnd(&stop);
     if( rc ){
       sqlite3_result_error_code(ctx, parRcFromPx(rc));
     }else{

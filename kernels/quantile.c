@@ -45,7 +45,8 @@ int px_sort_f64(double *a, size_t n, int nthreads){
   if( n>UINT32_MAX ) return PX_ETOOBIG;
   f64_keys(a, n, 1, nthreads);
   rc = px_sort_u64_perm((uint64_t*)(void*)a, 0, n, nthreads);
-  /* On failure the keys are as they were: turning them back restores a[]. */
+  /* On failure the keys are values a[] held (after PX_EINTR in no order,
+  ** some twice): turning them back leaves doubles in a[]. */
   f64_keys(a, n, 0, nthreads);
   return rc;
 }

@@ -16,8 +16,9 @@
 ** turned into order-preserving 64-bit keys in place, sorted by
 ** px_sort_u64_perm() (radix, no permutation; its scratch is 8*n bytes)
 ** and turned back, so the result is the same for every thread count.
-** Returns PX_OK, or PX_ENOMEM / PX_ETOOBIG (n > UINT32_MAX) with a[]
-** unchanged.  Work O(n * w / 8) for w varying key bits, span O(w/8 * n /
+** Returns PX_OK, PX_ENOMEM / PX_ETOOBIG (n > UINT32_MAX) with a[]
+** unchanged, or PX_EINTR when stopped (par.h) with a[] holding values it
+** held, in no order.  Work O(n * w / 8) for w varying key bits, span O(w/8 * n /
 ** nthreads). */
 int px_sort_f64(double *a, size_t n, int nthreads);
 

@@ -657,6 +657,36 @@ def test_percentile_random():
         assert m[0] is None or isinstance(m[0], float)
 
 
+def test_interrupt_stops_sorts():
+    """An interrupt stops the sort of par_median and of quantile bins
+    (kernels/par.h, px_stop): interrupts spread over each query give the
+    right answer or "interrupted", and the connection answers afterwards."""
+    import threading
+    import time
+    c = connect()
+    c.execute("CREATE TABLE t(x REAL)")
+    c.execute("INSERT INTO t SELECT (i * 7919 % 1000003) * 0.5 FROM (WITH RECURSIVE r(i) AS "
+              "(SELECT 1 UNION ALL SELECT i+1 FROM r WHERE i<400000) SELECT i FROM r)")
+    stopped = 0
+    for sql in ["SELECT par_median(x) FROM t",
+                "SELECT * FROM par_histogram('t', 'x', 50, 'quantile')"]:
+        want = c.execute(sql).fetchall()
+        t0 = time.time()
+        assert c.execute(sql).fetchall() == want
+        full = time.time() - t0
+        for i in range(6):
+            timer = threading.Timer(full * i / 5, c.interrupt)
+            timer.start()
+            try:
+                assert c.execute(sql).fetchall() == want, sql
+            except sqlite3.OperationalError as e:
+                assert "interrupted" in str(e), (sql, str(e))
+                stopped += 1
+            timer.join()
+        assert c.execute(sql).fetchall() == want, sql
+    assert stopped > 0, "nothing was interrupted"
+
+
 def test_percentile_errors():
     c = connect()
     c.execute("CREATE TABLE t(x, p)")
