@@ -986,6 +986,23 @@ static void parPoolFree(ParPool *p){
   sqlite3_free(p);
 }
 
+/* Has the file any connection of p has open been moved or replaced since
+** (another file renamed over it, say, and attached again by the caller)?
+** Its connections would read the old one. */
+static int parPoolMoved(ParPool *p){
+  int i, bMoved = 0;
+  for(i=0; i<p->nConn && !bMoved; i++){
+    sqlite3_file_control(p->aConn[i], "main", SQLITE_FCNTL_HAS_MOVED, &bMoved);
+  }
+  if( p->pGate && !bMoved ){
+    sqlite3_file_control(p->pGate, "main", SQLITE_FCNTL_HAS_MOVED, &bMoved);
+  }
+  if( p->pCheck && !bMoved ){
+    sqlite3_file_control(p->pCheck, p->zCheckSchema, SQLITE_FCNTL_HAS_MOVED, &bMoved);
+  }
+  return bMoved;
+}
+
 /* The pool of pCtx on zFile with at least nConn connections (and the gate
 ** when bGate), opened as needed; NULL with *pzWhy set when they cannot be
 ** opened (or out of memory). */
@@ -994,7 +1011,7 @@ static ParPool *parPoolGet(ParContext *pCtx, const char *zFile, int nConn, int b
   ParPool *p = pCtx->pPool;
   const int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
   int rc = SQLITE_OK;
-  if( p && strcmp(p->zFile, zFile)!=0 ){
+  if( p && (strcmp(p->zFile, zFile)!=0 || parPoolMoved(p)) ){
     parPoolFree(p);
     pCtx->pPool = p = 0;
   }
@@ -1568,7 +1585,7 @@ static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc, const P
   ** another file, or opened again since, means the entry cannot be
   ** checked. */
   if( p==0 || p->nConn==0 || p->iGen!=e->iGen || strcmp(p->zFile, pSrc->zFile)!=0
-   || parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK
+   || parPoolMoved(p) || parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK
    || parDataVersion(p->aConn[0])!=e->iVersion ){
     parCacheDrop(c, e);
     sqlite3_free(aiCol);

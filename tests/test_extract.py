@@ -1320,6 +1320,39 @@ def test_authorizer_ignore_attached():
     c.close()
 
 
+def test_attached_file_replaced():
+    """A file renamed over an attached database's file, and attached again
+    under the same path: the worker connections, found by the path, still
+    read the old (deleted) file, and so did the cache's check (found by a
+    review).  A pool whose file has moved is now opened again."""
+    path, c = fresh("repl_main.db")
+    aux = os.path.join(TMP, "repl_aux.db")
+    new = os.path.join(TMP, "repl_new.db")
+    for p_, n in ((aux, 3000), (new, 5000)):
+        q = connect(p_)
+        q.execute("CREATE TABLE t(k INT, s TEXT)")
+        q.executemany("INSERT INTO t VALUES(?, ?)", [(i % 3, "v%d" % i) for i in range(n)])
+        q.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        q.close()
+    c.execute("SELECT par_config('min_rows', 0)")
+    sql = "SELECT k, count(*), max(s) FROM aux.t GROUP BY k"
+    for cache in (100, 0):
+        c.execute("SELECT par_config('cache_mb', ?)", (cache,))
+        c.execute("ATTACH ? AS aux", (aux,))
+        assert [r[1] for r in same(c, sql)] == [1000, 1000, 1000]
+        same(c, sql)
+        assert mode_of(c, sql) == ("cached" if cache else "parallel")
+        c.execute("DETACH aux")
+        os.rename(aux, aux + ".old")
+        os.rename(new, aux)
+        c.execute("ATTACH ? AS aux", (aux,))
+        assert mode_of(c, sql) == "parallel"          # not the old file's rows
+        assert [r[1] for r in same(c, sql)] == [1667, 1667, 1666]
+        c.execute("DETACH aux")
+        os.rename(aux, new)
+        os.rename(aux + ".old", aux)
+
+
 def test_settings():
     path, c = fresh("settings.db")
     assert c.execute("SELECT par_config('parallel_extract')").fetchone()[0] == 1
