@@ -138,7 +138,16 @@ void parStopEnd(ParStop *p){
 }
 
 int parStopped(void){
-  return px_stopping(px_stop_installed());
+  return px_stop_now(px_stop_installed());
+}
+
+int parFuncListReadable(sqlite3 *db){
+  sqlite3_stmt *pStmt = 0;
+  int bOk = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_function_list WHERE name='abs' "
+                               "AND builtin AND narg=1", -1, &pStmt, 0)==SQLITE_OK
+         && sqlite3_step(pStmt)==SQLITE_ROW;
+  sqlite3_finalize(pStmt);
+  return bOk;
 }
 
 const char *parTextArg(sqlite3_value *pVal){

@@ -222,20 +222,14 @@ static int parHasTable(sqlite3 *db, const char *zSchema, const char *zTab){
 /* The schema an unqualified table name zTab resolves to, as SQLite
 ** resolves it (temp, main, then attached databases in order), or NULL. */
 static char *parResolveSchema(sqlite3 *db, const char *zTab){
-  sqlite3_stmt *pStmt = 0;
-  char *zFound = 0;
+  const char *zName;
+  int i;
   if( parHasTable(db, "temp", zTab) ) return sqlite3_mprintf("temp");
-  if( sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list ORDER BY seq",
-                         -1, &pStmt, 0)==SQLITE_OK ){
-    while( zFound==0 && sqlite3_step(pStmt)==SQLITE_ROW ){
-      const char *zName = (const char*)sqlite3_column_text(pStmt, 0);
-      if( zName && sqlite3_stricmp(zName, "temp")!=0 && parHasTable(db, zName, zTab) ){
-        zFound = sqlite3_mprintf("%s", zName);
-      }
-    }
+  /* Databases by number, without SQL (the authorizer would see it). */
+  for(i=0; (zName = sqlite3_db_name(db, i))!=0; i++){
+    if( i!=1 && parHasTable(db, zName, zTab) ) return sqlite3_mprintf("%s", zName);
   }
-  sqlite3_finalize(pStmt);
-  return zFound;
+  return 0;
 }
 
 /* Built-in functions whose answer is the caller connection's own. */
@@ -274,6 +268,10 @@ static char *parForeignNames(sqlite3 *db, const char *zText){
   if( aTok==0 ) return sqlite3_mprintf("out of memory");
   sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_function_list "
                          "WHERE name=?1 COLLATE NOCASE AND NOT builtin", -1, &pFunc, 0);
+  if( pFunc==0 || !parFuncListReadable(db) ){
+    zWhy = sqlite3_mprintf("your connection's functions cannot be listed "
+                           "(pragma_function_list: an authorizer?)");
+  }
   for(i=0; zWhy==0 && i<nTok; i++){
     const ParToken *t = &aTok[i];
     if( t->eType!=PT_ID ) continue;
@@ -465,9 +463,10 @@ static int parProgramDb(sqlite3 *db, const char *zSql, int bFuncs){
   char *zEx = sqlite3_mprintf("EXPLAIN %s", zSql);
   int iDb = -1, bOk = 1;
   if( zEx==0 || sqlite3_prepare_v2(db, zEx, -1, &pEx, 0)!=SQLITE_OK ) bOk = 0;
-  if( bOk && bFuncs && sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_function_list "
-                                          "WHERE name=?1 COLLATE NOCASE AND NOT builtin",
-                                          -1, &pFunc, 0)!=SQLITE_OK ){
+  if( bOk && bFuncs && (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_function_list "
+                                           "WHERE name=?1 COLLATE NOCASE AND NOT builtin",
+                                           -1, &pFunc, 0)!=SQLITE_OK
+                         || !parFuncListReadable(db)) ){
     bOk = 0;
   }
   while( bOk && sqlite3_step(pEx)==SQLITE_ROW ){
@@ -935,17 +934,7 @@ static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   /* One database file, nothing volatile, no temp view. */
   iDb = parProgramDb(db, pPlan->zExtract, 1);
   if( iDb<0 || iDb==1 || parNamesTempView(db, pPlan->zExtract) ) return 0;
-  {
-    sqlite3_stmt *pName = 0;
-    if( sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list WHERE seq=?1",
-                           -1, &pName, 0)==SQLITE_OK ){
-      sqlite3_bind_int(pName, 1, iDb);
-      if( sqlite3_step(pName)==SQLITE_ROW ){
-        pSrc->zSchema = sqlite3_mprintf("%s", (const char*)sqlite3_column_text(pName, 0));
-      }
-    }
-    sqlite3_finalize(pName);
-  }
+  if( sqlite3_db_name(db, iDb) ) pSrc->zSchema = sqlite3_mprintf("%s", sqlite3_db_name(db, iDb));
   if( pSrc->zSchema==0 ) return 0;
   if( (zWhy = parConnectionWhy(db, pSrc->zSchema))!=0 ){
     sqlite3_free(zWhy);
@@ -1652,7 +1641,7 @@ static int parCacheHitFits(ParContext *pCtx, ParBatch *pHit, char **pzErr){
 /* The operand of opcode zOp that holds a database's number: 1 for P1, 3
 ** for P3, 0 when none does. */
 static int parDbOperand(const char *zOp){
-  static const char *az1[] = { "Transaction", "TableLock", "ReadCookie", "SetCookie" };
+  static const char *az1[] = { "Transaction", "ReadCookie", "SetCookie" };
   static const char *az3[] = { "OpenRead", "ReopenIdx", "OpenWrite" };
   int i;
   for(i=0; i<(int)(sizeof(az1)/sizeof(az1[0])); i++) if( strcmp(zOp, az1[i])==0 ) return 1;
@@ -1663,7 +1652,8 @@ static int parDbOperand(const char *zOp){
 /* The program db compiles for zSql: opcodes and operands (not P4, which
 ** can hold addresses), one line each, with "db" for an operand that names
 ** database iDb (the same database is another number on another
-** connection); NULL when it does not prepare. */
+** connection); NULL when it does not prepare.  TableLock is left out:
+** only a shared cache has it (at the end, where nothing jumps past it). */
 static char *parProgramText(sqlite3 *db, const char *zSql, int iDb){
   char *zEx = sqlite3_mprintf("EXPLAIN %s", zSql);
   sqlite3_stmt *pEx = 0;
@@ -1677,7 +1667,9 @@ static char *parProgramText(sqlite3 *db, const char *zSql, int iDb){
   pStr = sqlite3_str_new(0);
   while( sqlite3_step(pEx)==SQLITE_ROW ){
     const char *zOp = (const char*)sqlite3_column_text(pEx, 1);
-    int k, iOp = zOp ? parDbOperand(zOp) : 0;
+    int k, iOp;
+    if( zOp==0 || strcmp(zOp, "TableLock")==0 ) continue;
+    iOp = parDbOperand(zOp);
     sqlite3_str_appendf(pStr, "%s", zOp);
     for(k=1; k<=3; k++){
       int v = sqlite3_column_int(pEx, 1+k);
@@ -1694,106 +1686,170 @@ static char *parProgramText(sqlite3 *db, const char *zSql, int iDb){
   return sqlite3_str_finish(pStr);
 }
 
-/* The number of database zSchema on db, or -1. */
+/* The number of database zSchema on db, or -1.  No SQL: the caller's
+** authorizer would see it. */
 static int parSchemaNumber(sqlite3 *db, const char *zSchema){
-  sqlite3_stmt *pSeq = 0;
-  int iDb = -1;
-  if( sqlite3_prepare_v2(db, "SELECT seq FROM pragma_database_list WHERE name=?1 "
-                         "COLLATE NOCASE", -1, &pSeq, 0)==SQLITE_OK ){
-    sqlite3_bind_text(pSeq, 1, zSchema, -1, SQLITE_STATIC);
-    if( sqlite3_step(pSeq)==SQLITE_ROW ) iDb = sqlite3_column_int(pSeq, 0);
+  const char *zName;
+  int i;
+  for(i=0; (zName = sqlite3_db_name(db, i))!=0; i++){
+    if( sqlite3_stricmp(zName, zSchema)==0 ) return i;
   }
-  sqlite3_finalize(pSeq);
-  return iDb;
+  return -1;
 }
 
-/* A new connection that sees p's file as schema zSchema, with its number
-** in *piDb: for main, the pool's first worker; else p's checker, an empty
-** in-memory main with the file attached under that name (so that the
-** caller's SQL, which names the schema or resolves a bare name to it,
-** compiles there as is).  NULL when it cannot be had. */
-static sqlite3 *parPoolChecker(ParContext *pCtx, ParPool *p, const char *zSchema, int *piDb){
+/* A new read-only connection that sees zFile as schema zSchema: for main
+** the file itself, else an empty in-memory main with the file attached
+** under that name (so that the caller's SQL, which names the schema or
+** resolves a bare name to it, compiles there as is).  NULL with *pzWhy
+** set when it cannot be had. */
+static sqlite3 *parCheckerOpen(const char *zFile, const char *zSchema, char **pzWhy){
   const int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+  int bMain = sqlite3_stricmp(zSchema, "main")==0;
+  sqlite3 *pDb = 0;
   sqlite3_stmt *pAttach = 0;
-  int rc;
-  if( sqlite3_stricmp(zSchema, "main")==0 ){
-    *piDb = 0;
-    return p->nConn>0 ? p->aConn[0] : 0;
-  }
-  if( p->pCheck==0 || sqlite3_stricmp(p->zCheckSchema, zSchema)!=0 ){
-    sqlite3_close_v2(p->pCheck);
-    sqlite3_free(p->zCheckSchema);
-    p->pCheck = 0;
-    p->zCheckSchema = sqlite3_mprintf("%s", zSchema);
-    if( p->zCheckSchema==0 ) return 0;
-    /* Read-only: ATTACH opens the file with main's flags. */
-    rc = sqlite3_open_v2(":memory:", &p->pCheck, flags, 0);
-    if( rc==SQLITE_OK ){
-      sqlite3_busy_timeout(p->pCheck, 200);
-      rc = sqlite3_prepare_v2(p->pCheck, "ATTACH ?1 AS ?2", -1, &pAttach, 0);
-    }
-    if( rc==SQLITE_OK ){
-      sqlite3_bind_text(pAttach, 1, p->zFile, -1, SQLITE_STATIC);
-      sqlite3_bind_text(pAttach, 2, zSchema, -1, SQLITE_STATIC);
-      rc = sqlite3_step(pAttach)==SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-    }
-    sqlite3_finalize(pAttach);
-    if( rc ){
-      sqlite3_close_v2(p->pCheck);
-      p->pCheck = 0;
-      return 0;
+  /* Read-only: ATTACH opens the file with main's flags. */
+  int rc = sqlite3_open_v2(bMain ? zFile : ":memory:", &pDb, flags, 0);
+  if( rc==SQLITE_OK ){
+    sqlite3_busy_timeout(pDb, 200);
+    if( !bMain ){
+      rc = sqlite3_prepare_v2(pDb, "ATTACH ?1 AS ?2", -1, &pAttach, 0);
+      if( rc==SQLITE_OK ){
+        sqlite3_bind_text(pAttach, 1, zFile, -1, SQLITE_STATIC);
+        sqlite3_bind_text(pAttach, 2, zSchema, -1, SQLITE_STATIC);
+        sqlite3_step(pAttach);
+        rc = sqlite3_finalize(pAttach);
+      }
     }
   }
-  (void)pCtx;
-  *piDb = parSchemaNumber(p->pCheck, zSchema);
-  return *piDb>=0 ? p->pCheck : 0;
+  if( rc ){
+    *pzWhy = sqlite3_mprintf("a new connection cannot open %s: %s", zFile,
+                             pDb ? sqlite3_errmsg(pDb) : sqlite3_errstr(rc));
+    sqlite3_close_v2(pDb);
+    return 0;
+  }
+  return pDb;
+}
+
+/* The program of pPlan's extraction on pNew, a new connection that sees
+** the file as zSchema; NULL with *pzWhy set when it does not compile. */
+static char *parProgramOnNew(sqlite3 *pNew, const ParPlan *pPlan, const char *zSchema,
+                             int bLikeCs, char **pzWhy){
+  char *zCookie = sqlite3_mprintf("PRAGMA \"%w\".schema_version", zSchema);
+  char *zNew;
+  /* Reading the schema cookie reloads a schema changed since. */
+  if( zCookie ) parExec(pNew, zCookie);
+  sqlite3_free(zCookie);
+  parExec(pNew, bLikeCs ? "PRAGMA case_sensitive_like=1" : "PRAGMA case_sensitive_like=0");
+  zNew = parProgramText(pNew, pPlan->zExtract, parSchemaNumber(pNew, zSchema));
+  if( zNew==0 ){
+    *pzWhy = sqlite3_mprintf("the extraction does not compile on a new connection to "
+                             "the file: %s", sqlite3_errmsg(pNew));
+  }
+  return zNew;
 }
 
 /* Does db compile pPlan's extraction from zSchema (the database of file
 ** zFile) as a new connection to the same file does?  An authorizer that
 ** answers SQLITE_IGNORE has a column read as NULL, which worker
-** connections (and rows read before it was set) know nothing of. */
+** connections (and rows read before it was set) know nothing of.
+** Returns 1 when it does, 0 when it does not, -1 with *pzWhy set when
+** there is nothing to compare with.
+**
+** The pool's connection compares first (for an attached database, its
+** checker: the file attached to an empty main).  When it differs, a
+** connection opened now decides: the pool's may hold statistics loaded
+** before an ANALYZE (no schema change tells it), and is then opened
+** again; if the new one differs too, the pool stays (its cache entries
+** with it: other scans of the file may still use them). */
 static int parCompilesAsNew(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
-                            const char *zSchema, const char *zFile, int bLikeCs){
-  char *zMine;
-  int bSame = 0, iTry, iDb;
+                            const char *zSchema, const char *zFile, int bLikeCs,
+                            char **pzWhy){
+  char *zMine = 0, *zNew = 0;
+  ParPool *p;
+  sqlite3 *pNew = 0;
+  int iRes = -1, iDb;
+  *pzWhy = 0;
   if( zSchema==0 || zFile==0 || zFile[0]==0 ) return 1;
   iDb = parSchemaNumber(db, zSchema);
   zMine = iDb>=0 ? parProgramText(db, pPlan->zExtract, iDb) : 0;
-  for(iTry=0; zMine && !bSame && iTry<2; iTry++){
-    char *zWhy = 0, *zNew = 0, *zCookie;
-    ParPool *p;
-    sqlite3 *pNew;
-    int iNewDb = -1;
-    if( iTry>0 ){
-      /* Statistics a worker loaded before an ANALYZE stay loaded (no
-      ** schema change tells it): new connections load them afresh. */
+  if( zMine==0 ){
+    *pzWhy = sqlite3_mprintf("the extraction does not compile on your connection: %s",
+                             sqlite3_errmsg(db));
+    goto done;
+  }
+  p = parPoolGet(pCtx, zFile, 1, 0, pzWhy);
+  if( p==0 || p->nConn==0 ) goto done;
+  if( sqlite3_stricmp(zSchema, "main")==0 ){
+    pNew = p->aConn[0];
+  }else{
+    if( p->pCheck && sqlite3_stricmp(p->zCheckSchema, zSchema)!=0 ){
+      sqlite3_close_v2(p->pCheck);
+      p->pCheck = 0;
+    }
+    if( p->pCheck==0 ){
+      sqlite3_free(p->zCheckSchema);
+      p->zCheckSchema = sqlite3_mprintf("%s", zSchema);
+      if( p->zCheckSchema ) p->pCheck = parCheckerOpen(zFile, zSchema, pzWhy);
+      if( p->pCheck==0 ) goto done;
+    }
+    pNew = p->pCheck;
+  }
+  zNew = parProgramOnNew(pNew, pPlan, zSchema, bLikeCs, pzWhy);
+  if( zNew==0 ) goto done;
+  iRes = strcmp(zMine, zNew)==0;
+  if( iRes==0 ){
+    sqlite3 *pFresh = parCheckerOpen(zFile, zSchema, pzWhy);
+    sqlite3_free(zNew);
+    zNew = pFresh ? parProgramOnNew(pFresh, pPlan, zSchema, bLikeCs, pzWhy) : 0;
+    sqlite3_close_v2(pFresh);
+    if( zNew==0 ){
+      iRes = -1;
+    }else if( strcmp(zMine, zNew)==0 ){
+      /* The pool's connection was out of date. */
       parPoolFree(pCtx->pPool);
       pCtx->pPool = 0;
+      iRes = 1;
     }
-    p = parPoolGet(pCtx, zFile, 1, 0, &zWhy);
-    sqlite3_free(zWhy);
-    pNew = p ? parPoolChecker(pCtx, p, zSchema, &iNewDb) : 0;
-    if( pNew==0 ) break;
-    /* Reading the schema cookie reloads a schema changed since. */
-    zCookie = sqlite3_mprintf("PRAGMA \"%w\".schema_version", zSchema);
-    if( zCookie ) parExec(pNew, zCookie);
-    sqlite3_free(zCookie);
-    parExec(pNew, bLikeCs ? "PRAGMA case_sensitive_like=1"
-                          : "PRAGMA case_sensitive_like=0");
-    zNew = parProgramText(pNew, pPlan->zExtract, iNewDb);
-    bSame = zNew && strcmp(zMine, zNew)==0;
-    sqlite3_free(zNew);
+  }
+
+done:
+  if( iRes!=-1 ){
+    sqlite3_free(*pzWhy);
+    *pzWhy = 0;
+  }else if( *pzWhy==0 ){
+    *pzWhy = sqlite3_mprintf("out of memory");
   }
   sqlite3_free(zMine);
-  return bSame;
+  sqlite3_free(zNew);
+  return iRes;
+}
+
+/* The reason for serial reads that parCompilesAsNew() gives (iRes 0 or
+** -1 with zCheck). */
+static char *parAsNewWhy(int iRes, char *zCheck){
+  if( iRes==0 ){
+    sqlite3_free(zCheck);
+    return sqlite3_mprintf("your connection compiles the extraction otherwise than a new "
+                           "connection does (an authorizer that reads a column as NULL?)");
+  }
+  return zCheck;
+}
+
+/* parCompilesAsNew() for a serial source: 1 when it compiles as new. */
+static int parSerialAsNew(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
+                          const ParSource *pSrc){
+  char *zCheck = 0;
+  int iRes = parCompilesAsNew(pCtx, db, pPlan, pSrc->zSchema, pSrc->zFile, pSrc->bLikeCs,
+                              &zCheck);
+  sqlite3_free(zCheck);
+  return iRes==1;
 }
 
 int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
                ParBatch **ppBatch, int *peMode, char **pzWhy, char **pzErr){
   ParSource src;
   char *zWhy = 0;
-  int rc, bAsNew = -1;   /* parCompilesAsNew() for src, once known */
+  int rc, iAsNew = -2;   /* parCompilesAsNew() for src (-2: not asked) */
   char *zAsNew = 0;      /* ...and the schema it was for */
 
   *ppBatch = 0;
@@ -1803,14 +1859,14 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   rc = parSourceResolve(pCtx, db, pPlan, &src, &zWhy);
   if( rc ) return rc;
   if( zWhy==0 ){
-    bAsNew = parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs);
+    char *zCheck = 0;
+    iAsNew = parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs, &zCheck);
+    if( iAsNew!=1 ){
+      zWhy = parAsNewWhy(iAsNew, zCheck);
+      if( zWhy==0 ) rc = SQLITE_NOMEM;
+    }
     zAsNew = sqlite3_mprintf("%s", src.zSchema);
     if( zAsNew==0 ) rc = SQLITE_NOMEM;
-  }
-  if( bAsNew==0 ){
-    zWhy = sqlite3_mprintf("your connection compiles the extraction otherwise than a new "
-                           "connection does (an authorizer that reads a column as NULL?)");
-    if( zWhy==0 ) rc = SQLITE_NOMEM;
   }
   if( zWhy==0 && rc==SQLITE_OK ){
     ParBatch *pHit = parCacheLookup(pCtx, &src, pPlan);
@@ -1857,9 +1913,9 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     int bPut = 0;
     /* The check of the parallel attempt holds for its database: not
     ** again. */
-    if( bAsNew!=0 && parSerialSource(pCtx, db, pPlan, &src)
-     && ((bAsNew==1 && sqlite3_stricmp(zAsNew, src.zSchema)==0)
-         || parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs)) ){
+    if( (iAsNew==-2 || iAsNew==1) && parSerialSource(pCtx, db, pPlan, &src)
+     && ((iAsNew==1 && sqlite3_stricmp(zAsNew, src.zSchema)==0)
+         || parSerialAsNew(pCtx, db, pPlan, &src)) ){
       ParBatch *pHit = 0;
       char *zPoolWhy = 0;
       ParPool *p = parPoolGet(pCtx, src.zFile, 1, 0, &zPoolWhy);
@@ -1895,14 +1951,16 @@ char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
   ParSource src;
   char *zWhy = 0, *zOut;
   if( parSourceResolve(pCtx, db, pPlan, &src, &zWhy) ) return 0;
-  if( zWhy==0 && !parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs) ){
-    zWhy = sqlite3_mprintf("your connection compiles the extraction otherwise than a new "
-                           "connection does (an authorizer that reads a column as NULL?)");
+  if( zWhy==0 ){
+    char *zCheck = 0;
+    int iAsNew = parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs,
+                                  &zCheck);
+    if( iAsNew!=1 ) zWhy = parAsNewWhy(iAsNew, zCheck);
   }
   if( zWhy ){
     ParSource ser;
     int bCached = parSerialSource(pCtx, db, pPlan, &ser)
-               && parCompilesAsNew(pCtx, db, pPlan, ser.zSchema, ser.zFile, ser.bLikeCs)
+               && parSerialAsNew(pCtx, db, pPlan, &ser)
                && parCacheHas(pCtx->pCache, &ser, pPlan);
     zOut = sqlite3_mprintf("%sserial, on the caller's connection (%s)",
                            bCached ? "cached when still current, else " : "", zWhy);

@@ -434,6 +434,8 @@ static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin,
                         uint32_t *aPerm, int nThread){
   /* Counts and offsets fit 32 bits: row numbers do (aPerm). */
   uint32_t *aHist = calloc((size_t)nThread*nBin + 1, sizeof(uint32_t));
+  px_stop *pStop = px_stop_installed();
+  int bStop = 0;
   if( aHist==0 ) return SQLITE_NOMEM;
   #pragma omp parallel num_threads(nThread)
   {
@@ -441,6 +443,9 @@ static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin,
     size_t lo = n*t/nt, hi = n*(t+1)/nt, i;
     uint32_t *h = aHist + (size_t)t*nBin;
     for(i=lo; i<hi; i++) h[aBin[i]]++;
+    /* Stop between the passes: the thread that installed pStop asks, and
+    ** after the barrier every thread reads the same answer. */
+    px_stop_now(pStop);
     #pragma omp barrier
     #pragma omp single
     {
@@ -454,11 +459,14 @@ static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin,
           sum += c;
         }
       }
+      bStop = pStop && __atomic_load_n(&pStop->bStop, __ATOMIC_RELAXED);
     }
-    for(i=lo; i<hi; i++) aPerm[h[aBin[i]]++] = (uint32_t)i;
+    if( !bStop ){
+      for(i=lo; i<hi; i++) aPerm[h[aBin[i]]++] = (uint32_t)i;
+    }
   }
   free(aHist);
-  return SQLITE_OK;
+  return bStop ? SQLITE_INTERRUPT : SQLITE_OK;
 }
 
 /* Order-preserving words of the plan's keys, most significant first. */
@@ -1401,6 +1409,7 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
   uint32_t **aaFirst = 0;        /* [t]: thread t's first row per key value */
   size_t nGroup = 0;
   int bFirst = 0;
+  px_stop *pStop;                /* par.h: asked per block of rows */
 
   *ppOut = 0;
   if( aD==0 ) return SQLITE_NOMEM;
@@ -1448,6 +1457,7 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
 
   /* One slot per thread: a slot runs on some thread even when OpenMP
   ** gives fewer than asked. */
+  pStop = px_stop_installed();
   #pragma omp parallel for num_threads(nThread) schedule(static, 1)
   for(t=0; t<nThread; t++){
     int tt = t, bOk = 1, i, jj;
@@ -1477,20 +1487,30 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
     }
     if( bOk ){
       uint32_t *cnt = aC[0], *first = aaFirst[tt];
-      if( first ){
-        DENSE_FOR_ROWS(&bins, {
-          if( cnt[bin]++==0 ) first[bin] = (uint32_t)r;
-        })
-      }else{
-        DENSE_FOR_ROWS(&bins, { cnt[bin]++; })
+      size_t lo0 = lo, hi0 = hi;
+      /* Each pass over the share block by block in order, asking between
+      ** blocks whether to stop.  (A pass per aggregate over the whole
+      ** share: interleaving them block by block was slower.) */
+      for(lo=lo0; lo<hi0 && !px_stopping(pStop); lo=hi){
+        hi = hi0 - lo > PAR_CHUNK ? lo + PAR_CHUNK : hi0;
+        if( first ){
+          DENSE_FOR_ROWS(&bins, {
+            if( cnt[bin]++==0 ) first[bin] = (uint32_t)r;
+          })
+        }else{
+          DENSE_FOR_ROWS(&bins, { cnt[bin]++; })
+        }
       }
       for(jj=0; jj<nAgg; jj++){
         const ParDense *pD = &aD[jj];
         if( pD->eFunc==PAR_AGG_COUNT_STAR || (pD->eFunc==PAR_AGG_COUNT && !pD->bNulls) ){
           continue;
         }
-        denseFold(pD, &bins, lo, hi, pD->iVal>=0 ? aV[pD->iVal] : 0,
-                  pD->iCnt>=0 ? aC[pD->iCnt] : 0);
+        for(lo=lo0; lo<hi0 && !px_stopping(pStop); lo=hi){
+          hi = hi0 - lo > PAR_CHUNK ? lo + PAR_CHUNK : hi0;
+          denseFold(pD, &bins, lo, hi, pD->iVal>=0 ? aV[pD->iVal] : 0,
+                    pD->iCnt>=0 ? aC[pD->iCnt] : 0);
+        }
       }
     }
   }

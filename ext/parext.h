@@ -83,7 +83,13 @@ typedef struct ParStop {
 } ParStop;
 void parStopBegin(sqlite3 *db, ParStop *p);
 void parStopEnd(ParStop *p);
-int parStopped(void);        /* the installed px_stop says stop */
+int parStopped(void);        /* the installed px_stop says stop (asks
+                             ** now: for checks between phases) */
+
+/* Does pragma_function_list answer on db as SQLite defines it?  An
+** authorizer can deny it, or read its columns as NULL: whoever looks up
+** the application's functions there must then assume the worst. */
+int parFuncListReadable(sqlite3 *db);
 
 /* The text of a function argument that is TEXT with no NUL byte inside
 ** (a name, a statement, a bins spec), else NULL.  The type is checked

@@ -85,6 +85,16 @@ int px_stopping(px_stop *p){
   return 0;
 }
 
+int px_stop_now(px_stop *p){
+  if( p==0 ) return 0;
+  if( __atomic_load_n(&p->bStop, __ATOMIC_RELAXED) ) return 1;
+  if( tlStop==p && p->xAsk(p->pArg) ){
+    __atomic_store_n(&p->bStop, 1, __ATOMIC_RELAXED);
+    return 1;
+  }
+  return 0;
+}
+
 /* ---- the drivers ---------------------------------------------------------- */
 
 /* The serial path of both drivers: one block at a time, no scratch. */

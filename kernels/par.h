@@ -88,6 +88,10 @@ px_stop *px_stop_installed(void);
 /* 1 once p says stop (0 for NULL); on the installing thread this may ask. */
 int px_stopping(px_stop *p);
 
+/* The same, but the installing thread asks whenever it calls (for checks
+** between phases, too few for the clock to matter). */
+int px_stop_now(px_stop *p);
+
 /* Number of blocks covering n elements. */
 static inline size_t px_nblocks(size_t n){
   return (n + PX_BLOCK - 1) / PX_BLOCK;

@@ -1320,6 +1320,104 @@ def test_authorizer_ignore_attached():
     c.close()
 
 
+def test_authorizer_check_costs_nothing_else():
+    """What the check of fix 14 (authorizer) must not cost, found by a
+    review: (1) a view the authorizer changes reopened the workers at each
+    scan, which dropped every cache entry of the file, other views' too;
+    (2) an attached database with a shared cache compiles TableLock
+    opcodes a new connection has not, so it never read in parallel; (3)
+    an authorizer that ignores reads of pragma tables made the lookups of
+    schema names (pragma_database_list) fail, and the read serial: they
+    ask SQLite's C interface now."""
+    path, c = fresh("authcost.db")
+    aux, a = fresh("authcost_aux.db")
+    for conn in (c, a):
+        conn.execute("CREATE TABLE t(k INT, s TEXT)")
+        conn.execute("CREATE TABLE t2(k INT, s TEXT)")
+        for tab in ("t", "t2"):
+            conn.executemany("INSERT INTO %s VALUES(?, ?)" % tab,
+                             [(i % 3, "v%d" % i) for i in range(900)])
+    a.close()
+    c.execute("SELECT par_config('min_rows', 0)")
+    sql_t = "SELECT k, count(*), max(s) FROM t GROUP BY k"
+    sql_t2 = "SELECT k, count(*), max(s) FROM t2 GROUP BY k"
+
+    def ignore_t2_s(action, table, column, db, trigger):
+        if action == sqlite3.SQLITE_READ and table == "t2" and column == "s":
+            return sqlite3.SQLITE_IGNORE
+        return sqlite3.SQLITE_OK
+    same(c, sql_t, name="vt")
+    c.set_authorizer(ignore_t2_s)
+    hits = []
+    for _ in range(3):
+        assert [r[2] for r in same(c, sql_t2, name="vt2")] == [None] * 3
+        assert mode_of(c, sql_t) == "cached"
+        hits.append(c.execute("SELECT hits FROM par_cache WHERE source = 'main.t'").fetchone()[0])
+    assert hits[0] < hits[1] < hits[2], hits
+    c.set_authorizer(None)
+
+    # A shared cache (the caller opens URIs).
+    s = sqlite3.connect("file:%s" % path, uri=True, isolation_level=None)
+    s.enable_load_extension(True)
+    s.load_extension(EXT)
+    s.execute("ATTACH ? AS aux", ("file:%s?cache=shared" % aux,))
+    s.execute("SELECT par_config('min_rows', 0)")
+    sql_aux = "SELECT k, count(*), max(s) FROM aux.t GROUP BY k"
+    assert "compiles the extraction otherwise" not in explain_mode(s, sql_aux), \
+        explain_mode(s, sql_aux)
+    same(s, sql_aux)
+    assert mode_of(s, sql_aux) == "cached"
+    s.close()
+
+    # Reads of pragma_database_list ignored (of pragma_function_list too:
+    # test_function_list_hidden_by_authorizer).
+    c.execute("ATTACH ? AS aux", (aux,))
+    c.set_authorizer(lambda action, table, column, db, trigger:
+                     sqlite3.SQLITE_IGNORE if action == sqlite3.SQLITE_READ
+                     and table == "pragma_database_list" else sqlite3.SQLITE_OK)
+    for sql in (sql_t, sql_aux):
+        c.execute("SELECT par_cache_clear()")
+        m = explain_mode(c, sql)
+        assert m.startswith("extraction mode: parallel"), m
+        same(c, sql)
+    c.set_authorizer(None)
+    c.execute("DETACH aux")
+
+
+def test_function_list_hidden_by_authorizer():
+    """Whether the application defined its own max() or upper() is looked
+    up in pragma_function_list; an authorizer that reads pragma tables as
+    NULL hid them, and the view used SQLite's max() (found while fixing
+    the review's finding on pragma_database_list).  When the list does not
+    answer for a built-in function, nothing is assumed built in."""
+    path, c = fresh("funclist.db")
+    c.execute("CREATE TABLE t(k INT, s TEXT, v INT)")
+    c.executemany("INSERT INTO t VALUES(?, ?, ?)", [(i % 3, "ab%d" % (i % 5), i) for i in range(900)])
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.create_function("upper", 1, lambda x: None if x is None else "U" + x)
+
+    class Least:                      # max() that answers the least value
+        def __init__(self):
+            self.m = None
+
+        def step(self, x):
+            if x is not None and (self.m is None or x < self.m):
+                self.m = x
+
+        def finalize(self):
+            return self.m
+    c.create_aggregate("max", 1, Least)
+    c.set_authorizer(lambda action, table, column, db, trigger:
+                     sqlite3.SQLITE_IGNORE if action == sqlite3.SQLITE_READ
+                     and (table or "").startswith("pragma_") else sqlite3.SQLITE_OK)
+    for sql in ["SELECT k, max(v) FROM t GROUP BY k",
+                "SELECT upper(s), count(*) FROM t GROUP BY 1",
+                "SELECT k, count(*) FROM t WHERE upper(s) = 'Uab1' GROUP BY k"]:
+        same(c, sql)
+    assert same(c, "SELECT k, max(v) FROM t GROUP BY k") == [(0, 0), (1, 1), (2, 2)]
+    c.set_authorizer(None)
+
+
 def test_attached_file_replaced():
     """A file renamed over an attached database's file, and attached again
     under the same path: the worker connections, found by the path, still
