@@ -32,7 +32,8 @@
 **     define.  Everything else is read serially on the caller's connection,
 **     and par_explain says why.
 **  2. One snapshot.  Worker connections (opened lazily, read-only, one per
-**     thread, closed with the caller's connection) each begin a read
+**     thread, closed with the caller's connection; a pool of them per
+**     database file, on the PAR_STAMP_MAX files read last) each begin a read
 **     transaction.  In WAL mode a "gate" connection holds the write lock
 **     meanwhile (BEGIN IMMEDIATE), so no commit lands between the first
 **     worker's snapshot and the last's; in rollback mode the first
@@ -87,6 +88,7 @@ struct ParPool {
                         ** (parCompilesAsNew), or NULL */
   char *zCheckSchema;
   unsigned iGen;        /* ParContext.iPoolGen when it was opened */
+  ParPool *pNext;       /* the connection's next pool (less recently used) */
 };
 
 typedef struct ParCacheEntry ParCacheEntry;
@@ -992,26 +994,64 @@ static int parPoolMoved(ParPool *p){
   return bMoved;
 }
 
+/* The pool of pCtx on zFile, or NULL. */
+static ParPool *parPoolFind(ParContext *pCtx, const char *zFile){
+  ParPool *p;
+  for(p=pCtx->pPool; p && strcmp(p->zFile, zFile)!=0; p=p->pNext){}
+  return p;
+}
+
+/* Close pool pDrop of pCtx (NULL: nothing): its cache entries are not
+** served again (another pool has another generation). */
+static void parPoolDrop(ParContext *pCtx, ParPool *pDrop){
+  ParPool **pp;
+  for(pp=&pCtx->pPool; *pp && *pp!=pDrop; pp=&(*pp)->pNext){}
+  if( *pp ){
+    *pp = pDrop->pNext;
+    parPoolFree(pDrop);
+  }
+}
+
 /* The pool of pCtx on zFile with at least nConn connections (and the gate
 ** when bGate), opened as needed; NULL with *pzWhy set when they cannot be
-** opened (or out of memory). */
+** opened (or out of memory).  A connection keeps pools on PAR_STAMP_MAX
+** files at most (the least recently used is closed), so that scans of
+** views over different databases, one after the other, find their
+** workers, and their cache entries, still there. */
 static ParPool *parPoolGet(ParContext *pCtx, const char *zFile, int nConn, int bGate,
                            char **pzWhy){
-  ParPool *p = pCtx->pPool;
+  ParPool *p = parPoolFind(pCtx, zFile);
   const int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
   int rc = SQLITE_OK;
-  if( p && (strcmp(p->zFile, zFile)!=0 || parPoolMoved(p)) ){
-    parPoolFree(p);
-    pCtx->pPool = p = 0;
+  if( p && parPoolMoved(p) ){
+    parPoolDrop(pCtx, p);
+    p = 0;
+  }
+  if( p && p!=pCtx->pPool ){
+    /* To the front. */
+    ParPool *q;
+    for(q=pCtx->pPool; q->pNext!=p; q=q->pNext){}
+    q->pNext = p->pNext;
+    p->pNext = pCtx->pPool;
+    pCtx->pPool = p;
   }
   if( p==0 ){
+    ParPool *q;
+    int n = 1;
     p = sqlite3_malloc(sizeof(*p));
     if( p==0 ) return 0;
     memset(p, 0, sizeof(*p));
     p->zFile = sqlite3_mprintf("%s", zFile);
     if( p->zFile==0 ){ sqlite3_free(p); return 0; }
     p->iGen = ++pCtx->iPoolGen;
+    p->pNext = pCtx->pPool;
     pCtx->pPool = p;
+    for(q=p; q->pNext; q=q->pNext){
+      if( ++n>PAR_STAMP_MAX ){
+        parPoolDrop(pCtx, q->pNext);
+        break;
+      }
+    }
   }
   if( p->nConn<nConn ){
     sqlite3 **aNew = sqlite3_realloc64(p->aConn, sizeof(sqlite3*)*nConn);
@@ -1559,7 +1599,7 @@ static int parCacheHas(ParCache *c, const ParSource *pSrc, const ParPlan *pPlan)
 ** dropped). */
 static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc, const ParPlan *pPlan){
   ParCache *c = pCtx->pCache;
-  ParPool *p = pCtx->pPool;
+  ParPool *p = parPoolFind(pCtx, pSrc->zFile);
   ParCacheEntry *e;
   ParBatch *pB;
   int *aiCol, bExact = 0;
@@ -1597,31 +1637,34 @@ static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc, const P
 /* ---- extraction ------------------------------------------------------------ */
 
 void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp){
-  ParPool *p = pCtx->pPool;
+  ParPool *p;
   const char *zName;
-  int i, bFile = 0;
+  int i;
   memset(pStamp, 0, sizeof(*pStamp));
   if( pCtx->mxCacheMb<=0 ) return;
-  if( p==0 ){
+  if( pCtx->pPool==0 ){
     /* No pool yet: one on main's file, where serial reads most often are. */
     const char *zMain = sqlite3_db_filename(db, "main");
     char *zWhy = 0;
     if( zMain && zMain[0] && parDefaultVfs(db, "main", 0) ){
-      p = parPoolGet(pCtx, zMain, 1, 0, &zWhy);
+      parPoolGet(pCtx, zMain, 1, 0, &zWhy);
       sqlite3_free(zWhy);
     }
   }
-  if( p==0 || p->nConn==0 ) return;
-  for(i=0; (zName = sqlite3_db_name(db, i))!=0; i++){
-    const char *zFile = i==1 ? 0 : sqlite3_db_filename(db, zName);
-    if( zFile==0 || strcmp(zFile, p->zFile)!=0 ) continue;
-    if( sqlite3_txn_state(db, zName)!=SQLITE_TXN_NONE ) return;
-    bFile = 1;
+  for(p=pCtx->pPool; p && pStamp->n<PAR_STAMP_MAX; p=p->pNext){
+    int bFile = 0, bTxn = 0;
+    if( p->nConn==0 ) continue;
+    for(i=0; (zName = sqlite3_db_name(db, i))!=0; i++){
+      const char *zFile = i==1 ? 0 : sqlite3_db_filename(db, zName);
+      if( zFile==0 || strcmp(zFile, p->zFile)!=0 ) continue;
+      if( sqlite3_txn_state(db, zName)!=SQLITE_TXN_NONE ) bTxn = 1;
+      bFile = 1;
+    }
+    if( !bFile || bTxn || parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK ) continue;
+    pStamp->a[pStamp->n].iVersion = parDataVersion(p->aConn[0]);
+    pStamp->a[pStamp->n].iGen = p->iGen;
+    pStamp->n++;
   }
-  if( !bFile || parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK ) return;
-  pStamp->iVersion = parDataVersion(p->aConn[0]);
-  pStamp->iGen = p->iGen;
-  pStamp->bValid = 1;
 }
 
 /* Does pHit, columns from the cache, fit memory_mb?  They count as the
@@ -1806,8 +1849,7 @@ static int parCompilesAsNew(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
       iRes = -1;
     }else if( strcmp(zMine, zNew)==0 ){
       /* The pool's connection was out of date. */
-      parPoolFree(pCtx->pPool);
-      pCtx->pPool = 0;
+      parPoolDrop(pCtx, parPoolFind(pCtx, zFile));
       iRes = 1;
     }
   }
@@ -1892,8 +1934,7 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
         ** before an ANALYZE (which changes no schema version, so they stay
         ** loaded).  New connections load them afresh for the next scan;
         ** this one is read serially. */
-        parPoolFree(pCtx->pPool);
-        pCtx->pPool = 0;
+        parPoolDrop(pCtx, parPoolFind(pCtx, src.zFile));
       }
       if( rc==SQLITE_OK && *ppBatch ){
         *peMode = PAR_EXTRACT_PARALLEL;
@@ -1910,7 +1951,7 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     ** anything on the caller's connection (a commit since then leaves the
     ** entry stale at once, never wrongly current).  Without a stamp the
     ** pool is opened on the file, so that the next scan has one. */
-    int bPut = 0;
+    int iStamp = -1, k;     /* pStamp->a[iStamp]: the stamp of the pool read */
     /* The check of the parallel attempt holds for its database: not
     ** again. */
     if( (iAsNew==-2 || iAsNew==1) && parSerialSource(pCtx, db, pPlan, &src)
@@ -1931,13 +1972,16 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
         *ppBatch = pHit;
         *peMode = PAR_EXTRACT_CACHED;
       }else{
-        bPut = p && pStamp && pStamp->bValid && pStamp->iGen==p->iGen;
+        for(k=0; p && pStamp && k<pStamp->n && iStamp<0; k++){
+          if( pStamp->a[k].iGen==p->iGen ) iStamp = k;
+        }
       }
     }
     if( *ppBatch==0 ){
       rc = parBatchFromSql(db, pPlan->zExtract, parMemLimit(pCtx), ppBatch, pzErr);
-      if( rc==SQLITE_OK && bPut ){
-        parCachePut(pCtx, pPlan, &src, *ppBatch, pStamp->iVersion, pStamp->iGen);
+      if( rc==SQLITE_OK && iStamp>=0 ){
+        parCachePut(pCtx, pPlan, &src, *ppBatch, pStamp->a[iStamp].iVersion,
+                    pStamp->a[iStamp].iGen);
       }
     }
     parSourceClear(&src);
@@ -1988,8 +2032,7 @@ void parExtractShutdown(ParContext *pCtx){
     sqlite3_free(pCtx->pCache);
     pCtx->pCache = 0;
   }
-  parPoolFree(pCtx->pPool);
-  pCtx->pPool = 0;
+  while( pCtx->pPool ) parPoolDrop(pCtx, pCtx->pPool);
 }
 
 /* ---- par_cache and par_cache_clear ------------------------------------------ */

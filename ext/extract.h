@@ -13,15 +13,18 @@
 #define PAR_EXTRACT_PARALLEL 1
 #define PAR_EXTRACT_CACHED   2
 
-/* The data version of the worker pool's file, taken before a scan runs
+/* The data versions of the worker pools' files, taken before a scan runs
 ** anything on the caller's connection (parExtractStamp), while that
 ** connection has no transaction on the file: its reads then begin later,
 ** so a serial read stamped with it can be cached (a commit in between
 ** only makes the entry stale at once). */
+#define PAR_STAMP_MAX 4       /* pools of a connection (extract.c) */
 typedef struct ParStamp {
-  int bValid;
-  unsigned iGen;        /* the pool it was read from */
-  unsigned iVersion;
+  int n;
+  struct {
+    unsigned iGen;      /* the pool it was read from */
+    unsigned iVersion;
+  } a[PAR_STAMP_MAX];
 } ParStamp;
 
 void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp);

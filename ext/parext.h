@@ -38,7 +38,8 @@ struct ParContext {
   int bParExtract;           /* "parallel_extract": 0 or 1 */
   sqlite3_int64 mxCacheMb;   /* "cache_mb": columnar cache budget */
   int eGroupStrategy;        /* "group_strategy": PAR_GROUP_* */
-  struct ParPool *pPool;     /* worker connections (extract.c) */
+  struct ParPool *pPool;     /* worker connections, one pool per database
+                             ** file, most recently used first (extract.c) */
   unsigned iPoolGen;         /* pools opened so far (a pool's identity) */
   void *pDescJob;            /* a view's description for par_schema_lock
                              ** to run (view.c), or NULL */

@@ -1418,6 +1418,48 @@ def test_function_list_hidden_by_authorizer():
     c.set_authorizer(None)
 
 
+def test_cache_across_databases():
+    """Views over tables of different database files scanned in turn each
+    keep their cache entries: a connection keeps worker pools on up to 4
+    files (one before, so each scan of the other file closed the pool, and
+    the entries of its file were not served again: found by a review).
+    A commit to one file leaves the other's entries served; with a fifth
+    file the least recently used pool closes, and its view reads again."""
+    path, c = fresh("across_main.db")
+    files = [os.path.join(TMP, "across_%d.db" % i) for i in range(4)]
+    for i, f in enumerate(files):
+        _, a = fresh(os.path.basename(f))
+        a.execute("CREATE TABLE t(k INT, s TEXT)")
+        a.executemany("INSERT INTO t VALUES(?, ?)", [(j % 3, "f%d-%d" % (i, j)) for j in range(600)])
+        a.close()
+        c.execute("ATTACH ? AS a%d" % i, (f,))
+    c.execute("CREATE TABLE t(k INT, s TEXT)")
+    c.executemany("INSERT INTO t VALUES(?, ?)", [(j % 3, "main-%d" % j) for j in range(600)])
+    c.execute("SELECT par_config('min_rows', 0)")
+    sqls = ["SELECT k, count(*), max(s) FROM main.t GROUP BY k"] + [
+        "SELECT k, count(*), max(s) FROM a%d.t GROUP BY k" % i for i in range(3)]
+    for sql in sqls:
+        same(c, sql)
+    for _ in range(2):
+        for sql in sqls:
+            assert mode_of(c, sql) == "cached", sql
+    w = connect(files[1])
+    w.execute("INSERT INTO t VALUES(1, 'new')")
+    w.close()
+    assert mode_of(c, sqls[2]) == "parallel"          # a1 changed
+    for sql in sqls[:2] + sqls[3:]:
+        assert mode_of(c, sql) == "cached", sql
+    same(c, sqls[2])
+    # A fifth file: the least recently used pool (main's) closes.
+    for sql in sqls[1:]:
+        mode_of(c, sql)
+    fifth = "SELECT k, count(*), max(s) FROM a3.t GROUP BY k"
+    same(c, fifth)
+    assert mode_of(c, fifth) == "cached"
+    assert mode_of(c, sqls[0]) == "parallel"
+    same(c, sqls[0])
+
+
 def test_attached_file_replaced():
     """A file renamed over an attached database's file, and attached again
     under the same path: the worker connections, found by the path, still
