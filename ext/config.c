@@ -142,10 +142,14 @@ int parStopped(void){
 }
 
 int parFuncListReadable(sqlite3 *db){
+  /* Every column the lookups read (name, builtin, narg, type), on two
+  ** functions SQLite defines: a scalar and an aggregate. */
   sqlite3_stmt *pStmt = 0;
-  int bOk = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_function_list WHERE name='abs' "
-                               "AND builtin AND narg=1", -1, &pStmt, 0)==SQLITE_OK
-         && sqlite3_step(pStmt)==SQLITE_ROW;
+  int bOk = sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_function_list WHERE "
+                               "(name='abs' AND builtin AND narg=1 AND type='s') OR "
+                               "(name='count' AND builtin AND narg=0 AND type IN ('a','w'))",
+                               -1, &pStmt, 0)==SQLITE_OK
+         && sqlite3_step(pStmt)==SQLITE_ROW && sqlite3_column_int(pStmt, 0)==2;
   sqlite3_finalize(pStmt);
   return bOk;
 }

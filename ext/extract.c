@@ -1001,13 +1001,21 @@ static ParPool *parPoolFind(ParContext *pCtx, const char *zFile){
   return p;
 }
 
-/* Close pool pDrop of pCtx (NULL: nothing): its cache entries are not
-** served again (another pool has another generation). */
+static void parCacheDrop(ParCache *c, ParCacheEntry *e);
+
+/* Close pool pDrop of pCtx (NULL: nothing), and drop its cache entries:
+** they cannot be checked without it (another pool has another
+** generation), and would only take room. */
 static void parPoolDrop(ParContext *pCtx, ParPool *pDrop){
   ParPool **pp;
   for(pp=&pCtx->pPool; *pp && *pp!=pDrop; pp=&(*pp)->pNext){}
   if( *pp ){
+    ParCacheEntry *e, *eNext;
     *pp = pDrop->pNext;
+    for(e=pCtx->pCache ? pCtx->pCache->pFirst : 0; e; e=eNext){
+      eNext = e->pNext;
+      if( e->iGen==pDrop->iGen ) parCacheDrop(pCtx->pCache, e);
+    }
     parPoolFree(pDrop);
   }
 }
@@ -1637,10 +1645,24 @@ static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc, const P
 /* ---- extraction ------------------------------------------------------------ */
 
 void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp){
-  ParPool *p;
+  ParPool *p, **pp;
   const char *zName;
   int i;
   memset(pStamp, 0, sizeof(*pStamp));
+  /* Pools on files the caller no longer has attached: closed (they would
+  ** hold the files open, and their cache entries, for nothing). */
+  for(pp=&pCtx->pPool; (p = *pp)!=0; ){
+    int bFile = 0;
+    for(i=0; !bFile && (zName = sqlite3_db_name(db, i))!=0; i++){
+      const char *zFile = i==1 ? 0 : sqlite3_db_filename(db, zName);
+      bFile = zFile && strcmp(zFile, p->zFile)==0;
+    }
+    if( bFile ){
+      pp = &p->pNext;
+    }else{
+      parPoolDrop(pCtx, p);
+    }
+  }
   if( pCtx->mxCacheMb<=0 ) return;
   if( pCtx->pPool==0 ){
     /* No pool yet: one on main's file, where serial reads most often are. */

@@ -1415,6 +1415,26 @@ def test_function_list_hidden_by_authorizer():
                 "SELECT k, count(*) FROM t WHERE upper(s) = 'Uab1' GROUP BY k"]:
         same(c, sql)
     assert same(c, "SELECT k, max(v) FROM t GROUP BY k") == [(0, 0), (1, 1), (2, 2)]
+    # Only the column "type" hidden (found by a review): an aggregate of
+    # the application, or one the kernels do not compute, looked scalar.
+
+    class Count1000:
+        def __init__(self):
+            self.n = 0
+
+        def step(self, x):
+            self.n += 1
+
+        def finalize(self):
+            return self.n * 1000
+    c.create_aggregate("myagg", 1, Count1000)
+    c.set_authorizer(lambda action, table, column, db, trigger:
+                     sqlite3.SQLITE_IGNORE if action == sqlite3.SQLITE_READ
+                     and table == "pragma_function_list" and column == "type"
+                     else sqlite3.SQLITE_OK)
+    for sql in ["SELECT k, count(*), myagg(v) FROM t GROUP BY k",
+                "SELECT k, count(*), json_group_array(v) FROM t GROUP BY k"]:
+        assert len(same(c, sql)) == 3, sql
     c.set_authorizer(None)
 
 
@@ -1456,8 +1476,19 @@ def test_cache_across_databases():
     fifth = "SELECT k, count(*), max(s) FROM a3.t GROUP BY k"
     same(c, fifth)
     assert mode_of(c, fifth) == "cached"
+    # Main's entries went with its pool (they could not be checked again).
+    assert c.execute("SELECT count(*) FROM par_cache WHERE source LIKE 'main.%'").fetchone()[0] == 0
     assert mode_of(c, sqls[0]) == "parallel"
     same(c, sqls[0])
+    # A detached file's pool closes at the next scan, with its entries: the
+    # file is no longer held open (another connection can change its
+    # journal mode, which needs every other connection gone).
+    c.execute("DETACH a3")
+    same(c, sqls[0])
+    assert c.execute("SELECT count(*) FROM par_cache WHERE source LIKE 'a3.%'").fetchone()[0] == 0
+    o = sqlite3.connect(files[3], isolation_level=None)
+    assert o.execute("PRAGMA journal_mode=DELETE").fetchone()[0] == "delete"
+    o.close()
 
 
 def test_attached_file_replaced():
