@@ -272,7 +272,7 @@ static void radix_pass(const sort_bufs *pB, int s, size_t lo, size_t n, int nBit
   uint32_t *pD = pB->p[1-s] ? pB->p[1-s] + lo : 0;
   size_t nBucket = (size_t)1 << nBits;
   uint64_t mask = 0;
-  int shift = *pShift;
+  int shift = *pShift, bSkip = 0;
   #pragma omp parallel num_threads(nt) if(nt>1)
   {
     int t = omp_get_thread_num(), nTeam = omp_get_num_threads();
@@ -299,6 +299,10 @@ static void radix_pass(const sort_bufs *pB, int s, size_t lo, size_t n, int nBit
       for(i=a; i<b; i++) aMine[digit(kS[i], sh, nBits)]++;
     }
     if( pMask==0 || mask ){
+      /* Stop before the scatter (par.h): the installing thread asks, and
+      ** after the barrier every thread reads the same answer; nothing
+      ** moves then. */
+      px_stop_now(pB->pStop);
       #pragma omp barrier
       /* Counters become starts: bucket-major, then thread order. */
       #pragma omp single
@@ -315,9 +319,15 @@ static void radix_pass(const sort_bufs *pB, int s, size_t lo, size_t n, int nBit
           }
         }
         if( aStart ) aStart[nBucket] = run;
+        bSkip = pB->pStop && __atomic_load_n(&pB->pStop->bStop, __ATOMIC_RELAXED);
       }
-      scatter(kS, pS, kD, pD, a, b, sh, nBits, aMine);
+      if( !bSkip ) scatter(kS, pS, kD, pD, a, b, sh, nBits, aMine);
     }
+  }
+  if( bSkip ){
+    /* Stopped: as if no bit varied, so the caller moves nothing. */
+    if( pMask ) *pMask = 0;
+    return;
   }
   if( pMask ){
     *pMask = mask;
@@ -335,6 +345,7 @@ static void sort_par(const sort_bufs *pB, int s, size_t lo, size_t n, int above)
   uint64_t mask;
   size_t d;
   radix_pass(pB, s, lo, n, SORT_TOP_BITS, nt, &shift, &mask, aStart);
+  if( pB->pStop && __atomic_load_n(&pB->pStop->bStop, __ATOMIC_RELAXED) ) return;
   if( mask==0 ){
     if( s ) copy_back(pB, lo, n, nt);
     return;
@@ -436,6 +447,7 @@ int px_sort_u64_perm_lsd(uint64_t *aKey, uint32_t *aPerm, size_t n,
   if( n>UINT32_MAX ) return PX_ETOOBIG;
   if( n<2 ) return PX_OK;
   if( bufs_open(&b, aKey, aPerm, n, nBits, nthreads) ) return PX_ENOMEM;
+  b.pStop = 0;          /* the baseline runs to the end */
   mask = varying_bits(aKey, n, nt);
   for(shift=0; shift<64; shift+=nBits){
     int w = 64 - shift < nBits ? 64 - shift : nBits;
