@@ -321,7 +321,16 @@ static void radix_pass(const sort_bufs *pB, int s, size_t lo, size_t n, int nBit
         if( aStart ) aStart[nBucket] = run;
         bSkip = pB->pStop && __atomic_load_n(&pB->pStop->bStop, __ATOMIC_RELAXED);
       }
-      if( !bSkip ) scatter(kS, pS, kD, pD, a, b, sh, nBits, aMine);
+      if( !bSkip ){
+        /* In blocks, asking between them: a stop leaves part of the
+        ** destination written (with values of the source), and the caller
+        ** reads none of it. */
+        size_t c0, c1;
+        for(c0=a; c0<b && !px_stopping(pB->pStop); c0=c1){
+          c1 = b - c0 > ((size_t)1 << 16) ? c0 + ((size_t)1 << 16) : b;
+          scatter(kS, pS, kD, pD, c0, c1, sh, nBits, aMine);
+        }
+      }
     }
   }
   if( bSkip ){
