@@ -141,17 +141,13 @@ int parStopped(void){
   return px_stop_now(px_stop_installed());
 }
 
-int parFuncListReadable(sqlite3 *db){
-  /* Every column the lookups read (name, builtin, narg, type), on two
-  ** functions SQLite defines: a scalar and an aggregate. */
-  sqlite3_stmt *pStmt = 0;
-  int bOk = sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_function_list WHERE "
-                               "(name='abs' AND builtin AND narg=1 AND type='s') OR "
-                               "(name='count' AND builtin AND narg=0 AND type IN ('a','w'))",
-                               -1, &pStmt, 0)==SQLITE_OK
-         && sqlite3_step(pStmt)==SQLITE_ROW && sqlite3_column_int(pStmt, 0)==2;
-  sqlite3_finalize(pStmt);
-  return bOk;
+int parFuncListAsk(sqlite3_stmt *pStmt){
+  int iRes = -1;
+  if( sqlite3_step(pStmt)==SQLITE_ROW && sqlite3_column_int(pStmt, 1)==2 ){
+    iRes = sqlite3_column_int(pStmt, 0)>0;
+  }
+  sqlite3_reset(pStmt);
+  return iRes;
 }
 
 const char *parTextArg(sqlite3_value *pVal){

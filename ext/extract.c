@@ -262,18 +262,21 @@ static int parLikeIsBuiltin(sqlite3 *db){
 
 /* Why the function calls and collations named in zText keep a worker
 ** from computing what the caller's connection computes, or NULL. */
+/* Why the application's functions cannot be told from SQLite's. */
+static char *parFuncListWhy(void){
+  return sqlite3_mprintf("your connection's functions cannot be listed "
+                         "(pragma_function_list: an authorizer?)");
+}
+
 static char *parForeignNames(sqlite3 *db, const char *zText){
   int nTok = 0, i, k;
   ParToken *aTok = parTokenize(zText, &nTok);
   char *zWhy = 0;
   sqlite3_stmt *pFunc = 0;
   if( aTok==0 ) return sqlite3_mprintf("out of memory");
-  sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_function_list "
-                         "WHERE name=?1 COLLATE NOCASE AND NOT builtin", -1, &pFunc, 0);
-  if( pFunc==0 || !parFuncListReadable(db) ){
-    zWhy = sqlite3_mprintf("your connection's functions cannot be listed "
-                           "(pragma_function_list: an authorizer?)");
-  }
+  sqlite3_prepare_v2(db, PAR_FUNCLIST_SQL("name=?1 COLLATE NOCASE AND NOT builtin"), -1,
+                     &pFunc, 0);
+  if( pFunc==0 ) zWhy = parFuncListWhy();
   for(i=0; zWhy==0 && i<nTok; i++){
     const ParToken *t = &aTok[i];
     if( t->eType!=PT_ID ) continue;
@@ -286,10 +289,11 @@ static char *parForeignNames(sqlite3 *db, const char *zText){
         bApp = !parLikeIsBuiltin(db);
       }else{
         sqlite3_bind_text(pFunc, 1, azOpFunc[k], -1, SQLITE_STATIC);
-        bApp = sqlite3_step(pFunc)==SQLITE_ROW;
-        sqlite3_reset(pFunc);
+        bApp = parFuncListAsk(pFunc);
       }
-      if( bApp ){
+      if( bApp<0 ){
+        zWhy = parFuncListWhy();
+      }else if( bApp ){
         zWhy = sqlite3_mprintf("its %s operator calls the application's %s() function, "
                                "which worker connections do not have", azOpFunc[k],
                                azOpFunc[k]);
@@ -307,11 +311,15 @@ static char *parForeignNames(sqlite3 *db, const char *zText){
       }
       if( zWhy || pFunc==0 ) continue;
       sqlite3_bind_text(pFunc, 1, zText + t->i, t->n, SQLITE_STATIC);
-      if( sqlite3_step(pFunc)==SQLITE_ROW ){
-        zWhy = sqlite3_mprintf("it calls %.*s(), a function of the application "
-                               "that worker connections do not have", t->n, zText + t->i);
+      switch( parFuncListAsk(pFunc) ){
+        case 1:
+          zWhy = sqlite3_mprintf("it calls %.*s(), a function of the application "
+                                 "that worker connections do not have", t->n, zText + t->i);
+          break;
+        case -1:
+          zWhy = parFuncListWhy();
+          break;
       }
-      sqlite3_reset(pFunc);
     }else if( parTokIs(zText, t, "COLLATE")
            && (aTok[i+1].eType==PT_ID || aTok[i+1].eType==PT_QID) ){
       char *zColl = parDequote(zText + aTok[i+1].i, aTok[i+1].n);
@@ -465,10 +473,9 @@ static int parProgramDb(sqlite3 *db, const char *zSql, int bFuncs){
   char *zEx = sqlite3_mprintf("EXPLAIN %s", zSql);
   int iDb = -1, bOk = 1;
   if( zEx==0 || sqlite3_prepare_v2(db, zEx, -1, &pEx, 0)!=SQLITE_OK ) bOk = 0;
-  if( bOk && bFuncs && (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_function_list "
-                                           "WHERE name=?1 COLLATE NOCASE AND NOT builtin",
-                                           -1, &pFunc, 0)!=SQLITE_OK
-                         || !parFuncListReadable(db)) ){
+  if( bOk && bFuncs
+   && sqlite3_prepare_v2(db, PAR_FUNCLIST_SQL("name=?1 COLLATE NOCASE AND NOT builtin"),
+                         -1, &pFunc, 0)!=SQLITE_OK ){
     bOk = 0;
   }
   while( bOk && sqlite3_step(pEx)==SQLITE_ROW ){
@@ -491,8 +498,8 @@ static int parProgramDb(sqlite3 *db, const char *zSql, int bFuncs){
       }
       if( bOk && zP4 && n>0 ){
         sqlite3_bind_text(pFunc, 1, zP4, n, SQLITE_STATIC);
-        if( sqlite3_step(pFunc)==SQLITE_ROW ) bOk = 0;   /* the application's */
-        sqlite3_reset(pFunc);
+        /* The application's, or the list cannot tell. */
+        if( parFuncListAsk(pFunc)!=0 ) bOk = 0;
       }
     }
   }

@@ -87,10 +87,19 @@ void parStopEnd(ParStop *p);
 int parStopped(void);        /* the installed px_stop says stop (asks
                              ** now: for checks between phases) */
 
-/* Does pragma_function_list answer on db as SQLite defines it?  An
-** authorizer can deny it, or read its columns as NULL: whoever looks up
-** the application's functions there must then assume the worst. */
-int parFuncListReadable(sqlite3 *db);
+/* Looking up functions in pragma_function_list, which an authorizer can
+** deny, or read columns of as NULL: PAR_FUNCLIST_SQL(cond) counts the
+** functions that meet cond (with ?1, ?2... bound by the caller) and, in
+** the same pass, two of SQLite's own (a scalar and an aggregate) by every
+** column a lookup reads.  parFuncListAsk() steps and resets such a
+** statement: 1 when some function meets cond, 0 when none does, -1 when
+** the list does not answer as SQLite defines it (assume the worst). */
+#define PAR_FUNCLIST_SQL(cond)                                                \
+  "SELECT count(*) FILTER (WHERE " cond "), count(*) FILTER (WHERE "        \
+  "(name='abs' AND builtin AND narg=1 AND type='s') OR "                    \
+  "(name='count' AND builtin AND narg=0 AND type IN ('a','w'))) "           \
+  "FROM pragma_function_list"
+int parFuncListAsk(sqlite3_stmt *pStmt);
 
 /* The text of a function argument that is TEXT with no NUL byte inside
 ** (a name, a statement, a bins spec), else NULL.  The type is checked

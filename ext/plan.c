@@ -146,14 +146,13 @@ static int buildResolves(ParBuild *pB, const char *zExpr){
 ** takes nArg arguments and meets zCond?  1 when that cannot be read. */
 static int buildFuncListHas(ParBuild *pB, const char *zCond, const char *zName, int nArg){
   sqlite3_stmt *pStmt = 0;
-  char *zSql = sqlite3_mprintf("SELECT 1 FROM pragma_function_list WHERE name=?1 COLLATE "
-                               "NOCASE AND (narg=?2 OR narg<0) AND (%s)", zCond);
+  char *zSql = sqlite3_mprintf(PAR_FUNCLIST_SQL("name=?1 COLLATE NOCASE AND "
+                                                "(narg=?2 OR narg<0) AND (%s)"), zCond);
   int bHas = 1;
-  if( zSql && parFuncListReadable(pB->db)
-   && sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+  if( zSql && sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
     sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
     sqlite3_bind_int(pStmt, 2, nArg);
-    bHas = sqlite3_step(pStmt)==SQLITE_ROW;
+    bHas = parFuncListAsk(pStmt)!=0;
   }
   sqlite3_finalize(pStmt);
   sqlite3_free(zSql);
