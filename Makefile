@@ -28,7 +28,8 @@ HEADERS    = $(wildcard kernels/*.h ext/*.h)
 # Object sets: rel = the extension; core = ext compiled against the SQLite
 # library directly (C tests); tiny = kernels with 8-element blocks (tests);
 # asan = everything with sanitizers, result rows left unset poisoned
-# (PAR_POISON_UNSET); asancore = also dictionaries whose hash slots keep no
+# (PAR_POISON_UNSET), blocks of 4 KiB and more kept for reuse (PAR_BIG_MIN,
+# batch.c: stale bytes and uses of kept blocks show); asancore = also dictionaries whose hash slots keep no
 # tag (PAR_DICT_TAG=0: the bytes decide every probe).
 REL_OBJ   = $(patsubst %.c,build/rel/%.o,$(KERNEL_SRC) $(EXT_SRC))
 CORE_OBJ  = $(patsubst %.c,build/core/%.o,$(KERNEL_SRC) $(EXT_SRC))
@@ -57,13 +58,13 @@ build/tiny/%.o: %.c $(HEADERS)
 	$(CC) $(CFLAGS) -DPX_BLOCK=8 -DPX_PAR_MIN_BLOCKS=1 -c $< -o $@
 build/asan/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -DPAR_POISON_UNSET -c $< -o $@
+	$(CC) $(CFLAGS) $(SANFLAGS) -DPAR_POISON_UNSET -DPAR_BIG_MIN=4096 -c $< -o $@
 build/asantiny/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -DPX_BLOCK=8 -DPX_PAR_MIN_BLOCKS=1 -c $< -o $@
 build/asancore/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -DPAR_POISON_UNSET -DPAR_DICT_TAG=0 -DSQLITE_CORE -c $< -o $@
+	$(CC) $(CFLAGS) $(SANFLAGS) -DPAR_POISON_UNSET -DPAR_DICT_TAG=0 -DPAR_BIG_MIN=4096 -DSQLITE_CORE -c $< -o $@
 
 # ---- tests ---------------------------------------------------------------
 # Kernel tests run twice: with the real block size and with tiny blocks.
@@ -84,7 +85,7 @@ build/asan/test_kernels: $(KTEST_SRC) $(filter build/asan/kernels/%,$(ASAN_OBJ))
 build/asan/test_kernels_tiny: $(KTEST_SRC) $(ASANT_OBJ) tests/check.h $(HEADERS)
 	$(CC) $(CFLAGS) $(SANFLAGS) -DPX_BLOCK=8 -DPX_PAR_MIN_BLOCKS=1 -Ikernels -o $@ $(KTEST_SRC) $(ASANT_OBJ) $(LDLIBS)
 build/asan/test_batch: $(BTEST_SRC) $(ASANC_OBJ) tests/check.h $(HEADERS)
-	$(CC) $(CFLAGS) $(SANFLAGS) -DSQLITE_CORE -Iext -Ikernels -o $@ $(BTEST_SRC) $(ASANC_OBJ) -lsqlite3 $(LDLIBS)
+	$(CC) $(CFLAGS) $(SANFLAGS) -DPAR_BIG_MIN=4096 -DSQLITE_CORE -Iext -Ikernels -o $@ $(BTEST_SRC) $(ASANC_OBJ) -lsqlite3 $(LDLIBS)
 
 PLAIN_BINS = build/test_kernels build/test_kernels_tiny build/test_batch parallel.so
 ASAN_BINS  = build/asan/test_kernels build/asan/test_kernels_tiny build/asan/test_batch build/asan/parallel.so

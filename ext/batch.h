@@ -189,6 +189,21 @@ void parWindowFree(ParWindow *p);
 int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
                    ParWindow *pWin, ParBatch **ppOut, char **pzErr);
 
+/* Large arrays that queries allocate and free again (batch.c "kept
+** blocks"): parBigMalloc() is sqlite3_malloc64() that may return a block
+** freed by an earlier parBigFree(), already mapped and holding old bytes;
+** parBigFree() is sqlite3_free() that keeps up to PAR_BIG_KEEP bytes of
+** the most recently freed blocks of PAR_BIG_MIN bytes or more.  parBigRelease() frees every
+** kept block and returns their bytes. */
+#ifndef PAR_BIG_MIN
+# define PAR_BIG_MIN  ((sqlite3_int64)1 << 20)   /* smaller ones: not kept */
+#endif
+#define PAR_BIG_KEEP  ((sqlite3_int64)64 << 20)  /* bytes kept in all */
+#define PAR_BIG_SLOTS 16                          /* blocks kept */
+void *parBigMalloc(sqlite3_int64 n);
+void parBigFree(void *p);
+sqlite3_int64 parBigRelease(void);
+
 /* Drop one reference to p (batches start with one); the last frees it. */
 void parBatchFree(ParBatch *p);
 

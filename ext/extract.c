@@ -2205,6 +2205,7 @@ static void parCacheClearFunc(sqlite3_context *ctx, int argc, sqlite3_value **ar
   ParContext *pCtx = (ParContext*)sqlite3_user_data(ctx);
   int n = pCtx->pCache ? pCtx->pCache->nEntry : 0;
   if( pCtx->pCache ) parCacheTrim(pCtx->pCache, -1);
+  parBigRelease();               /* and the blocks kept for reuse */
   sqlite3_result_int(ctx, n);
 }
 

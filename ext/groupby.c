@@ -676,8 +676,8 @@ static int outColumn(ParBatch *pOut, int iCol, const char *zName, int bNull){
   size_t n = (size_t)(pOut->nRow ? pOut->nRow : 1);
   pCol->zName = sqlite3_mprintf("%s", zName);
   pCol->eStore = PAR_COL_MIXED;
-  pCol->aType = sqlite3_malloc64(n);
-  pCol->aVal = sqlite3_malloc64(n*8);
+  pCol->aType = parBigMalloc((sqlite3_int64)n);
+  pCol->aVal = parBigMalloc((sqlite3_int64)n*8);
   if( pCol->zName==0 || pCol->aType==0 || pCol->aVal==0 ) return SQLITE_NOMEM;
   if( bNull ){
     memset(pCol->aType, SQLITE_NULL, n);
@@ -1435,7 +1435,7 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
   }
   aaVal = sqlite3_malloc64(sizeof(sqlite3_int64*)*((size_t)nThread*nVal+1));
   aaCnt = sqlite3_malloc64(sizeof(uint32_t*)*((size_t)nThread*nCnt+1));
-  aGid = sqlite3_malloc64(sizeof(uint32_t)*((size_t)nBin+1));
+  aGid = parBigMalloc((sqlite3_int64)sizeof(uint32_t)*((sqlite3_int64)nBin+1));
   aaFirst = sqlite3_malloc64(sizeof(uint32_t*)*((size_t)nThread+1));
   if( aaVal==0 || aaCnt==0 || aGid==0 || aaFirst==0 ){
     rc = SQLITE_NOMEM;
@@ -1467,12 +1467,12 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
     uint32_t **aC = &aaCnt[(size_t)tt*nCnt];
     /* Each thread allocates and first touches its own arrays. */
     for(i=0; i<nCnt && bOk; i++){
-      aC[i] = sqlite3_malloc64(sizeof(uint32_t)*((size_t)nBin+1));
+      aC[i] = parBigMalloc((sqlite3_int64)sizeof(uint32_t)*((sqlite3_int64)nBin+1));
       if( aC[i] ) memset(aC[i], 0, sizeof(uint32_t)*nBin); else bOk = 0;
     }
     for(jj=0; jj<nAgg && bOk; jj++){
       if( aD[jj].iVal<0 ) continue;
-      aV[aD[jj].iVal] = sqlite3_malloc64(sizeof(sqlite3_int64)*((size_t)nBin+1));
+      aV[aD[jj].iVal] = parBigMalloc((sqlite3_int64)sizeof(sqlite3_int64)*((sqlite3_int64)nBin+1));
       if( aV[aD[jj].iVal]==0 ){ bOk = 0; break; }
       if( aD[jj].eFunc==PAR_AGG_MIN || aD[jj].eFunc==PAR_AGG_MAX ){
         sqlite3_int64 v0 = denseStart(&aD[jj]), *p = aV[aD[jj].iVal];
@@ -1482,7 +1482,7 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
       }
     }
     if( bOk && bFirst ){
-      aaFirst[tt] = sqlite3_malloc64(sizeof(uint32_t)*((size_t)nBin+1));
+      aaFirst[tt] = parBigMalloc((sqlite3_int64)sizeof(uint32_t)*((sqlite3_int64)nBin+1));
       if( aaFirst[tt]==0 ) bOk = 0;
     }
     if( bOk ){
@@ -1621,12 +1621,12 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
   }
 
 done:
-  if( aaVal ) for(t=0; t<nThread*nVal; t++) sqlite3_free(aaVal[t]);
-  if( aaCnt ) for(t=0; t<nThread*nCnt; t++) sqlite3_free(aaCnt[t]);
+  if( aaVal ) for(t=0; t<nThread*nVal; t++) parBigFree(aaVal[t]);
+  if( aaCnt ) for(t=0; t<nThread*nCnt; t++) parBigFree(aaCnt[t]);
   sqlite3_free(aaVal);
   sqlite3_free(aaCnt);
-  sqlite3_free(aGid);
-  if( aaFirst ) for(t=0; t<nThread; t++) sqlite3_free(aaFirst[t]);
+  parBigFree(aGid);
+  if( aaFirst ) for(t=0; t<nThread; t++) parBigFree(aaFirst[t]);
   sqlite3_free(aaFirst);
   sqlite3_free(aD);
   if( rc ){

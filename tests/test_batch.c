@@ -753,6 +753,88 @@ static void checkDictionary(check_rng *r){
   parBatchFree(pB);
 }
 
+/* Kept blocks (parBigMalloc / parBigFree): a block freed is handed out
+** again for the same size or up to a quarter less, never for much less or
+** more; no more than PAR_BIG_KEEP bytes or PAR_BIG_SLOTS blocks stay kept,
+** the oldest going first; small blocks are never kept; parBigRelease()
+** frees them all; threads taking and giving blocks at once lose none. */
+static void checkKeptBlocks(void){
+  const sqlite3_int64 m = PAR_BIG_MIN>((sqlite3_int64)1<<16) ? PAR_BIG_MIN : (sqlite3_int64)1<<16;
+  void *p, *q, *a[PAR_BIG_SLOTS+4];
+  sqlite3_int64 n;
+  int i, bAll;
+
+  check_case("kept blocks: reuse by size");
+  parBigRelease();
+  p = parBigMalloc(4*m);
+  CHECK(p!=0, "malloc");
+  memset(p, 1, (size_t)(4*m));
+  parBigFree(p);
+  q = parBigMalloc(4*m);
+  CHECK(q==p, "same size: the kept block (%p, got %p)", p, q);
+  parBigFree(q);
+  q = parBigMalloc(4*m - m/2);
+  CHECK(q==p, "an eighth less: the kept block");
+  parBigFree(q);
+  q = parBigMalloc(2*m);
+  CHECK(q!=p, "half the size: not the kept block (twice too large)");
+  sqlite3_free(q);
+  q = parBigMalloc(5*m);
+  CHECK(q!=p, "larger: not the kept block");
+  CHECK(q!=0, "malloc");
+  memset(q, 2, (size_t)(5*m));
+  sqlite3_free(q);
+  n = parBigRelease();
+  CHECK(n>=4*m && n<5*m, "release returns the kept bytes (%lld)", (long long)n);
+  CHECK(parBigRelease()==0, "nothing kept after a release");
+
+  check_case("kept blocks: small ones are freed");
+  if( PAR_BIG_MIN>1 ){
+    p = parBigMalloc(PAR_BIG_MIN/2);
+    parBigFree(p);
+    n = parBigRelease();
+    CHECK(n==0, "a block under PAR_BIG_MIN was kept (%lld bytes)", (long long)n);
+  }
+  parBigFree(0);
+  CHECK(parBigRelease()==0, "NULL was kept");
+
+  check_case("kept blocks: bounded, oldest out first");
+  for(i=0; i<PAR_BIG_SLOTS+4; i++) a[i] = parBigMalloc(m);
+  for(i=0; i<PAR_BIG_SLOTS+4; i++){
+    CHECK(a[i]!=0, "malloc %d", i);
+    parBigFree(a[i]);
+  }
+  /* The 4 oldest went; the last PAR_BIG_SLOTS are there. */
+  for(i=0; i<PAR_BIG_SLOTS; i++) a[i] = parBigMalloc(m);
+  n = parBigRelease();
+  CHECK(n==0, "only PAR_BIG_SLOTS blocks kept (%lld bytes left)", (long long)n);
+  for(i=0; i<PAR_BIG_SLOTS; i++) sqlite3_free(a[i]);
+  p = parBigMalloc(PAR_BIG_KEEP/2 + m);
+  q = parBigMalloc(PAR_BIG_KEEP/2 + m);
+  parBigFree(p);
+  parBigFree(q);                 /* the two do not fit: p goes */
+  n = parBigRelease();
+  CHECK(n>=PAR_BIG_KEEP/2+m && n<=PAR_BIG_KEEP, "kept within PAR_BIG_KEEP (%lld)", (long long)n);
+  p = parBigMalloc(PAR_BIG_KEEP + m);
+  parBigFree(p);                 /* larger than everything kept may be */
+  CHECK(parBigRelease()==0, "a block over PAR_BIG_KEEP was kept");
+
+  check_case("kept blocks: threads");
+  bAll = 1;
+  #pragma omp parallel for num_threads(4) reduction(&&:bAll)
+  for(i=0; i<400; i++){
+    sqlite3_int64 sz = m*(1 + i%3);
+    unsigned char *b = parBigMalloc(sz);
+    if( b==0 ){ bAll = 0; continue; }
+    memset(b, i&0xff, (size_t)sz);
+    bAll = bAll && b[0]==(i&0xff) && b[sz-1]==(i&0xff);
+    parBigFree(b);
+  }
+  CHECK(bAll, "a block was shared by two threads");
+  n = parBigRelease();
+  CHECK(n>=0 && n<=PAR_BIG_KEEP, "kept within PAR_BIG_KEEP after threads (%lld)", (long long)n);
+}
+
 int main(int argc, char **argv){
   check_rng r = { check_seed() };
   static const int aSize[] = { 0, 1, 2, 3, 17, 300, 2500 };
@@ -799,6 +881,7 @@ int main(int argc, char **argv){
   }
   checkSinkReplaced();
   checkDictionary(&r);
+  checkKeptBlocks();
   sqlite3_close(db);
   return check_summary("batches");
 }
