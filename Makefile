@@ -16,7 +16,7 @@
 CC       = gcc
 OPT     ?= -O2
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-CFLAGS   = -std=c11 $(OPT) -g -fopenmp -fPIC $(WARN) -D_GNU_SOURCE -Ikernels -Iext
+CFLAGS   = -std=c11 $(OPT) -g -fopenmp -fPIC -fvisibility=hidden $(WARN) -D_GNU_SOURCE -Ikernels -Iext
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined
 LDLIBS   = -lm

@@ -14,8 +14,14 @@ SQLITE_EXTENSION_INIT1
 
 #include "batch.h"
 
+/* The only symbol the library exports: everything else is built with
+** -fvisibility=hidden (Makefile), so calls between its files are direct,
+** and no name of ours (sqlite3_api included) can take the place of a
+** host's or another extension's: SQLite opens extensions RTLD_GLOBAL. */
 #ifdef _WIN32
 __declspec(dllexport)
+#else
+__attribute__((visibility("default")))
 #endif
 int sqlite3_parallel_init(sqlite3 *db, char **pzErrMsg,
                           const sqlite3_api_routines *pApi){

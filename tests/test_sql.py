@@ -146,6 +146,39 @@ def test_shell_load():
     assert lines[1] == "1", out.stdout
 
 
+def test_own_names_stay_inside():
+    """SQLite opens extensions RTLD_GLOBAL, so a name the library exports can
+    be taken by a library loaded before it (or take another's place): one
+    loaded first that defines parTextArg() answering NULL made every
+    function of ours reject its text argument.  Only the entry point is
+    exported.  Run in a fresh process: a library's names bind once."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "clash.c")
+        with open(src, "w") as f:
+            f.write("#include <sqlite3ext.h>\n"
+                    "SQLITE_EXTENSION_INIT1\n"
+                    "const char *parTextArg(void *p){ return 0; }\n"
+                    "int sqlite3_clash_init(sqlite3 *db, char **e, const sqlite3_api_routines *a){\n"
+                    "  SQLITE_EXTENSION_INIT2(a); return SQLITE_OK; }\n")
+        lib = os.path.join(tmp, "clash.so")
+        subprocess.run(["gcc", "-shared", "-fPIC", "-o", lib, src], check=True)
+        script = ("import sqlite3, sys\n"
+                  "c = sqlite3.connect(':memory:')\n"
+                  "c.enable_load_extension(True)\n"
+                  "c.load_extension(sys.argv[1])\n"
+                  "c.load_extension(sys.argv[2])\n"
+                  "print(c.execute(\"SELECT par_explain('SELECT 1')\").fetchone()[0])\n")
+        out = subprocess.run(["/usr/bin/python3", "-c", script, lib, EXT],
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.startswith("native"), out.stdout
+    exported = subprocess.run(["nm", "-D", "--defined-only", EXT], capture_output=True,
+                              text=True, check=True).stdout.split()
+    names = [w for w in exported if w.isidentifier() and len(w) > 1]
+    assert names == ["sqlite3_parallel_init"], names
+
+
 def test_threads_survive_close():
     """Closing the connection unloads nothing the OpenMP threads still run:
     a process that used several threads exits cleanly."""
