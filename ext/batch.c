@@ -35,6 +35,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <omp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1511,6 +1512,8 @@ static double parFloorDouble(sqlite3_int64 i, uint64_t *pRem){
   return d;
 }
 
+#define PAR_KEY_BLOCK ((sqlite3_int64)1 << 16)
+
 int parColumnKeys(ParColumn *pCol, sqlite3_int64 nRow, int eColl, int flags,
                   int nThread, uint64_t **paKey1, uint64_t **paKey2){
   int bDesc = (flags & PAR_KEY_DESC)!=0;
@@ -1522,7 +1525,9 @@ int parColumnKeys(ParColumn *pCol, sqlite3_int64 nRow, int eColl, int flags,
   uint64_t *a1, *a2 = 0;
   uint64_t anyRem = 0;
   int bGeneral = 0;
-  sqlite3_int64 i;
+  sqlite3_int64 i, nBlock;
+  px_stop *pStop = px_stop_installed();
+  int nDone = 0;                 /* threads done (px_stop_wait) */
 
   *paKey1 = *paKey2 = 0;
   if( pCol->pDict ){
@@ -1541,20 +1546,31 @@ int parColumnKeys(ParColumn *pCol, sqlite3_int64 nRow, int eColl, int flags,
   }
   if( pCol->eStore==PAR_COL_MIXED ) bGeneral = 1;
 
+  /* Blocks of PAR_KEY_BLOCK rows, asking between them whether to stop
+  ** (par.h): a stopped caller discards the keys. */
+  nBlock = (nRow + PAR_KEY_BLOCK - 1) / PAR_KEY_BLOCK;
   if( !bGeneral ){
-    #pragma omp parallel for num_threads(nThread) schedule(static)
-    for(i=0; i<nRow; i++){
-      uint64_t k;
-      if( pCol->aNull && (pCol->aNull[i>>3] >> (i&7)) & 1 ){
-        k = nullKey;
-      }else{
-        switch( pCol->eStore ){
-          case PAR_COL_INT:  k = px_key_i64(pCol->aInt[i]); break;
-          case PAR_COL_REAL: k = px_key_f64(pCol->aReal[i]); break;
-          default:           k = (uint64_t)aRank[pCol->aCode[i]] + 1; break;
+    #pragma omp parallel num_threads(nThread)
+    {
+      int nTeam = omp_get_num_threads(), t = omp_get_thread_num();
+      sqlite3_int64 b, j;
+      for(b=nBlock*t/nTeam; b<nBlock*(t+1)/nTeam && !px_stopping(pStop); b++){
+        sqlite3_int64 hi = (b+1)*PAR_KEY_BLOCK < nRow ? (b+1)*PAR_KEY_BLOCK : nRow;
+        for(j=b*PAR_KEY_BLOCK; j<hi; j++){
+          uint64_t k;
+          if( pCol->aNull && (pCol->aNull[j>>3] >> (j&7)) & 1 ){
+            k = nullKey;
+          }else{
+            switch( pCol->eStore ){
+              case PAR_COL_INT:  k = px_key_i64(pCol->aInt[j]); break;
+              case PAR_COL_REAL: k = px_key_f64(pCol->aReal[j]); break;
+              default:           k = (uint64_t)aRank[pCol->aCode[j]] + 1; break;
+            }
+          }
+          a1[j] = k ^ flip;
         }
       }
-      a1[i] = k ^ flip;
+      px_stop_wait(pStop, &nDone, nTeam);
     }
     *paKey1 = a1;
     return SQLITE_OK;
@@ -1565,30 +1581,38 @@ int parColumnKeys(ParColumn *pCol, sqlite3_int64 nRow, int eColl, int flags,
     sqlite3_free(a1);
     return SQLITE_NOMEM;
   }
-  #pragma omp parallel for num_threads(nThread) schedule(static) reduction(|:anyRem)
-  for(i=0; i<nRow; i++){
-    int eType = parColumnType(pCol, i);
-    uint64_t k = 0, rem = 0, v;
-    double r;
-    v = pCol->eStore==PAR_COL_MIXED ? pCol->aVal[i] : (uint64_t)pCol->aInt[i];
-    switch( eType ){
-      case SQLITE_NULL:
-        k = nullKey;
-        break;
-      case SQLITE_INTEGER:
-        k = px_key_f64(parFloorDouble((sqlite3_int64)v, &rem));
-        break;
-      case SQLITE_FLOAT:
-        memcpy(&r, &v, 8);
-        k = px_key_f64(r);
-        break;
-      default:  /* TEXT, BLOB: ranks of TEXT come first */
-        k = PAR_KEY_TEXT_BASE + aRank[(uint32_t)v];
-        break;
+  #pragma omp parallel num_threads(nThread) reduction(|:anyRem)
+  {
+    int nTeam = omp_get_num_threads(), t = omp_get_thread_num();
+    sqlite3_int64 b, j;
+    for(b=nBlock*t/nTeam; b<nBlock*(t+1)/nTeam && !px_stopping(pStop); b++){
+      sqlite3_int64 hi = (b+1)*PAR_KEY_BLOCK < nRow ? (b+1)*PAR_KEY_BLOCK : nRow;
+      for(j=b*PAR_KEY_BLOCK; j<hi; j++){
+        int eType = parColumnType(pCol, j);
+        uint64_t k = 0, rem = 0, v;
+        double r;
+        v = pCol->eStore==PAR_COL_MIXED ? pCol->aVal[j] : (uint64_t)pCol->aInt[j];
+        switch( eType ){
+          case SQLITE_NULL:
+            k = nullKey;
+            break;
+          case SQLITE_INTEGER:
+            k = px_key_f64(parFloorDouble((sqlite3_int64)v, &rem));
+            break;
+          case SQLITE_FLOAT:
+            memcpy(&r, &v, 8);
+            k = px_key_f64(r);
+            break;
+          default:  /* TEXT, BLOB: ranks of TEXT come first */
+            k = PAR_KEY_TEXT_BASE + aRank[(uint32_t)v];
+            break;
+        }
+        anyRem |= rem;
+        a1[j] = k ^ flip;
+        a2[j] = rem ^ flip;
+      }
     }
-    anyRem |= rem;
-    a1[i] = k ^ flip;
-    a2[i] = rem ^ flip;
+    px_stop_wait(pStop, &nDone, nTeam);
   }
   if( anyRem==0 ){
     sqlite3_free(a2);

@@ -234,7 +234,8 @@ void parColumnResult(const ParColumn *pCol, sqlite3_int64 iRow,
 ** significant word per row (integers beyond 2^53 that no double equals).
 ** Rows compare like their values under SQLite's rules: equal values get
 ** equal keys.  Keys of different columns are not comparable.  Returns
-** SQLITE_OK or SQLITE_NOMEM. */
+** SQLITE_OK or SQLITE_NOMEM; when the caller's px_stop (par.h) says stop,
+** SQLITE_OK with keys only partly written, which the caller discards. */
 int parColumnKeys(ParColumn *pCol, sqlite3_int64 nRow, int eColl, int flags,
                   int nThread, uint64_t **paKey1, uint64_t **paKey2);
 

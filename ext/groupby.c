@@ -554,6 +554,7 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
     ** waits out any thread the system has preempted).  Without keys
     ** there is exactly one group, even for no rows. */
     px_stop *pStop = px_stop_installed();
+    int nDone[2] = {0, 0};
     nGroup = 0;
     #pragma omp parallel num_threads(nThread)
     {
@@ -578,15 +579,18 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
         c += (size_t)bNew;
       }
       aCount[t] = c;
+      px_stop_wait(pStop, &nDone[0], nt);
       #pragma omp barrier
       for(c=0, u=0; u<t; u++) c += aCount[u];
       /* Without branches; stops at the share's last start, so that no
       ** write lands in the next share's slots. */
       while( hi>lo && aHead[hi-1]==0 ) hi--;
       for(j=lo; j<hi; j++){
+        if( (j & 0xffff)==0 && px_stopping(pStop) ) break;
         aOff[c] = j;
         c += aHead[j];
       }
+      px_stop_wait(pStop, &nDone[1], nt);
       if( t==nt-1 ){
         for(u=0; u<nt; u++) nGroup += aCount[u];
       }
@@ -1176,6 +1180,7 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
       #pragma omp parallel for num_threads(nThread) schedule(static)
       for(gi=0; gi<(sqlite3_int64)nGroup; gi++){
         sqlite3_int64 r = aBare[gi];
+        if( stopAt(pStop, (size_t)gi) ) continue;      /* nothing is read after */
         uint64_t v = 0;
         if( r>=0 ){
           if( bInt ) v = (uint64_t)pSrc->aInt[r]; else memcpy(&v, &pSrc->aReal[r], 8);
@@ -1185,9 +1190,12 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
       }
     }else{
       #pragma omp parallel for num_threads(nThread) schedule(static)
-      for(gi=0; gi<(sqlite3_int64)nGroup; gi++) outCopy(pDst, gi, pSrc, aBare[gi]);
+      for(gi=0; gi<(sqlite3_int64)nGroup; gi++){
+        if( !stopAt(pStop, (size_t)gi) ) outCopy(pDst, gi, pSrc, aBare[gi]);
+      }
     }
   }
+  if( px_stopping(pStop) ){ rc = SQLITE_INTERRUPT; goto done; }
   rc = finishResult(pPlan, aRun, aG, pIn->aCol, aOff, nGroup, *ppOut);
 
 done:

@@ -9,6 +9,7 @@
 */
 #include "gather.h"
 #include <assert.h>
+#include <omp.h>
 
 typedef struct gather_ctx {
   const void *src;
@@ -16,16 +17,25 @@ typedef struct gather_ctx {
   void *dst;
 } gather_ctx;
 
-/* Runs xBlock on every block of an n-element input, on up to nthreads. */
+/* Runs xBlock on every block of an n-element input, on up to nthreads,
+** each thread a run of blocks, asking between blocks whether to stop
+** (par.h: then the output is partly written). */
 static void map_blocks(size_t n, int nthreads, void *pCtx,
                        void (*xBlock)(const gather_ctx*, size_t, size_t)){
-  size_t nb = px_nblocks(n), b;
-  int nt = px_threads_for(nb, nthreads);
-  #pragma omp parallel for schedule(static) num_threads(nt) if(nt>1)
-  for(b=0; b<nb; b++){
-    size_t lo, hi;
-    px_block_range(n, b, &lo, &hi);
-    xBlock(pCtx, lo, hi);
+  size_t nb = px_nblocks(n);
+  int nt = px_threads_for(nb, nthreads), nDone = 0;
+  px_stop *pStop = px_stop_installed();
+  #pragma omp parallel num_threads(nt) if(nt>1)
+  {
+    int nTeam = omp_get_num_threads();
+    size_t b0 = nb * (size_t)omp_get_thread_num() / (size_t)nTeam;
+    size_t b1 = nb * (size_t)(omp_get_thread_num() + 1) / (size_t)nTeam, b;
+    for(b=b0; b<b1 && !px_stopping(pStop); b++){
+      size_t lo, hi;
+      px_block_range(n, b, &lo, &hi);
+      xBlock(pCtx, lo, hi);
+    }
+    px_stop_wait(pStop, &nDone, nTeam);
   }
 }
 

@@ -7,7 +7,9 @@
 #include "par.h"
 
 /* Gather: on return dst[i] = src[idx[i]] for i in 0..n-1.  Every idx[i]
-** must be a valid index into src.  dst must not overlap src. */
+** must be a valid index into src.  dst must not overlap src.  Gather and
+** scatter stop early when the caller's px_stop (par.h) says so, leaving
+** dst partly written: the caller then discards it. */
 void px_gather_u64(const uint64_t *src, const uint32_t *idx, uint64_t *dst,
                    size_t n, int nthreads);
 void px_gather_u32(const uint32_t *src, const uint32_t *idx, uint32_t *dst,

@@ -14,6 +14,7 @@
 #include "par.h"
 #include <assert.h>
 #include <omp.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -93,6 +94,15 @@ int px_stop_now(px_stop *p){
     return 1;
   }
   return 0;
+}
+
+void px_stop_wait(px_stop *p, int *pnDone, int nTeam){
+  int n = __atomic_add_fetch(pnDone, 1, __ATOMIC_ACQ_REL);
+  if( p==0 || tlStop!=p ) return;
+  while( n<nTeam && !px_stopping(p) ){
+    sched_yield();
+    n = __atomic_load_n(pnDone, __ATOMIC_ACQUIRE);
+  }
 }
 
 /* ---- the drivers ---------------------------------------------------------- */

@@ -92,6 +92,14 @@ int px_stopping(px_stop *p);
 ** between phases, too few for the clock to matter). */
 int px_stop_now(px_stop *p);
 
+/* The end of a team thread's share of work that asks px_stopping() as it
+** goes: every thread of the team (nTeam of them, *pnDone 0 before the
+** team starts) calls this once, after its share.  The installing thread
+** keeps asking until all have, so that a stop reaches the others while it
+** would otherwise wait for them in the barrier without asking; the others
+** return at once. */
+void px_stop_wait(px_stop *p, int *pnDone, int nTeam);
+
 /* Number of blocks covering n elements. */
 static inline size_t px_nblocks(size_t n){
   return (n + PX_BLOCK - 1) / PX_BLOCK;

@@ -272,7 +272,7 @@ static void radix_pass(const sort_bufs *pB, int s, size_t lo, size_t n, int nBit
   uint32_t *pD = pB->p[1-s] ? pB->p[1-s] + lo : 0;
   size_t nBucket = (size_t)1 << nBits;
   uint64_t mask = 0;
-  int shift = *pShift, bSkip = 0;
+  int shift = *pShift, bSkip = 0, nCounted = 0, nDone = 0;
   #pragma omp parallel num_threads(nt) if(nt>1)
   {
     int t = omp_get_thread_num(), nTeam = omp_get_num_threads();
@@ -303,6 +303,7 @@ static void radix_pass(const sort_bufs *pB, int s, size_t lo, size_t n, int nBit
       ** after the barrier every thread reads the same answer; nothing
       ** moves then. */
       px_stop_now(pB->pStop);
+      px_stop_wait(pB->pStop, &nCounted, nTeam);
       #pragma omp barrier
       /* Counters become starts: bucket-major, then thread order. */
       #pragma omp single
@@ -331,6 +332,7 @@ static void radix_pass(const sort_bufs *pB, int s, size_t lo, size_t n, int nBit
           scatter(kS, pS, kD, pD, c0, c1, sh, nBits, aMine);
         }
       }
+      px_stop_wait(pB->pStop, &nDone, nTeam);
     }
   }
   if( bSkip ){

@@ -38,6 +38,7 @@
 #include "quantile.h"
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1220,6 +1221,82 @@ static void test_sort_stop(void){
   free(k); free(k0); free(kWant); free(p); free(pWant);
 }
 
+/* Gather and scatter with a px_stop: never told to stop, the full result;
+** told to stop at the first ask, every element is either untouched or
+** right (a stop leaves the output partly written, never wrongly), nothing
+** is written past n, and with one thread nothing at all. */
+static void test_gather_stop(void){
+  size_t n = 1000003, i, nWritten;
+  uint64_t *src = xmalloc(n*8), *dst = xmalloc((n+1)*8);
+  uint32_t *aIdx = xmalloc(n*4);
+  int iCase, it;
+  fill_u64(src, n);
+  for(i=0; i<n; i++) aIdx[i] = (uint32_t)check_below(&rng, n);
+  for(iCase=0; iCase<2; iCase++){
+    for(it=0; it<nThr; it++){
+      stop_after s;
+      memset(&s, 0, sizeof(s));
+      s.base.xAsk = stop_after_ask;
+      s.base.pArg = &s;
+      s.nStopAt = iCase;
+      for(i=0; i<=n; i++) dst[i] = ~(uint64_t)0;
+      check_case("gather with a px_stop that stops at ask %d, %d threads", iCase, aThr[it]);
+      px_stop_install(&s.base);
+      px_gather_u64(src, aIdx, dst, n, aThr[it]);
+      px_stop_install(0);
+      CHECK(dst[n]==~(uint64_t)0, "wrote past n");
+      for(i=0, nWritten=0; i<n; i++){
+        if( dst[i]==src[aIdx[i]] ){ nWritten++; continue; }
+        if( dst[i]!=~(uint64_t)0 ) break;
+      }
+      CHECK(i==n, "dst[%zu] is neither untouched nor src[idx]", i);
+      if( iCase==0 ){
+        CHECK(nWritten==n, "%zu of %zu written without a stop", nWritten, n);
+      }else if( aThr[it]==1 ){
+        CHECK(nWritten<n/100, "%zu of %zu written after a stop at the first ask",
+              nWritten, n);
+      }
+    }
+  }
+  free(src); free(dst); free(aIdx);
+}
+
+/* px_stop_wait: the installing thread, done with its share at once, keeps
+** asking while another thread of its team works on, so that thread sees
+** the stop (here it works until it does, or gives up after 10 s); without
+** the asking it would wait for nothing.  A thread without the px_stop
+** returns at once. */
+static void test_stop_wait(void){
+  stop_after s;
+  int nDone = 0, bSaw = 0, nTeam = 0;
+  memset(&s, 0, sizeof(s));
+  s.base.xAsk = stop_after_ask;
+  s.base.pArg = &s;
+  s.nStopAt = 3;
+  check_case("px_stop_wait asks until the team is done");
+  px_stop_install(&s.base);
+  #pragma omp parallel num_threads(2)
+  {
+    int t = omp_get_thread_num();
+    px_stop *p = px_stop_installed();
+    #pragma omp single
+    nTeam = omp_get_num_threads();
+    if( t!=0 ){
+      double t0 = omp_get_wtime();
+      CHECK(p==0, "the px_stop is the installing thread's only");
+      while( !px_stopping(&s.base) && omp_get_wtime()-t0<10.0 ){}
+      bSaw = px_stopping(&s.base);
+    }
+    px_stop_wait(p ? p : &s.base, &nDone, omp_get_num_threads());
+  }
+  px_stop_install(0);
+  CHECK(nDone==nTeam, "%d of %d threads done", nDone, nTeam);
+  if( nTeam>1 ){
+    CHECK(bSaw, "the other thread never saw the stop (%d asks)", s.nAsk);
+    CHECK(s.nAsk==3, "%d asks", s.nAsk);
+  }
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 int main(void){
@@ -1250,6 +1327,8 @@ int main(void){
   test_sort();
   test_sort_enomem();
   test_sort_stop();
+  test_gather_stop();
+  test_stop_wait();
   /* After the out-of-memory test: these free large blocks that the
   ** limited address space there could otherwise reuse. */
   test_edges_uniform();
