@@ -824,6 +824,7 @@ static int newResult(const ParPlan *pPlan, size_t nGroup, int bNull, ParBatch **
   *ppOut = pOut;
   if( pOut==0 ) return SQLITE_NOMEM;
   memset(pOut, 0, sizeof(*pOut));
+  pOut->nRef = 1;
   pOut->nRow = (sqlite3_int64)nGroup;
   pOut->nRowAlloc = pOut->nRow;
   pOut->aCol = sqlite3_malloc64(sizeof(ParColumn)*(nOut+1));

@@ -170,6 +170,23 @@ static sqlite3_module parRowsModule = {
 
 /* ==== parallel views =========================================================== */
 
+/* The statements running on a connection, each with how many times it
+** has run (SQLITE_STMTSTATUS_RUN): the same set later means the same
+** execution of the same statements. */
+typedef struct ParRunning {
+  int n;
+  struct { sqlite3_stmt *p; int nRun; } *a;
+  sqlite3_int64 nChange;     /* sqlite3_total_changes64() then */
+} ParRunning;
+
+/* The batches one scan of a view computed, kept for the scans SQLite
+** makes again while the same statements run (see parViewFilterBusy),
+** until no cursor of the view is open. */
+typedef struct ParViewMemo {
+  ParBatch *pIn, *pOut;      /* one reference each (NULL: nothing kept) */
+  ParRunning run;            /* when they were computed */
+} ParViewMemo;
+
 typedef struct ParView {
   sqlite3_vtab base;
   sqlite3 *db;
@@ -178,6 +195,8 @@ typedef struct ParView {
   int nCol;            /* columns declared for the view */
   int nBusy;           /* xFilter/xNext of this view running: a scan that
                        ** starts meanwhile means the view reads itself */
+  int nOpen;           /* its open cursors */
+  ParViewMemo memo;    /* kept while a cursor is open (parViewFilterBusy) */
 } ParView;
 
 typedef struct ParViewCursor {
@@ -620,6 +639,51 @@ static int parViewConnect(sqlite3 *db, void *pAux, int argc, const char *const*a
   return parViewInit(db, pAux, argc, argv, ppVtab, pzErr, 0);
 }
 
+/* The statements running on db now.  Returns SQLITE_NOMEM or SQLITE_OK. */
+static int parRunningGet(sqlite3 *db, ParRunning *p){
+  sqlite3_stmt *pStmt;
+  int n = 0;
+  memset(p, 0, sizeof(*p));
+  p->nChange = sqlite3_total_changes64(db);
+  for(pStmt=sqlite3_next_stmt(db, 0); pStmt; pStmt=sqlite3_next_stmt(db, pStmt)){
+    if( sqlite3_stmt_busy(pStmt) ) n++;
+  }
+  p->a = sqlite3_malloc64(sizeof(p->a[0])*(n+1));
+  if( p->a==0 ) return SQLITE_NOMEM;
+  for(pStmt=sqlite3_next_stmt(db, 0); pStmt && p->n<n; pStmt=sqlite3_next_stmt(db, pStmt)){
+    if( !sqlite3_stmt_busy(pStmt) ) continue;
+    p->a[p->n].p = pStmt;
+    p->a[p->n].nRun = sqlite3_stmt_status(pStmt, SQLITE_STMTSTATUS_RUN, 0);
+    p->n++;
+  }
+  return SQLITE_OK;
+}
+
+static int parRunningSame(const ParRunning *p1, const ParRunning *p2){
+  int i;
+  if( p1->nChange!=p2->nChange || p1->n!=p2->n ) return 0;
+  for(i=0; i<p1->n; i++){
+    if( p1->a[i].p!=p2->a[i].p || p1->a[i].nRun!=p2->a[i].nRun ) return 0;
+  }
+  return 1;
+}
+
+/* Does pOut borrow dictionaries (of the extraction batch)? */
+static int parBorrowsText(const ParBatch *pOut){
+  int i;
+  for(i=0; i<pOut->nCol; i++){
+    if( pOut->aCol[i].bBorrowDict && pOut->aCol[i].pDict ) return 1;
+  }
+  return 0;
+}
+
+static void parViewMemoClear(ParViewMemo *pM){
+  parBatchFree(pM->pOut);
+  parBatchFree(pM->pIn);
+  sqlite3_free(pM->run.a);
+  memset(pM, 0, sizeof(*pM));
+}
+
 static int parViewBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   /* Every scan computes the whole SELECT; constraints are left to SQLite. */
   pInfo->estimatedCost = 1e6;
@@ -629,6 +693,7 @@ static int parViewBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
 
 static int parViewDisconnect(sqlite3_vtab *pVtab){
   ParView *pView = (ParView*)pVtab;
+  parViewMemoClear(&pView->memo);
   parPlanFree(pView->pPlan);
   sqlite3_free(pView->base.zErrMsg);
   sqlite3_free(pView);
@@ -640,6 +705,7 @@ static int parViewOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
   if( pCur==0 ) return SQLITE_NOMEM;
   memset(pCur, 0, sizeof(*pCur));
   *ppCur = &pCur->base;
+  ((ParView*)pVtab)->nOpen++;
   return SQLITE_OK;
 }
 
@@ -657,8 +723,13 @@ static void parViewCursorReset(ParViewCursor *pCur){
 }
 
 static int parViewClose(sqlite3_vtab_cursor *cur){
+  ParView *pView = (ParView*)cur->pVtab;
   parViewCursorReset((ParViewCursor*)cur);
   sqlite3_free(cur);
+  /* A statement that scans the view again opens the next scan's cursor
+  ** before it closes the last one: with no cursor open, every statement
+  ** that read the view has ended, and kept rows go. */
+  if( --pView->nOpen==0 ) parViewMemoClear(&pView->memo);
   return SQLITE_OK;
 }
 
@@ -756,9 +827,20 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
   double aMs[2];
   int rc, bNative, eMode;
   ParStamp stamp;
+  ParRunning run;
 
   parViewCursorReset(pCur);
   pCur->bEof = 0;
+  /* SQLite scans a view again within one statement (a correlated
+  ** subquery, the inner side of a nested loop), each time through a new
+  ** cursor: while the same statements run, in the same execution, and
+  ** this connection has changed nothing (the statement itself may write),
+  ** the rows of the first scan serve, as SQLite computes such a subquery
+  ** once.  Other connections' commits wait for the next execution. */
+  if( parRunningGet(pView->db, &run) ) return SQLITE_NOMEM;
+  if( pView->memo.pOut && !parRunningSame(&run, &pView->memo.run) ){
+    parViewMemoClear(&pView->memo);
+  }
   /* Before anything runs on the connection (planning does). */
   parExtractStamp(pView->pCtx, pView->db, &stamp);
   /* Plan again: tables, indexes and collations may have changed since
@@ -773,18 +855,40 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
       rc = SQLITE_ERROR;
     }
     if( rc ){
+      sqlite3_free(run.a);
       parViewSetError(&pView->base, "%s", zErr ? zErr : sqlite3_errstr(rc));
       sqlite3_free(zErr);
       return rc;
     }
     pCur->pPlan = pNew;
   }
-  rc = parViewRun(pView->pCtx, pView->db, pCur->pPlan, &stamp, &pCur->pIn, &pCur->pOut,
-                  &bNative, &zStrategy, aMs, &eMode, &zErr);
-  if( rc ){
-    parViewSetError(&pView->base, "%s", zErr ? zErr : sqlite3_errstr(rc));
-    sqlite3_free(zErr);
-    return rc;
+  if( pView->memo.pOut && pCur->pPlan->zWhy==0 ){
+    pCur->pIn = pView->memo.pIn;
+    pCur->pOut = pView->memo.pOut;
+    if( pCur->pIn ) pCur->pIn->nRef++;
+    pCur->pOut->nRef++;
+    sqlite3_free(run.a);
+  }else{
+    rc = parViewRun(pView->pCtx, pView->db, pCur->pPlan, &stamp, &pCur->pIn, &pCur->pOut,
+                    &bNative, &zStrategy, aMs, &eMode, &zErr);
+    if( rc ){
+      sqlite3_free(run.a);
+      parViewSetError(&pView->base, "%s", zErr ? zErr : sqlite3_errstr(rc));
+      sqlite3_free(zErr);
+      return rc;
+    }
+    parViewMemoClear(&pView->memo);
+    if( pCur->pOut ){
+      pView->memo.pOut = pCur->pOut;
+      pCur->pOut->nRef++;
+      if( parBorrowsText(pCur->pOut) ){
+        pView->memo.pIn = pCur->pIn;
+        pCur->pIn->nRef++;
+      }
+      pView->memo.run = run;
+    }else{
+      sqlite3_free(run.a);
+    }
   }
   if( pCur->pOut && pCur->pPlan->aDirect ){
     pCur->aDirect = pCur->pPlan->aDirect;

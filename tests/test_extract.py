@@ -683,6 +683,76 @@ def test_snapshot_without_rowid():
 
 # ---- the cache ------------------------------------------------------------------------
 
+def test_view_scanned_again_in_one_statement():
+    """SQLite scans a view once per outer row of a correlated subquery, and
+    once per row of the outer side of a nested loop: the view computes its
+    rows once per execution of the statement (DESIGN 2.1), as SQLite
+    computes such a subquery once; a new execution, a write by the
+    statement itself between scans, and a commit from another connection
+    between executions each compute again.  The cache's hits count the
+    computations (each reads the columns from the cache once)."""
+    path, c = fresh("once.db")
+    c.execute("CREATE TABLE t(g INTEGER, s TEXT, v REAL)")
+    c.executemany("INSERT INTO t VALUES(?,?,?)",
+                  [(i % 23, "s%d" % (i % 7), i * 0.5) for i in range(30000)])
+    c.execute("CREATE TABLE u(uk INTEGER, x)")
+    c.executemany("INSERT INTO u VALUES(?, NULL)", [(i % 30,) for i in range(40)])
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("SELECT par_cache_clear()")
+    sel = "SELECT g, count(*) AS n, max(s) AS ms, total(v) AS tv FROM t GROUP BY g"
+    c.execute("CREATE VIRTUAL TABLE temp.v USING parallel('%s')" % sel)
+    c.execute("SELECT * FROM v").fetchall()
+
+    def hits():
+        return c.execute("SELECT hits FROM par_cache WHERE source = 'main.t'").fetchone()[0]
+
+    def check(query, native, computations):
+        h0 = hits()
+        got = c.execute(query).fetchall()
+        want = c.execute(native).fetchall()
+        assert got == want, (query, got[:3], want[:3])
+        assert hits() - h0 == computations, (query, hits() - h0, computations)
+
+    correlated = "SELECT uk, (SELECT n || ms || tv FROM %s WHERE g = u.uk) FROM u ORDER BY rowid"
+    check(correlated % "v", correlated % ("(%s)" % sel), 1)
+    check(correlated % "v", correlated % ("(%s)" % sel), 1)     # a new execution
+    nested = "SELECT u.uk, w.ms FROM u CROSS JOIN %s AS w ON w.g = u.uk + 0 ORDER BY u.rowid"
+    check(nested % "v", nested % ("(%s)" % sel), 1)
+    both = ("SELECT a.g, b.n FROM u CROSS JOIN v AS a CROSS JOIN v AS b "
+            "ON a.g = u.uk AND b.g = a.g + 1 ORDER BY u.rowid")
+    assert c.execute(both).fetchall() == c.execute(
+        both.replace("JOIN v AS a", "JOIN (%s) AS a" % sel).replace(
+            "JOIN v AS b", "JOIN (%s) AS b" % sel)).fetchall()
+
+    # A statement that writes between its scans computes again each time
+    # (inside its write transaction the rows are read serially, so the
+    # cache does not count them).
+    c.execute("UPDATE u SET x = (SELECT n FROM v WHERE g = u.uk)")
+    assert c.execute("SELECT x FROM u ORDER BY rowid").fetchall() == c.execute(
+        "SELECT (SELECT n FROM (%s) WHERE g = u.uk) FROM u ORDER BY rowid" % sel).fetchall()
+
+    # A commit from another connection between executions is seen.
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("INSERT INTO t VALUES(5, 'zz', 1e6)")
+    other.close()
+    got = c.execute(correlated % "v").fetchall()
+    assert got == c.execute(correlated % ("(%s)" % sel)).fetchall()
+    assert any(r[1] is not None and "zz" in r[1] for r in got), got[:6]
+    check(correlated % "v", correlated % ("(%s)" % sel), 1)
+
+    # A statement left open on the view keeps its rows; another statement
+    # scanning it meanwhile computes its own, and sees this connection's
+    # change made in between.
+    cur = c.execute("SELECT * FROM v")
+    first = cur.fetchone()
+    c.execute("INSERT INTO t VALUES(6, 'zzz', 2e6)")
+    got = c.execute(correlated % "v").fetchall()
+    assert got == c.execute(correlated % ("(%s)" % sel)).fetchall()
+    assert any(r[1] is not None and "zzz" in r[1] for r in got), got[:7]
+    rest = cur.fetchall()
+    assert len([first] + rest) == 23
+
+
 def test_cache_hits_and_listing():
     path, c = fresh("cache.db")
     fill(c, "t", 5000, seed=7)
