@@ -163,7 +163,12 @@ void *parBigMalloc(sqlite3_int64 n){
     parBigTake(iBest);
   }
   pthread_mutex_unlock(&parBig.mu);
-  if( p==0 ) return sqlite3_malloc64((sqlite3_uint64)n);
+  if( p==0 ){
+    p = sqlite3_malloc64((sqlite3_uint64)n);
+    /* Under a heap limit, what is kept may be what is missing. */
+    if( p==0 && parBigRelease()>0 ) p = sqlite3_malloc64((sqlite3_uint64)n);
+    return p;
+  }
 #ifdef PAR_POISON_UNSET
   memset(p, 0xA5, (size_t)n);    /* bytes nobody wrote are not zero */
 #endif
@@ -179,6 +184,9 @@ void parBigFree(void *p){
     return;
   }
   pthread_mutex_lock(&parBig.mu);
+#ifndef NDEBUG
+  for(i=0; i<parBig.n; i++) assert( parBig.a[i].p!=p );   /* freed twice */
+#endif
   while( parBig.n==PAR_BIG_SLOTS || parBig.nByte+n>PAR_BIG_KEEP ){
     aOut[nOut] = parBig.a[0].p;
     PAR_BIG_SHOW(aOut[nOut], parBig.a[0].nByte);

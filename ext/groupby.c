@@ -1813,6 +1813,8 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
       rc = textKeyBins(&pIn->aCol[0], pPlan->aKeyColl[0], n, nThread, &aBin, &nBin);
     }else{
       rc = keyWords(pPlan, pIn, nThread, aaWord, &nWord);
+      /* Stopped: the words are partly written; read none of them. */
+      if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
       if( rc==SQLITE_OK && nWord==1 ){
         const uint64_t *w = aaWord[0];
         uint64_t lo = UINT64_MAX, hi = 0;

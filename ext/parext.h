@@ -44,6 +44,8 @@ struct ParContext {
   void *pDescJob;            /* a view's description for par_schema_lock
                              ** to run (view.c), or NULL */
   struct ParCache *pCache;   /* columnar cache (extract.c) */
+  struct ParViewCursor *pViewCursors;   /* open cursors of parallel views
+                             ** (view.c), whose statements are ours */
 };
 
 /* group_strategy: how GROUP BY groups its rows.  AUTO picks from the

@@ -170,21 +170,25 @@ static sqlite3_module parRowsModule = {
 
 /* ==== parallel views =========================================================== */
 
-/* The statements running on a connection, each with how many times it
-** has run (SQLITE_STMTSTATUS_RUN): the same set later means the same
-** execution of the same statements. */
+/* The statements of the application running on a connection (the final
+** statements of parallel views aside), each with how many times it has
+** run (SQLITE_STMTSTATUS_RUN). */
 typedef struct ParRunning {
   int n;
   struct { sqlite3_stmt *p; int nRun; } *a;
   sqlite3_int64 nChange;     /* sqlite3_total_changes64() then */
+  int bWrite;                /* one of them is not read-only */
 } ParRunning;
 
-/* The batches one scan of a view computed, kept for the scans SQLite
-** makes again while the same statements run (see parViewFilterBusy),
-** until no cursor of the view is open. */
+/* The batches one scan of a view computed, which later scans in the same
+** statement execution take (see parViewFilterBusy).  Cursors that hold
+** them (computed or took them) carry iGen; the last to go frees them. */
 typedef struct ParViewMemo {
-  ParBatch *pIn, *pOut;      /* one reference each (NULL: nothing kept) */
+  ParBatch *pIn, *pOut;      /* one reference each (pOut NULL: nothing) */
   ParRunning run;            /* when they were computed */
+  char *zExtract, *zFinal;   /* the plan's, then */
+  unsigned iGen;             /* changes whenever the batches do */
+  int nHold;                 /* open cursors holding them */
 } ParViewMemo;
 
 typedef struct ParView {
@@ -195,8 +199,7 @@ typedef struct ParView {
   int nCol;            /* columns declared for the view */
   int nBusy;           /* xFilter/xNext of this view running: a scan that
                        ** starts meanwhile means the view reads itself */
-  int nOpen;           /* its open cursors */
-  ParViewMemo memo;    /* kept while a cursor is open (parViewFilterBusy) */
+  ParViewMemo memo;    /* rows for later scans of one statement */
 } ParView;
 
 typedef struct ParViewCursor {
@@ -209,6 +212,8 @@ typedef struct ParViewCursor {
   const int *aDirect;    /* set: rows come straight from pOut (plan.h) */
   ParPlan *pPlan;        /* this scan's plan (owned: other cursors of the
                          ** same view may scan at the same time) */
+  unsigned iMemo;        /* the view's memo.iGen it holds, or 0 */
+  struct ParViewCursor *pNextOpen;   /* ParContext.pViewCursors list */
 } ParViewCursor;
 
 /* Set the error message of a virtual table, freeing the previous one. */
@@ -610,6 +615,7 @@ static int parViewInit(sqlite3 *db, void *pAux, int argc, const char *const*argv
   pView = sqlite3_malloc(sizeof(*pView));
   if( pView==0 ){ rc = SQLITE_NOMEM; goto error; }
   memset(pView, 0, sizeof(*pView));
+  pView->memo.iGen = 1;
   pView->db = db;
   pView->pCtx = (ParContext*)pAux;
   pView->nCol = desc.nCol;
@@ -639,8 +645,18 @@ static int parViewConnect(sqlite3 *db, void *pAux, int argc, const char *const*a
   return parViewInit(db, pAux, argc, argv, ppVtab, pzErr, 0);
 }
 
-/* The statements running on db now.  Returns SQLITE_NOMEM or SQLITE_OK. */
-static int parRunningGet(sqlite3 *db, ParRunning *p){
+/* Is pStmt the statement of an open cursor of a parallel view? */
+static int parViewOwnStmt(const ParContext *pCtx, sqlite3_stmt *pStmt){
+  const ParViewCursor *p;
+  for(p=pCtx->pViewCursors; p; p=p->pNextOpen){
+    if( p->pStmt==pStmt ) return 1;
+  }
+  return 0;
+}
+
+/* The application's statements running on db now.  Returns SQLITE_NOMEM
+** or SQLITE_OK. */
+static int parRunningGet(const ParContext *pCtx, sqlite3 *db, ParRunning *p){
   sqlite3_stmt *pStmt;
   int n = 0;
   memset(p, 0, sizeof(*p));
@@ -651,9 +667,10 @@ static int parRunningGet(sqlite3 *db, ParRunning *p){
   p->a = sqlite3_malloc64(sizeof(p->a[0])*(n+1));
   if( p->a==0 ) return SQLITE_NOMEM;
   for(pStmt=sqlite3_next_stmt(db, 0); pStmt && p->n<n; pStmt=sqlite3_next_stmt(db, pStmt)){
-    if( !sqlite3_stmt_busy(pStmt) ) continue;
+    if( !sqlite3_stmt_busy(pStmt) || parViewOwnStmt(pCtx, pStmt) ) continue;
     p->a[p->n].p = pStmt;
     p->a[p->n].nRun = sqlite3_stmt_status(pStmt, SQLITE_STMTSTATUS_RUN, 0);
+    if( !sqlite3_stmt_readonly(pStmt) ) p->bWrite = 1;
     p->n++;
   }
   return SQLITE_OK;
@@ -668,6 +685,11 @@ static int parRunningSame(const ParRunning *p1, const ParRunning *p2){
   return 1;
 }
 
+/* Is plan text z (NULL: none) the memo's zMemo ("" for none)? */
+static int parSameText(const char *z, const char *zMemo){
+  return strcmp(z ? z : "", zMemo)==0;
+}
+
 /* Does pOut borrow dictionaries (of the extraction batch)? */
 static int parBorrowsText(const ParBatch *pOut){
   int i;
@@ -677,11 +699,26 @@ static int parBorrowsText(const ParBatch *pOut){
   return 0;
 }
 
+/* Drop the memo's batches; cursors that held them hold nothing now. */
 static void parViewMemoClear(ParViewMemo *pM){
   parBatchFree(pM->pOut);
   parBatchFree(pM->pIn);
   sqlite3_free(pM->run.a);
-  memset(pM, 0, sizeof(*pM));
+  sqlite3_free(pM->zExtract);
+  sqlite3_free(pM->zFinal);
+  pM->pOut = pM->pIn = 0;
+  pM->run.a = 0;
+  pM->zExtract = pM->zFinal = 0;
+  pM->nHold = 0;
+  if( ++pM->iGen==0 ) pM->iGen = 1;     /* 0: a cursor that holds nothing */
+}
+
+/* pCur no longer holds the memo; the last holder frees it. */
+static void parViewUnhold(ParView *pView, ParViewCursor *pCur){
+  if( pCur->iMemo && pCur->iMemo==pView->memo.iGen && --pView->memo.nHold==0 ){
+    parViewMemoClear(&pView->memo);
+  }
+  pCur->iMemo = 0;
 }
 
 static int parViewBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
@@ -701,11 +738,21 @@ static int parViewDisconnect(sqlite3_vtab *pVtab){
 }
 
 static int parViewOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
+  ParView *pView = (ParView*)pVtab;
+  ParContext *pCtx = pView->pCtx;
   ParViewCursor *pCur = sqlite3_malloc(sizeof(*pCur));
   if( pCur==0 ) return SQLITE_NOMEM;
   memset(pCur, 0, sizeof(*pCur));
   *ppCur = &pCur->base;
-  ((ParView*)pVtab)->nOpen++;
+  pCur->pNextOpen = pCtx->pViewCursors;
+  pCtx->pViewCursors = pCur;
+  /* SQLite opens the next scan's cursor before it closes the last one's:
+  ** the new cursor holds the memo too, so that it outlives the old one
+  ** (its first scan checks whether it may use it). */
+  if( pView->memo.pOut ){
+    pCur->iMemo = pView->memo.iGen;
+    pView->memo.nHold++;
+  }
   return SQLITE_OK;
 }
 
@@ -723,13 +770,13 @@ static void parViewCursorReset(ParViewCursor *pCur){
 }
 
 static int parViewClose(sqlite3_vtab_cursor *cur){
+  ParViewCursor *pCur = (ParViewCursor*)cur, **pp;
   ParView *pView = (ParView*)cur->pVtab;
-  parViewCursorReset((ParViewCursor*)cur);
+  parViewUnhold(pView, pCur);
+  parViewCursorReset(pCur);
+  for(pp=&pView->pCtx->pViewCursors; *pp && *pp!=pCur; pp=&(*pp)->pNextOpen){}
+  if( *pp ) *pp = pCur->pNextOpen;
   sqlite3_free(cur);
-  /* A statement that scans the view again opens the next scan's cursor
-  ** before it closes the last one: with no cursor open, every statement
-  ** that read the view has ended, and kept rows go. */
-  if( --pView->nOpen==0 ) parViewMemoClear(&pView->memo);
   return SQLITE_OK;
 }
 
@@ -825,22 +872,26 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
   char *zErr = 0;
   const char *zStrategy = 0;
   double aMs[2];
-  int rc, bNative, eMode;
+  int rc, bNative, eMode, bServe;
   ParStamp stamp;
   ParRunning run;
 
+  /* SQLite scans a view again within one statement (a correlated
+  ** subquery, the inner side of a nested loop: SQLite 3.40 opens a new
+  ** cursor each time, before it closes the last).  A later scan takes the
+  ** first scan's rows, as SQLite computes such a subquery once, while a
+  ** cursor holding them is open and the application runs the same
+  ** statements in the same executions, none of which writes (a writing
+  ** statement's own changes are not counted until it ends, and SQLite
+  ** runs its subqueries again in each trigger), the connection has
+  ** committed nothing and the view plans to the same SQL.  Other
+  ** connections' commits wait for the next execution. */
+  if( parRunningGet(pView->pCtx, pView->db, &run) ) return SQLITE_NOMEM;
+  bServe = pView->memo.pOut && pView->memo.nHold>0 && !run.bWrite
+        && parRunningSame(&run, &pView->memo.run);
+  if( !bServe ) parViewUnhold(pView, pCur);
   parViewCursorReset(pCur);
   pCur->bEof = 0;
-  /* SQLite scans a view again within one statement (a correlated
-  ** subquery, the inner side of a nested loop), each time through a new
-  ** cursor: while the same statements run, in the same execution, and
-  ** this connection has changed nothing (the statement itself may write),
-  ** the rows of the first scan serve, as SQLite computes such a subquery
-  ** once.  Other connections' commits wait for the next execution. */
-  if( parRunningGet(pView->db, &run) ) return SQLITE_NOMEM;
-  if( pView->memo.pOut && !parRunningSame(&run, &pView->memo.run) ){
-    parViewMemoClear(&pView->memo);
-  }
   /* Before anything runs on the connection (planning does). */
   parExtractStamp(pView->pCtx, pView->db, &stamp);
   /* Plan again: tables, indexes and collations may have changed since
@@ -856,19 +907,32 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
     }
     if( rc ){
       sqlite3_free(run.a);
+      parViewUnhold(pView, pCur);
       parViewSetError(&pView->base, "%s", zErr ? zErr : sqlite3_errstr(rc));
       sqlite3_free(zErr);
       return rc;
     }
     pCur->pPlan = pNew;
   }
-  if( pView->memo.pOut && pCur->pPlan->zWhy==0 ){
-    pCur->pIn = pView->memo.pIn;
-    pCur->pOut = pView->memo.pOut;
+  if( bServe ){
+    bServe = pCur->pPlan->zWhy==0
+          && parSameText(pCur->pPlan->zExtract, pView->memo.zExtract)
+          && parSameText(pCur->pPlan->zFinal, pView->memo.zFinal);
+    if( !bServe ) parViewUnhold(pView, pCur);
+  }
+  if( bServe ){
+    ParViewMemo *pM = &pView->memo;
+    pCur->pIn = pM->pIn;
+    pCur->pOut = pM->pOut;
     if( pCur->pIn ) pCur->pIn->nRef++;
     pCur->pOut->nRef++;
+    if( pCur->iMemo!=pM->iGen ){
+      pCur->iMemo = pM->iGen;
+      pM->nHold++;
+    }
     sqlite3_free(run.a);
   }else{
+    char *zX = 0, *zF = 0;
     rc = parViewRun(pView->pCtx, pView->db, pCur->pPlan, &stamp, &pCur->pIn, &pCur->pOut,
                     &bNative, &zStrategy, aMs, &eMode, &zErr);
     if( rc ){
@@ -877,16 +941,27 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
       sqlite3_free(zErr);
       return rc;
     }
-    parViewMemoClear(&pView->memo);
-    if( pCur->pOut ){
-      pView->memo.pOut = pCur->pOut;
+    if( pCur->pOut && !run.bWrite ){
+      zX = sqlite3_mprintf("%s", pCur->pPlan->zExtract ? pCur->pPlan->zExtract : "");
+      zF = sqlite3_mprintf("%s", pCur->pPlan->zFinal ? pCur->pPlan->zFinal : "");
+    }
+    if( zX && zF ){
+      ParViewMemo *pM = &pView->memo;
+      parViewMemoClear(pM);
+      pM->pOut = pCur->pOut;
       pCur->pOut->nRef++;
       if( parBorrowsText(pCur->pOut) ){
-        pView->memo.pIn = pCur->pIn;
+        pM->pIn = pCur->pIn;
         pCur->pIn->nRef++;
       }
-      pView->memo.run = run;
+      pM->run = run;
+      pM->zExtract = zX;
+      pM->zFinal = zF;
+      pM->nHold = 1;
+      pCur->iMemo = pM->iGen;
     }else{
+      sqlite3_free(zX);
+      sqlite3_free(zF);
       sqlite3_free(run.a);
     }
   }

@@ -97,10 +97,18 @@ int px_stop_now(px_stop *p){
 }
 
 void px_stop_wait(px_stop *p, int *pnDone, int nTeam){
-  int n = __atomic_add_fetch(pnDone, 1, __ATOMIC_ACQ_REL);
+  int n = __atomic_add_fetch(pnDone, 1, __ATOMIC_ACQ_REL), nSpin = 0;
   if( p==0 || tlStop!=p ) return;
   while( n<nTeam && !px_stopping(p) ){
-    sched_yield();
+    /* Yield for a while (about 1 ms: the others are about done), then
+    ** sleep: with more threads than cores, spinning takes a core from
+    ** the threads it waits for. */
+    if( ++nSpin<1000 ){
+      sched_yield();
+    }else{
+      struct timespec ts = { 0, 50000 };
+      nanosleep(&ts, 0);
+    }
     n = __atomic_load_n(pnDone, __ATOMIC_ACQUIRE);
   }
 }
