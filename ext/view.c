@@ -747,11 +747,17 @@ static int parViewOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
   pCur->pNextOpen = pCtx->pViewCursors;
   pCtx->pViewCursors = pCur;
   /* SQLite opens the next scan's cursor before it closes the last one's:
-  ** the new cursor holds the memo too, so that it outlives the old one
-  ** (its first scan checks whether it may use it). */
+  ** a cursor opened while the same statements run holds the memo too, so
+  ** that it outlives the old one (its first scan checks again whether it
+  ** may use it). */
   if( pView->memo.pOut ){
-    pCur->iMemo = pView->memo.iGen;
-    pView->memo.nHold++;
+    ParRunning run;
+    if( parRunningGet(pCtx, pView->db, &run)==SQLITE_OK
+     && parRunningSame(&run, &pView->memo.run) ){
+      pCur->iMemo = pView->memo.iGen;
+      pView->memo.nHold++;
+    }
+    sqlite3_free(run.a);
   }
   return SQLITE_OK;
 }
