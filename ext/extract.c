@@ -359,7 +359,7 @@ static const char *azVolatile[] = {
   "current_date", "current_time", "current_timestamp",
 };
 
-static int parVolatileNames(const char *zText){
+int parVolatileNames(const char *zText){
   int nTok = 0, i, k, bVolatile = 0;
   ParToken *aTok = parTokenize(zText, &nTok);
   if( aTok==0 ) return 1;

@@ -29,6 +29,10 @@ typedef struct ParStamp {
 
 void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp);
 
+/* Does zText call a built-in function whose answer can change for the
+** same rows (random(), the time now, counts of changes)? */
+int parVolatileNames(const char *zText);
+
 /* Read the rows of pPlan's extraction query into *ppBatch (a reference:
 ** release it with parBatchFree).  pStamp (may be NULL): see ParStamp.
 ** *peMode says how; *pzWhy (sqlite3_malloc, the caller frees; may be

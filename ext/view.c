@@ -32,6 +32,7 @@
 #include "extract.h"
 #include "groupby.h"
 
+#include <assert.h>
 #include <string.h>
 #include <time.h>
 
@@ -176,20 +177,27 @@ static sqlite3_module parRowsModule = {
 typedef struct ParRunning {
   int n;
   struct { sqlite3_stmt *p; int nRun; } *a;
+  int nDb;
+  unsigned *aVersion;        /* each database's SQLITE_FCNTL_DATA_VERSION:
+                             ** moves at every commit, any connection's
+                             ** (that this one has seen), DDL included */
   sqlite3_int64 nChange;     /* sqlite3_total_changes64() then */
   int bWrite;                /* one of them is not read-only */
 } ParRunning;
 
 /* The batches one scan of a view computed, which later scans in the same
-** statement execution take (see parViewFilterBusy).  Cursors that hold
-** them (computed or took them) carry iGen; the last to go frees them. */
-typedef struct ParViewMemo {
-  ParBatch *pIn, *pOut;      /* one reference each (pOut NULL: nothing) */
+** statement execution take (see parViewFilterBusy).  The cursors that
+** hold one (computed it, or took it) point to it; the last to let go
+** frees it. */
+typedef struct ParViewMemo ParViewMemo;
+struct ParViewMemo {
+  ParBatch *pIn, *pOut;      /* one reference each (pIn NULL: not needed) */
   ParRunning run;            /* when they were computed */
-  char *zExtract, *zFinal;   /* the plan's, then */
-  unsigned iGen;             /* changes whenever the batches do */
-  int nHold;                 /* open cursors holding them */
-} ParViewMemo;
+  char *zExtract, *zFinal;   /* the plan's, then ("" for none) */
+  int nHold;                 /* open cursors holding it */
+  unsigned nLet;             /* holds let go so far */
+  ParViewMemo *pNext;        /* the view's next (older) one */
+};
 
 typedef struct ParView {
   sqlite3_vtab base;
@@ -199,7 +207,8 @@ typedef struct ParView {
   int nCol;            /* columns declared for the view */
   int nBusy;           /* xFilter/xNext of this view running: a scan that
                        ** starts meanwhile means the view reads itself */
-  ParViewMemo memo;    /* rows for later scans of one statement */
+  ParViewMemo *pMemo;  /* rows for later scans of one statement, newest
+                       ** first */
 } ParView;
 
 typedef struct ParViewCursor {
@@ -212,7 +221,9 @@ typedef struct ParViewCursor {
   const int *aDirect;    /* set: rows come straight from pOut (plan.h) */
   ParPlan *pPlan;        /* this scan's plan (owned: other cursors of the
                          ** same view may scan at the same time) */
-  unsigned iMemo;        /* the view's memo.iGen it holds, or 0 */
+  ParViewMemo *pMemo;    /* the memo it holds, or NULL */
+  int bScanned;          /* it computed or took what it holds */
+  unsigned nLetAtOpen;   /* pMemo->nLet when it took its hold at xOpen */
   struct ParViewCursor *pNextOpen;   /* ParContext.pViewCursors list */
 } ParViewCursor;
 
@@ -615,7 +626,6 @@ static int parViewInit(sqlite3 *db, void *pAux, int argc, const char *const*argv
   pView = sqlite3_malloc(sizeof(*pView));
   if( pView==0 ){ rc = SQLITE_NOMEM; goto error; }
   memset(pView, 0, sizeof(*pView));
-  pView->memo.iGen = 1;
   pView->db = db;
   pView->pCtx = (ParContext*)pAux;
   pView->nCol = desc.nCol;
@@ -658,14 +668,22 @@ static int parViewOwnStmt(const ParContext *pCtx, sqlite3_stmt *pStmt){
 ** or SQLITE_OK. */
 static int parRunningGet(const ParContext *pCtx, sqlite3 *db, ParRunning *p){
   sqlite3_stmt *pStmt;
-  int n = 0;
+  int n = 0, i;
   memset(p, 0, sizeof(*p));
   p->nChange = sqlite3_total_changes64(db);
   for(pStmt=sqlite3_next_stmt(db, 0); pStmt; pStmt=sqlite3_next_stmt(db, pStmt)){
     if( sqlite3_stmt_busy(pStmt) ) n++;
   }
-  p->a = sqlite3_malloc64(sizeof(p->a[0])*(n+1));
+  while( sqlite3_db_name(db, p->nDb) ) p->nDb++;
+  /* One block: the statements, then the versions. */
+  p->a = sqlite3_malloc64(sizeof(p->a[0])*(n+1) + sizeof(unsigned)*(p->nDb+1));
   if( p->a==0 ) return SQLITE_NOMEM;
+  p->aVersion = (unsigned*)&p->a[n+1];
+  for(i=0; i<p->nDb; i++){
+    p->aVersion[i] = 0;
+    sqlite3_file_control(db, sqlite3_db_name(db, i), SQLITE_FCNTL_DATA_VERSION,
+                         &p->aVersion[i]);
+  }
   for(pStmt=sqlite3_next_stmt(db, 0); pStmt && p->n<n; pStmt=sqlite3_next_stmt(db, pStmt)){
     if( !sqlite3_stmt_busy(pStmt) || parViewOwnStmt(pCtx, pStmt) ) continue;
     p->a[p->n].p = pStmt;
@@ -678,7 +696,10 @@ static int parRunningGet(const ParContext *pCtx, sqlite3 *db, ParRunning *p){
 
 static int parRunningSame(const ParRunning *p1, const ParRunning *p2){
   int i;
-  if( p1->nChange!=p2->nChange || p1->n!=p2->n ) return 0;
+  if( p1->nChange!=p2->nChange || p1->n!=p2->n || p1->nDb!=p2->nDb ) return 0;
+  for(i=0; i<p1->nDb; i++){
+    if( p1->aVersion[i]!=p2->aVersion[i] ) return 0;
+  }
   for(i=0; i<p1->n; i++){
     if( p1->a[i].p!=p2->a[i].p || p1->a[i].nRun!=p2->a[i].nRun ) return 0;
   }
@@ -699,26 +720,22 @@ static int parBorrowsText(const ParBatch *pOut){
   return 0;
 }
 
-/* Drop the memo's batches; cursors that held them hold nothing now. */
-static void parViewMemoClear(ParViewMemo *pM){
+/* pCur lets go of its memo; the last holder frees it. */
+static void parViewUnhold(ParView *pView, ParViewCursor *pCur){
+  ParViewMemo *pM = pCur->pMemo, **pp;
+  pCur->pMemo = 0;
+  pCur->bScanned = 0;
+  if( pM==0 ) return;
+  pM->nLet++;
+  if( --pM->nHold>0 ) return;
+  for(pp=&pView->pMemo; *pp && *pp!=pM; pp=&(*pp)->pNext){}
+  if( *pp ) *pp = pM->pNext;
   parBatchFree(pM->pOut);
   parBatchFree(pM->pIn);
   sqlite3_free(pM->run.a);
   sqlite3_free(pM->zExtract);
   sqlite3_free(pM->zFinal);
-  pM->pOut = pM->pIn = 0;
-  pM->run.a = 0;
-  pM->zExtract = pM->zFinal = 0;
-  pM->nHold = 0;
-  if( ++pM->iGen==0 ) pM->iGen = 1;     /* 0: a cursor that holds nothing */
-}
-
-/* pCur no longer holds the memo; the last holder frees it. */
-static void parViewUnhold(ParView *pView, ParViewCursor *pCur){
-  if( pCur->iMemo && pCur->iMemo==pView->memo.iGen && --pView->memo.nHold==0 ){
-    parViewMemoClear(&pView->memo);
-  }
-  pCur->iMemo = 0;
+  sqlite3_free(pM);
 }
 
 static int parViewBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
@@ -730,7 +747,8 @@ static int parViewBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
 
 static int parViewDisconnect(sqlite3_vtab *pVtab){
   ParView *pView = (ParView*)pVtab;
-  parViewMemoClear(&pView->memo);
+  /* Every cursor is closed by now, and with it every memo. */
+  assert( pView->pMemo==0 );
   parPlanFree(pView->pPlan);
   sqlite3_free(pView->base.zErrMsg);
   sqlite3_free(pView);
@@ -750,12 +768,16 @@ static int parViewOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
   ** a cursor opened while the same statements run holds the memo too, so
   ** that it outlives the old one (its first scan checks again whether it
   ** may use it). */
-  if( pView->memo.pOut ){
+  if( pView->pMemo ){
     ParRunning run;
-    if( parRunningGet(pCtx, pView->db, &run)==SQLITE_OK
-     && parRunningSame(&run, &pView->memo.run) ){
-      pCur->iMemo = pView->memo.iGen;
-      pView->memo.nHold++;
+    ParViewMemo *pM;
+    if( parRunningGet(pCtx, pView->db, &run)==SQLITE_OK ){
+      for(pM=pView->pMemo; pM && !parRunningSame(&run, &pM->run); pM=pM->pNext){}
+      if( pM ){
+        pCur->pMemo = pM;
+        pCur->nLetAtOpen = pM->nLet;
+        pM->nHold++;
+      }
     }
     sqlite3_free(run.a);
   }
@@ -885,16 +907,22 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
   /* SQLite scans a view again within one statement (a correlated
   ** subquery, the inner side of a nested loop: SQLite 3.40 opens a new
   ** cursor each time, before it closes the last).  A later scan takes the
-  ** first scan's rows, as SQLite computes such a subquery once, while a
-  ** cursor holding them is open and the application runs the same
-  ** statements in the same executions, none of which writes (a writing
-  ** statement's own changes are not counted until it ends, and SQLite
-  ** runs its subqueries again in each trigger), the connection has
-  ** committed nothing and the view plans to the same SQL.  Other
-  ** connections' commits wait for the next execution. */
+  ** first scan's rows, as SQLite computes such a subquery once.  Only the
+  ** cursor that computed them, or one opened while they were held that
+  ** saw a holder close before its scan (SQLite's next-scan pattern: open
+  ** the new cursor, close the old, scan), takes them, so they never leave
+  ** the statement execution that computed them; and only while the
+  ** application runs the same statements in the same executions, none of
+  ** which writes (a writing statement's own changes are not counted until
+  ** it ends, and SQLite runs its subqueries again in each trigger), with
+  ** no change counted and no commit seen since, and the view plans to the
+  ** same SQL reading nothing volatile (random(), the time now).  Other
+  ** connections' commits wait for the next execution, as they do for
+  ** SQLite's own statements. */
   if( parRunningGet(pView->pCtx, pView->db, &run) ) return SQLITE_NOMEM;
-  bServe = pView->memo.pOut && pView->memo.nHold>0 && !run.bWrite
-        && parRunningSame(&run, &pView->memo.run);
+  bServe = pCur->pMemo && !run.bWrite
+        && (pCur->bScanned || pCur->nLetAtOpen!=pCur->pMemo->nLet)
+        && parRunningSame(&run, &pCur->pMemo->run);
   if( !bServe ) parViewUnhold(pView, pCur);
   parViewCursorReset(pCur);
   pCur->bEof = 0;
@@ -922,23 +950,21 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
   }
   if( bServe ){
     bServe = pCur->pPlan->zWhy==0
-          && parSameText(pCur->pPlan->zExtract, pView->memo.zExtract)
-          && parSameText(pCur->pPlan->zFinal, pView->memo.zFinal);
+          && parSameText(pCur->pPlan->zExtract, pCur->pMemo->zExtract)
+          && parSameText(pCur->pPlan->zFinal, pCur->pMemo->zFinal);
     if( !bServe ) parViewUnhold(pView, pCur);
   }
   if( bServe ){
-    ParViewMemo *pM = &pView->memo;
+    ParViewMemo *pM = pCur->pMemo;
     pCur->pIn = pM->pIn;
     pCur->pOut = pM->pOut;
     if( pCur->pIn ) pCur->pIn->nRef++;
     pCur->pOut->nRef++;
-    if( pCur->iMemo!=pM->iGen ){
-      pCur->iMemo = pM->iGen;
-      pM->nHold++;
-    }
+    pCur->bScanned = 1;
     sqlite3_free(run.a);
   }else{
     char *zX = 0, *zF = 0;
+    ParViewMemo *pM;
     rc = parViewRun(pView->pCtx, pView->db, pCur->pPlan, &stamp, &pCur->pIn, &pCur->pOut,
                     &bNative, &zStrategy, aMs, &eMode, &zErr);
     if( rc ){
@@ -947,13 +973,15 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
       sqlite3_free(zErr);
       return rc;
     }
-    if( pCur->pOut && !run.bWrite ){
+    if( pCur->pOut && !run.bWrite && !parVolatileNames(pCur->pPlan->zExtract) ){
       zX = sqlite3_mprintf("%s", pCur->pPlan->zExtract ? pCur->pPlan->zExtract : "");
       zF = sqlite3_mprintf("%s", pCur->pPlan->zFinal ? pCur->pPlan->zFinal : "");
     }
-    if( zX && zF ){
-      ParViewMemo *pM = &pView->memo;
-      parViewMemoClear(pM);
+    pM = zX && zF ? sqlite3_malloc(sizeof(*pM)) : 0;
+    if( pM ){
+      memset(pM, 0, sizeof(*pM));
+      pM->pNext = pView->pMemo;
+      pView->pMemo = pM;
       pM->pOut = pCur->pOut;
       pCur->pOut->nRef++;
       if( parBorrowsText(pCur->pOut) ){
@@ -964,7 +992,8 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
       pM->zExtract = zX;
       pM->zFinal = zF;
       pM->nHold = 1;
-      pCur->iMemo = pM->iGen;
+      pCur->pMemo = pM;
+      pCur->bScanned = 1;
     }else{
       sqlite3_free(zX);
       sqlite3_free(zF);
