@@ -720,6 +720,15 @@ static int parBorrowsText(const ParBatch *pOut){
   return 0;
 }
 
+static void parViewMemoFree(ParViewMemo *pM){
+  parBatchFree(pM->pOut);
+  parBatchFree(pM->pIn);
+  sqlite3_free(pM->run.a);
+  sqlite3_free(pM->zExtract);
+  sqlite3_free(pM->zFinal);
+  sqlite3_free(pM);
+}
+
 /* pCur lets go of its memo; the last holder frees it. */
 static void parViewUnhold(ParView *pView, ParViewCursor *pCur){
   ParViewMemo *pM = pCur->pMemo, **pp;
@@ -730,12 +739,39 @@ static void parViewUnhold(ParView *pView, ParViewCursor *pCur){
   if( --pM->nHold>0 ) return;
   for(pp=&pView->pMemo; *pp && *pp!=pM; pp=&(*pp)->pNext){}
   if( *pp ) *pp = pM->pNext;
-  parBatchFree(pM->pOut);
-  parBatchFree(pM->pIn);
-  sqlite3_free(pM->run.a);
-  sqlite3_free(pM->zExtract);
-  sqlite3_free(pM->zFinal);
-  sqlite3_free(pM);
+  parViewMemoFree(pM);
+}
+
+/* Keep what pCur just computed for the later scans of its statement
+** execution (parViewFilterBusy), pCur its first holder.  Takes pRun's
+** array, kept or freed. */
+static void parViewMemoKeep(ParView *pView, ParViewCursor *pCur, ParRunning *pRun){
+  const ParPlan *pPlan = pCur->pPlan;
+  ParViewMemo *pM;
+  if( pCur->pOut==0 || pRun->bWrite || parVolatileNames(pPlan->zExtract)
+   || (pM = sqlite3_malloc(sizeof(*pM)))==0 ){
+    sqlite3_free(pRun->a);
+    return;
+  }
+  memset(pM, 0, sizeof(*pM));
+  pM->run = *pRun;
+  pM->zExtract = sqlite3_mprintf("%s", pPlan->zExtract ? pPlan->zExtract : "");
+  pM->zFinal = sqlite3_mprintf("%s", pPlan->zFinal ? pPlan->zFinal : "");
+  pM->pOut = pCur->pOut;
+  pM->pOut->nRef++;
+  if( parBorrowsText(pCur->pOut) ){
+    pM->pIn = pCur->pIn;
+    pM->pIn->nRef++;
+  }
+  if( pM->zExtract==0 || pM->zFinal==0 ){
+    parViewMemoFree(pM);
+    return;
+  }
+  pM->nHold = 1;
+  pM->pNext = pView->pMemo;
+  pView->pMemo = pM;
+  pCur->pMemo = pM;
+  pCur->bScanned = 1;
 }
 
 static int parViewBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
@@ -963,8 +999,6 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
     pCur->bScanned = 1;
     sqlite3_free(run.a);
   }else{
-    char *zX = 0, *zF = 0;
-    ParViewMemo *pM;
     rc = parViewRun(pView->pCtx, pView->db, pCur->pPlan, &stamp, &pCur->pIn, &pCur->pOut,
                     &bNative, &zStrategy, aMs, &eMode, &zErr);
     if( rc ){
@@ -973,32 +1007,7 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
       sqlite3_free(zErr);
       return rc;
     }
-    if( pCur->pOut && !run.bWrite && !parVolatileNames(pCur->pPlan->zExtract) ){
-      zX = sqlite3_mprintf("%s", pCur->pPlan->zExtract ? pCur->pPlan->zExtract : "");
-      zF = sqlite3_mprintf("%s", pCur->pPlan->zFinal ? pCur->pPlan->zFinal : "");
-    }
-    pM = zX && zF ? sqlite3_malloc(sizeof(*pM)) : 0;
-    if( pM ){
-      memset(pM, 0, sizeof(*pM));
-      pM->pNext = pView->pMemo;
-      pView->pMemo = pM;
-      pM->pOut = pCur->pOut;
-      pCur->pOut->nRef++;
-      if( parBorrowsText(pCur->pOut) ){
-        pM->pIn = pCur->pIn;
-        pCur->pIn->nRef++;
-      }
-      pM->run = run;
-      pM->zExtract = zX;
-      pM->zFinal = zF;
-      pM->nHold = 1;
-      pCur->pMemo = pM;
-      pCur->bScanned = 1;
-    }else{
-      sqlite3_free(zX);
-      sqlite3_free(zF);
-      sqlite3_free(run.a);
-    }
+    parViewMemoKeep(pView, pCur, &run);
   }
   if( pCur->pOut && pCur->pPlan->aDirect ){
     pCur->aDirect = pCur->pPlan->aDirect;

@@ -28,12 +28,10 @@ static void map_blocks(size_t n, int nthreads, void *pCtx,
   #pragma omp parallel num_threads(nt) if(nt>1)
   {
     int nTeam = omp_get_num_threads();
-    size_t b0 = nb * (size_t)omp_get_thread_num() / (size_t)nTeam;
-    size_t b1 = nb * (size_t)(omp_get_thread_num() + 1) / (size_t)nTeam, b;
-    for(b=b0; b<b1 && !px_stopping(pStop); b++){
-      size_t lo, hi;
-      px_block_range(n, b, &lo, &hi);
-      xBlock(pCtx, lo, hi);
+    size_t a, b, lo;
+    px_team_range(n, omp_get_thread_num(), nTeam, &a, &b);
+    for(lo=a; lo<b && !px_stopping(pStop); lo+=PX_BLOCK){
+      xBlock(pCtx, lo, b - lo > PX_BLOCK ? lo + PX_BLOCK : b);
     }
     px_stop_wait(pStop, &nDone, nTeam);
   }
