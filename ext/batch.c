@@ -961,8 +961,10 @@ error:
 typedef struct ParSink ParSink;
 struct ParSink {
   ParBatch *pB;      /* rows go here */
+  sqlite3_int64 nStop;  /* >0: stop the statement after this many rows */
   int rc;            /* first error of parBatchAppend */
   int bDone;         /* our xFinal ran */
+  int bStopped;      /* the sink ended the statement after nStop rows */
 };
 
 static void parSinkStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
@@ -983,6 +985,13 @@ static void parSinkStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     *pp = p;
   }
   if( p->rc ) return;
+  if( p->pB->nRow==p->nStop ){
+    /* Every row wanted is in: an error is the one way to end the
+    ** statement from here (parBatchFromSink does not report it). */
+    p->bStopped = 1;
+    sqlite3_result_error(ctx, "par_sink: enough rows", -1);
+    return;
+  }
   p->rc = parBatchAppend(p->pB, &argv[1]);
   if( p->rc ){
     char *zErr = parBatchAppendError(p->pB, p->rc);
@@ -1025,12 +1034,14 @@ static int parStmtLength(const char *zSql, const char *zTail){
 
 int parBatchFromSink(sqlite3 *db, sqlite3_stmt *pSink, sqlite3_stmt *pMeta,
                      sqlite3_int64 mxMem, sqlite3_int64 *pnShared, ParWindow *pWin,
-                     sqlite3_int64 iAt, sqlite3_int64 nSpan, ParBatch **ppBatch, char **pzErr){
+                     sqlite3_int64 iAt, sqlite3_int64 nSpan, int bStop,
+                     ParBatch **ppBatch, char **pzErr){
   ParSink sink;
   int rc;
   *ppBatch = 0;
   *pzErr = 0;
   memset(&sink, 0, sizeof(sink));
+  sink.nStop = bStop ? nSpan : -1;
   rc = parBatchNew(pMeta, mxMem, pnShared, &sink.pB, pzErr);
   if( rc ) return rc;
   if( pWin ){
@@ -1046,9 +1057,14 @@ int parBatchFromSink(sqlite3 *db, sqlite3_stmt *pSink, sqlite3_stmt *pMeta,
               && sqlite3_column_int64(pSink, 0)==(sqlite3_int64)(intptr_t)&parSinkMark;
     rc = sink.bDone ? sqlite3_step(pSink) : SQLITE_DONE;
   }
-  if( sink.rc ){
+  if( sink.bStopped ){
+    rc = SQLITE_OK;
+  }else if( sink.rc ){
     *pzErr = parBatchAppendError(sink.pB, sink.rc);
     rc = parBatchAppendRc(sink.pB, sink.rc);
+  }else if( bStop && rc==SQLITE_DONE && sink.bDone && sink.pB->nRow!=nSpan ){
+    rc = SQLITE_CORRUPT;
+    *pzErr = sqlite3_mprintf("a range of rowids returned fewer rows than it spans");
   }else if( rc!=SQLITE_DONE ){
     *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
   }else if( !sink.bDone ){
@@ -1127,7 +1143,7 @@ int parBatchFromSql(sqlite3 *db, const char *zSql, sqlite3_int64 mxMem,
       pSink = 0;
     }
   }
-  rc = pSink ? parBatchFromSink(db, pSink, pStmt, mxMem, 0, 0, 0, 0, ppBatch, pzErr)
+  rc = pSink ? parBatchFromSink(db, pSink, pStmt, mxMem, 0, 0, 0, 0, 0, ppBatch, pzErr)
              : SQLITE_NOTFOUND;
   if( rc==SQLITE_NOTFOUND ){
     rc = parBatchFromStmt(pStmt, mxMem, ppBatch, pzErr);
@@ -1237,7 +1253,14 @@ static int parWindowTake(ParBatch *pB, ParColumn *pCol, ParBatch **aIn, int nIn,
    || (e==PAR_COL_MIXED && parWindowArray(pWin, j, 1)==0) ){
     return SQLITE_NOMEM;
   }
-  #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1) if(nThread>1)
+  /* INTEGER and REAL pieces are in their final form already: no team
+  ** then (waking a team's sleeping threads can cost milliseconds, more
+  ** than the check). */
+  for(i=0; i<nIn; i++){
+    if( aIn[i]->nRow && (e==PAR_COL_TEXT || e==PAR_COL_MIXED
+                         || aIn[i]->aCol[j].eStore==PAR_COL_NULL) ) break;
+  }
+  #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1) if(nThread>1 && i<nIn)
   for(i=0; i<nIn; i++){
     const ParColumn *pSrc = &aIn[i]->aCol[j];
     const sqlite3_int64 n = aIn[i]->nRow, at = aIn[i]->iWinAt;

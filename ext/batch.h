@@ -168,10 +168,13 @@ char *parSinkSql(const char *zSql, int nSql, int nCol);
 ** parBatchFromSql(); SQLITE_NOTFOUND (no message) when the par_sink that
 ** ran was not ours.  With pWin, the batch's value arrays are rows
 ** [iAt, iAt+nSpan) of pWin's, and more than nSpan rows are an error
-** (SQLITE_CORRUPT); else they grow as rows come. */
+** (SQLITE_CORRUPT); else they grow as rows come.  With bStop, the batch
+** is the statement's first nSpan rows: the statement is stopped after
+** them, and fewer is an error (SQLITE_CORRUPT). */
 int parBatchFromSink(sqlite3 *db, sqlite3_stmt *pSink, sqlite3_stmt *pMeta,
                      sqlite3_int64 mxMem, sqlite3_int64 *pnShared, ParWindow *pWin,
-                     sqlite3_int64 iAt, sqlite3_int64 nSpan, ParBatch **ppBatch, char **pzErr);
+                     sqlite3_int64 iAt, sqlite3_int64 nSpan, int bStop,
+                     ParBatch **ppBatch, char **pzErr);
 
 /* Arrays of nRow rows for each of nCol columns, shared by the pieces of
 ** one read (batch.c explains); NULL when out of memory.  Freed by

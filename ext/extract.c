@@ -45,7 +45,14 @@
 **     where text and blob keys fall; see parPkColumn()), taken
 **     by the workers as they finish (so skew in the data evens out); each
 **     range feeds par_sink (batch.c) on the worker's own connection, and
-**     the pieces are joined in rowid order (parBatchConcat).  Below
+**     the pieces are joined in rowid order (parBatchConcat).  SQLite
+**     compares each row's rowid with the end of its range, about a tenth
+**     of the cost of a row; the last range has no end to compare with,
+**     and when the last read of every row of the table (no WHERE) found
+**     every rowid from min to max and the data version is still the one
+**     it read (ParDense), no range has: each reads from its first rowid on
+**     and par_sink stops the statement after as many rows as the range
+**     spans.  Below
 **     min_rows rowids, one serial read on the caller's connection is
 **     cheaper.  The calling thread waits and checks for sqlite3_interrupt()
 **     on its connection every few milliseconds; an interrupt stops the
@@ -74,6 +81,18 @@
 
 /* ---- structures ------------------------------------------------------------ */
 
+/* What the last read of every row of a table found (parReadParallel): its
+** rowids are min..max, every one present, as long as the file's data
+** version is the one read then.  Ranges of such a table are then taken by
+** row count, from their first rowid on, with no upper bound for SQLite
+** to compare each row's rowid with (about a tenth of the cost of a row). */
+#define PAR_DENSE_MAX 8
+typedef struct ParDense {
+  char *zTable;         /* NULL: a free slot */
+  unsigned iVersion;    /* data version of the pool's first connection */
+  sqlite3_int64 iMin, iMax;
+} ParDense;
+
 /* Worker connections on one database file. */
 typedef struct ParPool ParPool;
 struct ParPool {
@@ -88,6 +107,9 @@ struct ParPool {
                         ** (parCompilesAsNew), or NULL */
   char *zCheckSchema;
   unsigned iGen;        /* ParContext.iPoolGen when it was opened */
+  ParDense aDense[PAR_DENSE_MAX];   /* tables read whole; a new one takes
+                        ** slot iDense, the next slot after it */
+  int iDense;
   ParPool *pNext;       /* the connection's next pool (less recently used) */
 };
 
@@ -126,7 +148,9 @@ struct ParSource {
   char *zWorkerSql;     /* the extraction on a worker connection, where
                         ** the file is "main", for rowids :par_lo..:par_hi
                         ** (WITHOUT ROWID: :par_lo <= key < :par_hi) */
-  char *zWorkerTailSql; /* WITHOUT ROWID: for :par_lo <= key */
+  char *zWorkerTailSql; /* the same for :par_lo <= key (rowid), with no
+                        ** upper bound: the last range, and every range
+                        ** when they are taken by row count; or NULL */
   char *zRangePlan;     /* the query plan the caller's connection has for
                         ** the worker SQL (through par_sink): a worker
                         ** must plan it the same (settings, statistics) */
@@ -138,6 +162,8 @@ struct ParSource {
   int bLikeCs;          /* the caller's LIKE is case sensitive */
   int bJoin;            /* zTable is the outermost table of a join: each
                         ** range of it is joined on its worker */
+  int bAll;             /* every row of a rowid table, no WHERE: the rows
+                        ** read are the table's (see ParDense) */
 };
 
 static void parSourceClear(ParSource *p){
@@ -391,14 +417,18 @@ static int parDefaultVfs(sqlite3 *db, const char *zSchema, char **pzVfs){
 /* The extraction SQL over schema zSchema's table, for rowids between the
 ** parameters :par_lo and :par_hi. */
 static char *parRangeSql(const ParPlan *pPlan, const char *zSchema, const char *zTable,
-                         const char *zAlias, const char *zRowid){
-  return sqlite3_mprintf("SELECT %s FROM \"%w\".\"%w\" AS \"%w\" WHERE %s%s%s"
-                         "\"%w\".%s>=:par_lo AND \"%w\".%s<=:par_hi",
-                         pPlan->zExtractCols, zSchema, zTable, zAlias,
-                         pPlan->zExtractWhere ? "(" : "",
-                         pPlan->zExtractWhere ? pPlan->zExtractWhere : "",
-                         pPlan->zExtractWhere ? ") AND " : "",
-                         zAlias, zRowid, zAlias, zRowid);
+                         const char *zAlias, const char *zRowid, int bTail){
+  char *zHi = bTail ? sqlite3_mprintf("")
+                    : sqlite3_mprintf(" AND \"%w\".%s<=:par_hi", zAlias, zRowid);
+  char *z = zHi ? sqlite3_mprintf("SELECT %s FROM \"%w\".\"%w\" AS \"%w\" WHERE %s%s%s"
+                                  "\"%w\".%s>=:par_lo%s",
+                                  pPlan->zExtractCols, zSchema, zTable, zAlias,
+                                  pPlan->zExtractWhere ? "(" : "",
+                                  pPlan->zExtractWhere ? pPlan->zExtractWhere : "",
+                                  pPlan->zExtractWhere ? ") AND " : "",
+                                  zAlias, zRowid, zHi) : 0;
+  sqlite3_free(zHi);
+  return z;
 }
 
 /* The extraction SQL over schema zSchema's WITHOUT ROWID table, for the
@@ -789,7 +819,7 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   ** are the rows of the whole join, in its order). */
   for(i=0; i<3 && pSrc->zRowid==0; i++){
     char *zRange = pSrc->bJoin ? parJoinRangeSql(pPlan, zAlias, azRowid[i])
-                 : parRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, azRowid[i]);
+                 : parRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, azRowid[i], 0);
     char *zRangeSink = zRange ? parSinkSql(zRange, (int)strlen(zRange), pPlan->nExtractCol) : 0;
     char *zRangePlan = zRangeSink ? parQueryPlan(db, zRangeSink) : 0;
     if( pSrc->bJoin ){
@@ -809,6 +839,21 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     sqlite3_free(zRange);
     sqlite3_free(zRangeSink);
     sqlite3_free(zRangePlan);
+  }
+  if( pSrc->zRowid && !pSrc->bJoin ){
+    /* From a rowid on, without an upper bound: SQLite then compares no
+    ** rowid with the range's end at each row (about a tenth of the cost of
+    ** reading a row). */
+    char *zTail = parRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, pSrc->zRowid, 1);
+    char *zTailSink = zTail ? parSinkSql(zTail, (int)strlen(zTail), pPlan->nExtractCol) : 0;
+    char *zTailPlan = zTailSink ? parQueryPlan(db, zTailSink) : 0;
+    if( parPlanIs(zTailPlan, "SEARCH ", "USING INTEGER PRIMARY KEY (rowid>?)", 0) ){
+      pSrc->zTailPlan = zTailPlan;
+      zTailPlan = 0;
+    }
+    sqlite3_free(zTail);
+    sqlite3_free(zTailSink);
+    sqlite3_free(zTailPlan);
   }
   if( pSrc->zRowid==0 && !pSrc->bJoin
    && sqlite3_table_column_metadata(db, pSrc->zSchema, pSrc->zTable,
@@ -879,7 +924,12 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   }else if( pSrc->bJoin ){
     pSrc->zWorkerSql = parJoinRangeSql(pPlan, zAlias, pSrc->zRowid);
   }else{
-    pSrc->zWorkerSql = parRangeSql(pPlan, "main", pSrc->zTable, zAlias, pSrc->zRowid);
+    pSrc->zWorkerSql = parRangeSql(pPlan, "main", pSrc->zTable, zAlias, pSrc->zRowid, 0);
+    if( pSrc->zWorkerSql && pSrc->zTailPlan ){
+      pSrc->zWorkerTailSql = parRangeSql(pPlan, "main", pSrc->zTable, zAlias, pSrc->zRowid, 1);
+      if( pSrc->zWorkerTailSql==0 ) goto nomem;
+      pSrc->bAll = pPlan->zExtractWhere==0;
+    }
   }
   if( pSrc->zWorkerSql ){
     /* The base of a join: its whole FROM clause, and its plan (the order
@@ -981,6 +1031,7 @@ static void parPoolFree(ParPool *p){
   sqlite3_free(p->zCheckSchema);
   sqlite3_free(p->aConn);
   sqlite3_free(p->zFile);
+  for(i=0; i<PAR_DENSE_MAX; i++) sqlite3_free(p->aDense[i].zTable);
   sqlite3_free(p);
 }
 
@@ -1138,6 +1189,49 @@ static unsigned parDataVersion(sqlite3 *pDb){
   return v;
 }
 
+/* The slot of table zTable in p->aDense, or -1. */
+static int parDenseFind(ParPool *p, const char *zTable){
+  int i;
+  for(i=0; i<PAR_DENSE_MAX; i++){
+    if( p->aDense[i].zTable && sqlite3_stricmp(p->aDense[i].zTable, zTable)==0 ) return i;
+  }
+  return -1;
+}
+
+/* Are the rowids of zTable known to be iMin..iMax, every one, at data
+** version iVersion? */
+static int parDenseKnown(ParPool *p, const char *zTable, unsigned iVersion,
+                         sqlite3_int64 iMin, sqlite3_int64 iMax){
+  int i = parDenseFind(p, zTable);
+  return i>=0 && p->aDense[i].iVersion==iVersion
+      && p->aDense[i].iMin==iMin && p->aDense[i].iMax==iMax;
+}
+
+/* Record what a read of every row of zTable at data version iVersion found:
+** nRow rows with rowids iMin..iMax.  Only when they are all there. */
+static void parDenseRecord(ParPool *p, const char *zTable, unsigned iVersion,
+                           sqlite3_int64 iMin, sqlite3_int64 iMax, sqlite3_int64 nRow){
+  int i = parDenseFind(p, zTable);
+  if( iMax<iMin || (sqlite3_uint64)iMax - (sqlite3_uint64)iMin != (sqlite3_uint64)nRow - 1 ){
+    if( i>=0 ){
+      sqlite3_free(p->aDense[i].zTable);
+      p->aDense[i].zTable = 0;
+    }
+    return;
+  }
+  if( i<0 ){
+    char *z = sqlite3_mprintf("%s", zTable);
+    if( z==0 ) return;
+    i = p->iDense;
+    p->iDense = (p->iDense + 1) % PAR_DENSE_MAX;
+    sqlite3_free(p->aDense[i].zTable);
+    p->aDense[i].zTable = z;
+  }
+  p->aDense[i].iVersion = iVersion;
+  p->aDense[i].iMin = iMin;
+  p->aDense[i].iMax = iMax;
+}
+
 /* ---- parallel reading ------------------------------------------------------ */
 
 typedef struct ParRun ParRun;
@@ -1158,6 +1252,9 @@ struct ParRun {
                                 ** first range has no lower bound, the
                                 ** last no upper bound) */
   int bPk;                      /* key ranges of a WITHOUT ROWID table */
+  int bCount;                   /* the rowids are dense (ParDense): each
+                                ** range is the first aHi-aLo+1 rows from
+                                ** aLo on */
   ParWindow *pWin;              /* rowid ranges: chunk i's rows go to rows
                                 ** aLo[i]-aLo[0].. of these arrays, or NULL */
   ParBatch **apChunk;           /* what each chunk read */
@@ -1176,23 +1273,27 @@ static void *parWorkerMain(void *pArg){
   ParWorker *w = (ParWorker*)pArg;
   ParRun *r = w->pRun;
   for(;;){
-    int i = __atomic_fetch_add(&r->iNext, 1, __ATOMIC_RELAXED), rc;
+    int i = __atomic_fetch_add(&r->iNext, 1, __ATOMIC_RELAXED), rc, bTail;
     char *zErr = 0;
     sqlite3_stmt *pStmt;
     if( i>=r->nChunk || __atomic_load_n(&r->bStop, __ATOMIC_RELAXED) ) break;
-    pStmt = r->bPk && i==r->nChunk-1 ? w->pTail : w->pSink;
+    /* No upper bound to check for the last range, nor for any range
+    ** taken by row count. */
+    bTail = w->pTail && (r->bCount || i==r->nChunk-1);
+    pStmt = bTail ? w->pTail : w->pSink;
     if( r->bPk && i==0 ){
       /* Below every number; no text or blob is below the first bound. */
       sqlite3_bind_double(pStmt, sqlite3_bind_parameter_index(pStmt, ":par_lo"), -INFINITY);
     }else{
       sqlite3_bind_int64(pStmt, sqlite3_bind_parameter_index(pStmt, ":par_lo"), r->aLo[i]);
     }
-    if( pStmt!=w->pTail ){
+    if( !bTail ){
       sqlite3_bind_int64(pStmt, sqlite3_bind_parameter_index(pStmt, ":par_hi"), r->aHi[i]);
     }
     rc = parBatchFromSink(w->pDb, pStmt, w->pMeta, r->mxMem, &r->nShared, r->pWin,
                           r->pWin ? r->aLo[i] - r->aLo[0] : 0,
-                          r->pWin ? r->aHi[i] - r->aLo[i] + 1 : 0, &r->apChunk[i], &zErr);
+                          (r->pWin || r->bCount) ? r->aHi[i] - r->aLo[i] + 1 : 0, r->bCount,
+                          &r->apChunk[i], &zErr);
     if( rc ){
       __atomic_store_n(&r->bStop, 1, __ATOMIC_RELAXED);
       pthread_mutex_lock(&r->mutex);
@@ -1223,12 +1324,13 @@ static int parInterrupted(sqlite3_stmt *pProbe){
 }
 
 /* Read pSrc with nThread workers of pool p inside one snapshot.  Returns
-** SQLITE_OK with *ppBatch and *piVersion, SQLITE_OK with *pzWhy set when it
-** must be read serially instead (and *pbStale set when that is because a
-** worker plans it otherwise than the caller), or an error with *pzErr. */
+** SQLITE_OK with *ppBatch, *piVersion and *pbCounted (the ranges were taken
+** by row count: see ParDense), SQLITE_OK with *pzWhy set when it must be
+** read serially instead (and *pbStale set when that is because a worker
+** plans it otherwise than the caller), or an error with *pzErr. */
 static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParSource *pSrc,
                            int nThread, ParBatch **ppBatch, unsigned *piVersion,
-                           int *pbStale, char **pzWhy, char **pzErr){
+                           int *pbCounted, int *pbStale, char **pzWhy, char **pzErr){
   ParWorker *aW = 0;
   ParRun run;
   sqlite3_stmt *pProbe = 0;
@@ -1394,6 +1496,7 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
     run.nChunk = k;
     run.aHi[k-1] = iMax;
   }
+  run.bCount = pSrc->bAll && parDenseKnown(p, pSrc->zTable, *piVersion, iMin, iMax);
   run.mxMem = parMemLimit(pCtx);
   /* A range of rowids holds at most as many rows as it spans (a join's
   ** can hold more: no windows then): the chunks write straight into
@@ -1461,6 +1564,10 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   }else{
     rc = parBatchConcat(run.apChunk, run.nChunk, run.mxMem, nThread, run.pWin, ppBatch,
                         pzErr);
+    if( rc==SQLITE_OK && pSrc->bAll && !run.bCount ){
+      parDenseRecord(p, pSrc->zTable, *piVersion, iMin, iMax, (*ppBatch)->nRow);
+    }
+    *pbCounted = run.bCount;
   }
 
 done:
@@ -1950,13 +2057,13 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       *ppBatch = pHit;
       *peMode = PAR_EXTRACT_CACHED;
     }else{
-      int nThread = pCtx->nThread, bStale = 0;
+      int nThread = pCtx->nThread, bStale = 0, bCounted = 0;
       ParPool *p = parPoolGet(pCtx, src.zFile, nThread, src.bWal, &zWhy);
       unsigned iVersion = 0, iGen = p ? p->iGen : 0;
       if( p==0 && zWhy==0 ) rc = SQLITE_NOMEM;
       if( p ){
-        rc = parReadParallel(pCtx, db, p, &src, nThread, ppBatch, &iVersion, &bStale, &zWhy,
-                             pzErr);
+        rc = parReadParallel(pCtx, db, p, &src, nThread, ppBatch, &iVersion, &bCounted,
+                             &bStale, &zWhy, pzErr);
       }
       if( bStale ){
         /* A worker planned otherwise: most likely statistics it loaded
@@ -1966,7 +2073,7 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
         parPoolDrop(pCtx, parPoolFind(pCtx, src.zFile));
       }
       if( rc==SQLITE_OK && *ppBatch ){
-        *peMode = PAR_EXTRACT_PARALLEL;
+        *peMode = bCounted ? PAR_EXTRACT_COUNTED : PAR_EXTRACT_PARALLEL;
         if( !parVolatileNames(pPlan->zExtract) ){
           parCachePut(pCtx, pPlan, &src, *ppBatch, iVersion, iGen);
         }
@@ -2045,10 +2152,13 @@ char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
                            pCtx->nThread);
   }else{
     zOut = sqlite3_mprintf("parallel: %s ranges of %s.%s%s on %d worker connections, "
-                           "one snapshot (serial below min_rows = %lld rows)",
+                           "one snapshot (serial below min_rows = %lld rows)%s",
                            src.zPk ? "primary-key" : "rowid",
                            src.zSchema, src.zTable, src.bJoin ? " (each joined on its worker)" : "",
-                           pCtx->nThread, pCtx->nMinRow);
+                           pCtx->nThread, pCtx->nMinRow,
+                           src.bAll ? "; taken by row count when the last read of every row "
+                                      "found every rowid from min to max, and no commit came since"
+                                    : "");
   }
   parSourceClear(&src);
   sqlite3_free(zWhy);

@@ -12,6 +12,7 @@
 #define PAR_EXTRACT_SERIAL   0
 #define PAR_EXTRACT_PARALLEL 1
 #define PAR_EXTRACT_CACHED   2
+#define PAR_EXTRACT_COUNTED  3    /* parallel, the ranges taken by row count */
 
 /* The data versions of the worker pools' files, taken before a scan runs
 ** anything on the caller's connection (parExtractStamp), while that

@@ -1123,7 +1123,8 @@ static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   double aMs[2], t0, tFinal;
   sqlite3_int64 nRow = 0;
   int rc, bNative = 0, eMode = PAR_EXTRACT_SERIAL;
-  static const char *azMode[] = { "serial", "parallel", "cached" };
+  static const char *azMode[] = { "serial", "parallel", "cached", "parallel" };
+  static const char *azRanges[] = { "-", "rowid bounds", "-", "row counts" };
   ParStamp stamp;
 
   if( zSql==0 ){
@@ -1145,12 +1146,13 @@ static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     tFinal = parNowMs() - t0;
   }
   if( rc==SQLITE_OK ){
-    zOut = sqlite3_mprintf("{\"mode\":\"%s\",\"extract\":\"%s\",\"extract_ms\":%.3f,"
-        "\"extract_rows\":%lld,"
+    zOut = sqlite3_mprintf("{\"mode\":\"%s\",\"extract\":\"%s\",\"extract_ranges\":\"%s\","
+        "\"extract_ms\":%.3f,\"extract_rows\":%lld,"
         "\"groupby_ms\":%.3f,\"groups\":%lld,\"strategy\":\"%s\",\"final_ms\":%.3f,"
         "\"rows\":%lld,\"threads\":%d}",
         (bNative || pOut==0) ? "native" : "parallel",
-        (bNative || pOut==0) ? "-" : azMode[eMode], aMs[0], pIn ? pIn->nRow : 0,
+        (bNative || pOut==0) ? "-" : azMode[eMode],
+        (bNative || pOut==0) ? "-" : azRanges[eMode], aMs[0], pIn ? pIn->nRow : 0,
         aMs[1], pOut ? pOut->nRow : 0, zStrategy ? zStrategy : "-", tFinal, nRow,
         parThreadsFor(pCtx, pIn ? pIn->nRow : 0));
     if( zOut ) sqlite3_result_text(ctx, zOut, -1, sqlite3_free);

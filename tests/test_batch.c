@@ -12,7 +12,9 @@
 **    and be the same at 1, 2 and 3 threads.
 ** 3. Errors: statements that are not a single read-only query, SQL errors,
 **    the memory limit.
-** 4. Dictionary: values of every length up to 40 bytes differing in one
+** 4. A sink that stops its statement after a number of rows, inside one
+**    read transaction while another connection commits.
+** 5. Dictionary: values of every length up to 40 bytes differing in one
 **    byte at every position, TEXT and BLOB, and many random short values
 **    with repeats, against a plain search of the values seen so far: equal
 **    values (kind and bytes) get the same code, others new codes in order.
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static sqlite3 *db;
 
@@ -383,7 +386,7 @@ static void checkConcatWindow(check_rng *r, int nPiece, int nThread, const char 
     sqlite3_prepare_v2(db, zSink, -1, &pSink, 0);
     CHECK(pMeta && pSink, "prepare: %s", sqlite3_errmsg(db));
     rc = pMeta && pSink ? parBatchFromSink(db, pSink, pMeta, 0, 0, pWin, iLo-1, iHi-iLo+1,
-                                           &apPiece[i], &zErr) : SQLITE_ERROR;
+                                           0, &apPiece[i], &zErr) : SQLITE_ERROR;
     CHECK(rc==SQLITE_OK, "piece %d: %s", i, zErr ? zErr : "?");
     sqlite3_free(zErr);
     zErr = 0;
@@ -563,7 +566,7 @@ static void checkErrors(void){
     sqlite3_prepare_v2(db, "SELECT 1, 'x'", -1, &pMeta, 0);
     sqlite3_prepare_v2(db, zSink, -1, &pSink, 0);
     CHECK(pMeta && pSink, "prepare: %s", sqlite3_errmsg(db));
-    rc = pMeta && pSink ? parBatchFromSink(db, pSink, pMeta, 1<<20, &nShared, 0, 0, 0, &pB, &zErr)
+    rc = pMeta && pSink ? parBatchFromSink(db, pSink, pMeta, 1<<20, &nShared, 0, 0, 0, 0, &pB, &zErr)
                         : SQLITE_ERROR;
     CHECK(rc==SQLITE_FULL, "rc=%d", rc);
     CHECK(zErr && strstr(zErr, "memory limit of 1 MB exceeded"), "message: %s", zErr ? zErr : "");
@@ -574,6 +577,108 @@ static void checkErrors(void){
     sqlite3_finalize(pMeta);
     sqlite3_finalize(pSink);
   }
+}
+
+/* ---- a sink that stops the statement ------------------------------------- */
+
+/* Read rowids lo.. of u through the sink with bStop and nSpan rows on pR;
+** returns the rc, and the values read in *pB. */
+static int sinkStopRead(sqlite3 *pR, sqlite3_stmt *pSink, sqlite3_stmt *pMeta,
+                        sqlite3_int64 lo, sqlite3_int64 nSpan, ParBatch **ppB, char **pzErr){
+  sqlite3_bind_int64(pSink, sqlite3_bind_parameter_index(pSink, ":par_lo"), lo);
+  return parBatchFromSink(pR, pSink, pMeta, 0, 0, 0, 0, nSpan, 1, ppB, pzErr);
+}
+
+/* The values of an INTEGER column are first, first+step, ...? */
+static int sinkStopValues(ParBatch *pB, sqlite3_int64 nRow, sqlite3_int64 first,
+                          sqlite3_int64 step){
+  sqlite3_int64 i;
+  if( pB==0 || pB->nRow!=nRow || pB->aCol[0].eStore!=PAR_COL_INT ) return 0;
+  for(i=0; i<nRow; i++) if( pB->aCol[0].aInt[i]!=first + i*step ) return 0;
+  return 1;
+}
+
+/* parBatchFromSink with bStop (ranges taken by row count, extract.c): the
+** statement ends after nSpan rows, inside the read transaction that the
+** next range goes on reading (one snapshot while another connection
+** commits); fewer rows than nSpan are an error. */
+static void checkSinkStop(void){
+  char zPath[] = "/tmp/par_sink_stop_XXXXXX";
+  const char *zRange = "SELECT v FROM u WHERE rowid>=:par_lo";
+  sqlite3 *pR = 0, *pW = 0;
+  sqlite3_stmt *pMeta = 0, *pSink = 0;
+  ParBatch *pB = 0;
+  char *zErr = 0, *zSink = 0, *zWal = 0;
+  int fd = mkstemp(zPath), rc;
+
+  check_case("sink stopped after nSpan rows");
+  CHECK(fd>=0, "mkstemp");
+  if( fd<0 ) return;
+  close(fd);
+  rc = sqlite3_open(zPath, &pW);
+  if( rc==SQLITE_OK ) rc = sqlite3_open(zPath, &pR);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_exec(pW, "PRAGMA journal_mode=WAL; CREATE TABLE u(v);"
+                          "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<100)"
+                          " INSERT INTO u(rowid, v) SELECT i, i*10 FROM n", 0, 0, 0);
+  }
+  if( rc==SQLITE_OK ) rc = parBatchRegister(pR);
+  if( rc==SQLITE_OK ) rc = sqlite3_exec(pR, "BEGIN; PRAGMA schema_version", 0, 0, 0);
+  zSink = parSinkSql(zRange, (int)strlen(zRange), 1);
+  if( rc==SQLITE_OK ) rc = sqlite3_prepare_v2(pR, zRange, -1, &pMeta, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_prepare_v2(pR, zSink, -1, &pSink, 0);
+  CHECK(rc==SQLITE_OK, "setup: %s", pR ? sqlite3_errmsg(pR) : "?");
+  if( rc ) goto done;
+
+  rc = sinkStopRead(pR, pSink, pMeta, 11, 10, &pB, &zErr);
+  CHECK(rc==SQLITE_OK, "rc=%d %s", rc, zErr ? zErr : "");
+  CHECK(sinkStopValues(pB, 10, 110, 10), "rows 11..20 expected, got %lld",
+        pB ? (long long)pB->nRow : -1LL);
+  CHECK(!sqlite3_get_autocommit(pR), "the read transaction ended with the stop");
+  parBatchFree(pB);
+  pB = 0;
+
+  check_case("the read transaction survives the stop");
+  rc = sqlite3_exec(pW, "UPDATE u SET v = -v", 0, 0, 0);
+  CHECK(rc==SQLITE_OK, "update: %s", sqlite3_errmsg(pW));
+  rc = sinkStopRead(pR, pSink, pMeta, 91, 10, &pB, &zErr);   /* ends with the table */
+  CHECK(rc==SQLITE_OK, "rc=%d %s", rc, zErr ? zErr : "");
+  CHECK(sinkStopValues(pB, 10, 910, 10), "rows 91..100 of the old snapshot expected");
+  parBatchFree(pB);
+  pB = 0;
+  rc = sinkStopRead(pR, pSink, pMeta, 1, 3, &pB, &zErr);
+  CHECK(rc==SQLITE_OK && sinkStopValues(pB, 3, 10, 10), "rows 1..3 of the old snapshot");
+  parBatchFree(pB);
+  pB = 0;
+
+  check_case("fewer rows than nSpan");
+  rc = sinkStopRead(pR, pSink, pMeta, 95, 10, &pB, &zErr);
+  CHECK(rc==SQLITE_CORRUPT, "rc=%d", rc);
+  CHECK(zErr && strstr(zErr, "fewer rows than it spans"), "message: %s", zErr ? zErr : "");
+  CHECK(pB==0, "batch returned");
+  sqlite3_free(zErr);
+  zErr = 0;
+
+  check_case("after the transaction, the new snapshot");
+  sqlite3_exec(pR, "COMMIT", 0, 0, 0);
+  rc = sinkStopRead(pR, pSink, pMeta, 1, 2, &pB, &zErr);
+  CHECK(rc==SQLITE_OK && sinkStopValues(pB, 2, -10, -10), "rows 1..2 negated");
+  parBatchFree(pB);
+
+done:
+  sqlite3_free(zErr);
+  sqlite3_free(zSink);
+  sqlite3_finalize(pMeta);
+  sqlite3_finalize(pSink);
+  sqlite3_close(pR);
+  sqlite3_close(pW);
+  remove(zPath);
+  zWal = sqlite3_mprintf("%s-wal", zPath);
+  if( zWal ) remove(zWal);
+  sqlite3_free(zWal);
+  zWal = sqlite3_mprintf("%s-shm", zPath);
+  if( zWal ) remove(zWal);
+  sqlite3_free(zWal);
 }
 
 /* ---- shapes of SELECT that the par_sink wrapper must keep ---------------- */
@@ -880,6 +985,7 @@ int main(int argc, char **argv){
   checkErrors();
   }
   checkSinkReplaced();
+  checkSinkStop();
   checkDictionary(&r);
   checkKeptBlocks();
   sqlite3_close(db);

@@ -259,6 +259,73 @@ def test_without_rowid_key_ranges():
             assert repr(view_rows(c, sql)) == serial, ("differs from serial", threads, sql)
 
 
+def test_ranges_by_row_count():
+    """A table read whole whose rowids were all there (min..max) is read
+    again, at the same data version, in ranges taken by row count with no
+    upper bound; a WHERE, a gap, and any commit (another connection's or
+    this one's) read rowid bounds, and a gap keeps them until it closes.
+    Rowids near both ends of the integers, one row, an empty table.  Every
+    result equals the native one, and the serial one bit for bit."""
+    path, c = fresh("counted.db")
+    other = connect(path)
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("SELECT par_config('cache_mb', 0)")      # every query reads
+    fill(c, "t", 5000, seed=7)
+    c.execute("CREATE TABLE hi(v)")
+    c.executemany("INSERT INTO hi(rowid, v) VALUES(?, ?)",
+                  [(2**63 - 1 - i, i % 13) for i in range(3000)])
+    c.execute("CREATE TABLE lo(v)")
+    c.executemany("INSERT INTO lo(rowid, v) VALUES(?, ?)",
+                  [(-2**63 + i, i % 11) for i in range(3000)])
+    c.execute("CREATE TABLE one(v)")
+    c.execute("INSERT INTO one VALUES(42)")
+    c.execute("CREATE TABLE none0(v)")
+
+    def ranges(sql):
+        p = json.loads(c.execute("SELECT par_profile(?)", (sql,)).fetchone()[0])
+        return p["extract_ranges"]
+
+    def check(sql, want, threads=(2, 3, 4)):
+        """sql reads with ranges `want` at each thread count (a read whole
+        before it sets what the next one finds), and gives the native and
+        the serial answer."""
+        c.execute("SELECT par_config('threads', 1)")
+        serial = repr(view_rows(c, sql))
+        for n in threads:
+            c.execute("SELECT par_config('threads', ?)", (n,))
+            got = ranges(sql)
+            assert got == want, (sql, n, got, want)
+            same(c, sql)
+            assert repr(view_rows(c, sql)) == serial, ("differs from serial", n, sql)
+
+    whole = "SELECT count(*), sum(rowid), group_concat(rowid), group_concat(s), total(r) FROM t"
+    assert ranges(whole) == "rowid bounds"          # the first read finds them dense
+    check(whole, "row counts")
+    check("SELECT k, count(*), sum(r), min(s), max(m), group_concat(s) FROM t GROUP BY k",
+          "row counts")                             # other columns, same table
+    check("SELECT count(*), group_concat(s) FROM t WHERE rowid % 3 = 1", "rowid bounds")
+    # A gap in the middle (min, max kept) from another connection, then
+    # this connection's commit closing it again.
+    other.execute("DELETE FROM t WHERE rowid = 2500")
+    check(whole, "rowid bounds")
+    c.execute("INSERT INTO t(rowid, k, s) VALUES(2500, 1, 'back')")
+    assert ranges(whole) == "rowid bounds"
+    check(whole, "row counts")
+    # Any commit, even one that leaves every rowid: bounds once.
+    other.execute("UPDATE t SET s = 'changed' WHERE rowid = 4000")
+    check(whole, "rowid bounds", threads=(2,))
+    check(whole, "row counts")
+    c.execute("DELETE FROM t WHERE rowid = 5000")   # the last row: still dense
+    assert ranges(whole) == "rowid bounds"
+    check(whole, "row counts")
+    for table in ("hi", "lo", "one"):
+        sql = "SELECT count(*), min(rowid), max(rowid), group_concat(v) FROM %s" % table
+        assert ranges(sql) == "rowid bounds", table
+        check(sql, "row counts")
+    check("SELECT count(*), group_concat(v) FROM none0", "rowid bounds")
+    other.close()
+
+
 def test_rowid_names_and_aliases():
     """A table with an INTEGER PRIMARY KEY, one with a column called rowid,
     one with all three rowid names taken (serial), an alias in FROM."""
