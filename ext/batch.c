@@ -1243,7 +1243,7 @@ static int parWindowTake(ParBatch *pB, ParColumn *pCol, ParBatch **aIn, int nIn,
   ParWindowCol *pW = &pWin->aCol[j];
   sqlite3_int64 nRow = pB->nRow;
   const int e = pCol->eStore;
-  int i, w, bGap = 0;
+  int i, w, bGap = 0, bWork = 0;
   size_t aSz[3] = {8, 4, 1};
   void **aArr[3];
 
@@ -1256,11 +1256,11 @@ static int parWindowTake(ParBatch *pB, ParColumn *pCol, ParBatch **aIn, int nIn,
   /* INTEGER and REAL pieces are in their final form already: no team
   ** then (waking a team's sleeping threads can cost milliseconds, more
   ** than the check). */
-  for(i=0; i<nIn; i++){
-    if( aIn[i]->nRow && (e==PAR_COL_TEXT || e==PAR_COL_MIXED
-                         || aIn[i]->aCol[j].eStore==PAR_COL_NULL) ) break;
+  for(i=0; i<nIn && !bWork; i++){
+    bWork = aIn[i]->nRow && (e==PAR_COL_TEXT || e==PAR_COL_MIXED
+                             || aIn[i]->aCol[j].eStore==PAR_COL_NULL);
   }
-  #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1) if(nThread>1 && i<nIn)
+  #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1) if(nThread>1 && bWork)
   for(i=0; i<nIn; i++){
     const ParColumn *pSrc = &aIn[i]->aCol[j];
     const sqlite3_int64 n = aIn[i]->nRow, at = aIn[i]->iWinAt;

@@ -751,7 +751,11 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   }
 #undef ISNAME
   if( pSrc->zTable==0 || zAlias==0 ) goto nomem;
-  if( pSrc->zSchema==0 ) WHY("%s is not a table", pSrc->zTable);
+  if( pSrc->zSchema==0 || !parHasTable(db, pSrc->zSchema, pSrc->zTable) ){
+    /* A view named with its schema (main.v) too: SQLite's plan shows its
+    ** tables, not it, and its rows need not be its rowids' ranges. */
+    WHY("%s is not a table", pSrc->zTable);
+  }
   if( sqlite3_stricmp(pSrc->zSchema, "temp")==0 ){
     WHY("%s is a temp table: only the caller's connection sees it", pSrc->zTable);
   }
