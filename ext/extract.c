@@ -415,7 +415,7 @@ static int parDefaultVfs(sqlite3 *db, const char *zSchema, char **pzVfs){
 }
 
 /* The extraction SQL over schema zSchema's table, for rowids between the
-** parameters :par_lo and :par_hi. */
+** parameters :par_lo and :par_hi (bTail: from :par_lo on). */
 static char *parRangeSql(const ParPlan *pPlan, const char *zSchema, const char *zTable,
                          const char *zAlias, const char *zRowid, int bTail){
   char *zHi = bTail ? sqlite3_mprintf("")
