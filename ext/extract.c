@@ -110,6 +110,11 @@ struct ParPool {
   ParDense aDense[PAR_DENSE_MAX];   /* tables read whole; a new one takes
                         ** slot iDense, the next slot after it */
   int iDense;
+  int bSync;            /* main's file: at one moment with no commit in
+                        ** between, the caller's main had data version
+                        ** iSyncCaller and aConn[0] iSyncWorker (see
+                        ** parCallerSnapshot) */
+  unsigned iSyncCaller, iSyncWorker;
   ParPool *pNext;       /* the connection's next pool (less recently used) */
 };
 
@@ -1236,6 +1241,83 @@ static void parDenseRecord(ParPool *p, const char *zTable, unsigned iVersion,
   p->aDense[i].iMax = iMax;
 }
 
+/* ---- the caller's snapshot -------------------------------------------------
+**
+** In autocommit mode the statement that scans a view holds a read
+** transaction on the databases it reads (main, at least), begun when it
+** started: as for a new statement, workers and the cache's stamps see the
+** latest commit.  But a statement of the caller's left open (stepped, not
+** reset) holds the read transaction every later statement shares, and its
+** snapshot is older once another connection commits.  SQLite has no call
+** to compare snapshots (no SQLITE_ENABLE_SNAPSHOT), so with another
+** statement running, the data versions of the caller's main and of the
+** pool's first connection noted at one moment with no transaction of the
+** caller's and no commit in between (parExtractSync) decide: a read
+** transaction of the caller's whose data version is still the one noted
+** began with no commit since, and if the workers find theirs unchanged too,
+** its snapshot is the latest.  Otherwise the caller's connection reads. */
+
+/* The data version of the caller's database zSchema: of the snapshot its
+** read transaction holds, or else of its last one. */
+static unsigned parCallerVersion(sqlite3 *db, const char *zSchema){
+  unsigned v = 0;
+  sqlite3_file_control(db, zSchema, SQLITE_FCNTL_DATA_VERSION, &v);
+  return v;
+}
+
+/* Note the moment (see above) for pool p on main's file; the caller has no
+** transaction on main. */
+static void parExtractSync(sqlite3 *db, ParPool *p){
+  unsigned v1, v2, c;
+  p->bSync = 0;
+  if( parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK ) return;
+  v1 = parDataVersion(p->aConn[0]);
+  /* A read of the caller's main brings its version up to date. */
+  if( parQueryInt(db, "PRAGMA main.schema_version", -1)<0 ) return;
+  c = parCallerVersion(db, "main");
+  if( parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK ) return;
+  v2 = parDataVersion(p->aConn[0]);
+  if( v1!=v2 ) return;           /* a commit came in between */
+  p->bSync = 1;
+  p->iSyncCaller = c;
+  p->iSyncWorker = v1;
+}
+
+/* May what workers read of the caller's zSchema (file zFile), or what the
+** cache keeps of it, stand for what the caller's connection sees now?
+** 1 when the caller has no transaction on it.  When the caller reads main
+** in autocommit mode and no commit came since the moment noted (its data
+** version is still the one noted): 1 with *pbMust set, if the workers'
+** snapshot or the cache entry has data version *piMust.  Else, in
+** autocommit mode with this statement alone running, 1: like a new
+** statement, it began reading a moment ago (a commit since is not seen,
+** see the README); and 0 otherwise (only the caller sees its snapshot). */
+static int parCallerSnapshot(ParContext *pCtx, sqlite3 *db, const char *zSchema,
+                             const char *zFile, int *pbMust, unsigned *piMust){
+  ParPool *p;
+  *pbMust = 0;
+  switch( sqlite3_txn_state(db, zSchema) ){
+    case SQLITE_TXN_NONE: return 1;
+    case SQLITE_TXN_READ: break;
+    default:              return 0;
+  }
+  if( !sqlite3_get_autocommit(db) ) return 0;
+  if( sqlite3_stricmp(zSchema, "main")==0 && (p = parPoolFind(pCtx, zFile))!=0 && p->bSync
+   && parCallerVersion(db, "main")==p->iSyncCaller ){
+    *pbMust = 1;
+    *piMust = p->iSyncWorker;
+    return 1;
+  }
+  return parAppStatementsBusy(pCtx, db)<=1;
+}
+
+/* Why the caller's snapshot of zSchema keeps the workers out. */
+static char *parCallerSnapshotWhy(const char *zSchema){
+  return sqlite3_mprintf("another statement of your connection is reading %s, and a "
+                         "commit may have come since it began: only your connection "
+                         "sees that snapshot", zSchema);
+}
+
 /* ---- parallel reading ------------------------------------------------------ */
 
 typedef struct ParRun ParRun;
@@ -1327,14 +1409,16 @@ static int parInterrupted(sqlite3_stmt *pProbe){
   return rc==SQLITE_INTERRUPT;
 }
 
-/* Read pSrc with nThread workers of pool p inside one snapshot.  Returns
+/* Read pSrc with nThread workers of pool p inside one snapshot (with bMust:
+** only if its data version is iMust, see parCallerSnapshot).  Returns
 ** SQLITE_OK with *ppBatch, *piVersion and *pbCounted (the ranges were taken
 ** by row count: see ParDense), SQLITE_OK with *pzWhy set when it must be
 ** read serially instead (and *pbStale set when that is because a worker
 ** plans it otherwise than the caller), or an error with *pzErr. */
 static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParSource *pSrc,
-                           int nThread, ParBatch **ppBatch, unsigned *piVersion,
-                           int *pbCounted, int *pbStale, char **pzWhy, char **pzErr){
+                           int nThread, int bMust, unsigned iMust, ParBatch **ppBatch,
+                           unsigned *piVersion, int *pbCounted, int *pbStale, char **pzWhy,
+                           char **pzErr){
   ParWorker *aW = 0;
   ParRun run;
   sqlite3_stmt *pProbe = 0;
@@ -1414,6 +1498,11 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   if( rc ){ rc = *pzWhy ? SQLITE_OK : SQLITE_NOMEM; goto done; }
   bSnapshot = 1;
   *piVersion = parDataVersion(p->aConn[0]);
+  if( bMust && *piVersion!=iMust ){
+    *pzWhy = sqlite3_mprintf("a commit came after your connection began reading %s: only "
+                             "it sees that snapshot", pSrc->zSchema);
+    goto done;
+  }
   /* Two statements: SQLite finds a lone min() or max() of the rowid at one
   ** end of the b-tree, but scans the whole table for both at once.  For a
   ** WITHOUT ROWID table: the least key and the greatest number among the
@@ -1722,8 +1811,10 @@ static int parCacheHas(ParCache *c, const ParSource *pSrc, const ParPlan *pPlan)
 /* The cached batch for pPlan's extraction from pSrc if it is still what
 ** the file holds (a new reference: the entry's batch, or a batch sharing
 ** the needed columns of a wider entry), else NULL (a stale entry is
-** dropped). */
-static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc, const ParPlan *pPlan){
+** dropped).  With bMust, only if the file's version is iMust too (the
+** caller's snapshot, parCallerSnapshot). */
+static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc, const ParPlan *pPlan,
+                                int bMust, unsigned iMust){
   ParCache *c = pCtx->pCache;
   ParPool *p = parPoolFind(pCtx, pSrc->zFile);
   ParCacheEntry *e;
@@ -1746,6 +1837,10 @@ static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc, const P
     sqlite3_free(aiCol);
     return 0;
   }
+  if( bMust && e->iVersion!=iMust ){
+    sqlite3_free(aiCol);         /* current, but newer than the caller's */
+    return 0;
+  }
   if( bExact ){
     pB = e->pBatch;
     pB->nRef++;
@@ -1761,6 +1856,8 @@ static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc, const P
 }
 
 /* ---- extraction ------------------------------------------------------------ */
+
+static void parExtractStampPools(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp);
 
 void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp){
   ParPool *p, **pp;
@@ -1781,7 +1878,24 @@ void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp){
       parPoolDrop(pCtx, p);
     }
   }
-  if( pCtx->mxCacheMb<=0 ) return;
+  if( pCtx->mxCacheMb>0 ) parExtractStampPools(pCtx, db, pStamp);
+  /* Last (its read of the caller's main begins a read transaction that
+  ** lasts as long as the statement running now): the moment
+  ** parCallerSnapshot() compares with, on main's pool. */
+  {
+    const char *zMain = sqlite3_db_filename(db, "main");
+    if( zMain && zMain[0] && sqlite3_txn_state(db, "main")==SQLITE_TXN_NONE
+     && (p = parPoolFind(pCtx, zMain))!=0 && p->nConn>0 ){
+      parExtractSync(db, p);
+    }
+  }
+}
+
+/* parExtractStamp() with the cache on: the stamps. */
+static void parExtractStampPools(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp){
+  ParPool *p;
+  const char *zName;
+  int i;
   if( pCtx->pPool==0 ){
     /* No pool yet: one on main's file, where serial reads most often are. */
     const char *zMain = sqlite3_db_filename(db, "main");
@@ -2032,6 +2146,8 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   ParSource src;
   char *zWhy = 0;
   int rc, iAsNew = -2;   /* parCompilesAsNew() for src (-2: not asked) */
+  int bMust = 0;         /* parCallerSnapshot() */
+  unsigned iMust = 0;
   char *zAsNew = 0;      /* ...and the schema it was for */
 
   *ppBatch = 0;
@@ -2050,8 +2166,13 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     zAsNew = sqlite3_mprintf("%s", src.zSchema);
     if( zAsNew==0 ) rc = SQLITE_NOMEM;
   }
+  if( zWhy==0 && rc==SQLITE_OK
+   && !parCallerSnapshot(pCtx, db, src.zSchema, src.zFile, &bMust, &iMust) ){
+    zWhy = parCallerSnapshotWhy(src.zSchema);
+    if( zWhy==0 ) rc = SQLITE_NOMEM;
+  }
   if( zWhy==0 && rc==SQLITE_OK ){
-    ParBatch *pHit = parCacheLookup(pCtx, &src, pPlan);
+    ParBatch *pHit = parCacheLookup(pCtx, &src, pPlan, bMust, iMust);
     if( pHit && (rc = parCacheHitFits(pCtx, pHit, pzErr))!=SQLITE_OK ){
       parSourceClear(&src);
       sqlite3_free(zAsNew);
@@ -2066,8 +2187,8 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       unsigned iVersion = 0, iGen = p ? p->iGen : 0;
       if( p==0 && zWhy==0 ) rc = SQLITE_NOMEM;
       if( p ){
-        rc = parReadParallel(pCtx, db, p, &src, nThread, ppBatch, &iVersion, &bCounted,
-                             &bStale, &zWhy, pzErr);
+        rc = parReadParallel(pCtx, db, p, &src, nThread, bMust, iMust, ppBatch, &iVersion,
+                             &bCounted, &bStale, &zWhy, pzErr);
       }
       if( bStale ){
         /* A worker planned otherwise: most likely statistics it loaded
@@ -2101,7 +2222,9 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       char *zPoolWhy = 0;
       ParPool *p = parPoolGet(pCtx, src.zFile, 1, 0, &zPoolWhy);
       sqlite3_free(zPoolWhy);
-      if( p ) pHit = parCacheLookup(pCtx, &src, pPlan);
+      if( p && parCallerSnapshot(pCtx, db, src.zSchema, src.zFile, &bMust, &iMust) ){
+        pHit = parCacheLookup(pCtx, &src, pPlan, bMust, iMust);
+      }
       if( pHit && (rc = parCacheHitFits(pCtx, pHit, pzErr))!=SQLITE_OK ){
         parSourceClear(&src);
         sqlite3_free(zAsNew);
@@ -2140,6 +2263,20 @@ char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
     int iAsNew = parCompilesAsNew(pCtx, db, pPlan, src.zSchema, src.zFile, src.bLikeCs,
                                   &zCheck);
     if( iAsNew!=1 ) zWhy = parAsNewWhy(iAsNew, zCheck);
+  }
+  if( zWhy==0 ){
+    int bMust;
+    unsigned iMust;
+    ParPool *p = parPoolFind(pCtx, src.zFile);
+    if( !parCallerSnapshot(pCtx, db, src.zSchema, src.zFile, &bMust, &iMust)
+     || (bMust && (p==0 || p->nConn==0 || parExec(p->aConn[0], "PRAGMA schema_version")
+                   || parDataVersion(p->aConn[0])!=iMust)) ){
+      zWhy = parCallerSnapshotWhy(src.zSchema);
+      if( zWhy==0 ){
+        parSourceClear(&src);
+        return 0;
+      }
+    }
   }
   if( zWhy ){
     ParSource ser;

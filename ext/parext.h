@@ -108,6 +108,11 @@ int parFuncListAsk(sqlite3_stmt *pStmt);
 ** before the text is asked for, which would make a BLOB read as TEXT. */
 const char *parTextArg(sqlite3_value *pVal);
 
+/* How many of the application's statements on db are running now (begun
+** and not reset), the statements of open parallel view cursors aside
+** (view.c).  The one scanning a view, or calling par_profile(), is one. */
+int parAppStatementsBusy(const ParContext *pCtx, sqlite3 *db);
+
 /* The parts. */
 int parConfigRegister(sqlite3 *db, ParContext *pCtx);
 int parViewRegister(sqlite3 *db, ParContext *pCtx);

@@ -664,6 +664,15 @@ static int parViewOwnStmt(const ParContext *pCtx, sqlite3_stmt *pStmt){
   return 0;
 }
 
+int parAppStatementsBusy(const ParContext *pCtx, sqlite3 *db){
+  sqlite3_stmt *pStmt;
+  int n = 0;
+  for(pStmt=sqlite3_next_stmt(db, 0); pStmt; pStmt=sqlite3_next_stmt(db, pStmt)){
+    if( sqlite3_stmt_busy(pStmt) && !parViewOwnStmt(pCtx, pStmt) ) n++;
+  }
+  return n;
+}
+
 /* The application's statements running on db now.  Returns SQLITE_NOMEM
 ** or SQLITE_OK. */
 static int parRunningGet(const ParContext *pCtx, sqlite3 *db, ParRunning *p){

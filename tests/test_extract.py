@@ -857,10 +857,61 @@ def test_view_scanned_again_in_one_statement():
     assert len([first] + rest) == 23
 
 
+def test_view_reads_the_callers_snapshot():
+    """A statement left open on main holds an older snapshot once another
+    connection commits: a view scanned then sees that snapshot, as the same
+    SELECT does natively (read serially: neither the workers nor the cache
+    have it), and reads in parallel or from the cache again while no
+    commit came since the statement began.  Likewise a commit made while a
+    statement that reads main itself runs, before it scans the view."""
+    path, c = fresh("callersnap.db")
+    other = connect(path)
+    c.execute("SELECT par_config('min_rows', 0)")
+    fill(c, "t", 3000, seed=21)
+    sql = "SELECT k, count(*), sum(r), group_concat(s) FROM t GROUP BY k"
+    c.execute("CREATE VIRTUAL TABLE temp.v USING parallel('%s')" % sql.replace("'", "''"))
+
+    def scan():
+        got = c.execute("SELECT * FROM v").fetchall()
+        return agree(sql, got, c.execute(sql).fetchall())
+
+    scan()
+    assert mode_of(c, sql) == "cached"
+    held = c.execute("SELECT rowid FROM t")         # holds main's snapshot
+    held.fetchone()
+    assert mode_of(c, sql) == "cached"              # no commit since: still current
+    other.execute("UPDATE t SET r = r + 1000, s = 'new' WHERE rowid % 3 = 0")
+    old = scan()                                    # the held snapshot, not the commit
+    assert mode_of(c, sql) == "serial", mode_of(c, sql)
+    why = explain_mode(c, sql)
+    assert "another statement of your connection is reading main" in why, why
+    held.fetchall()                                 # the statement ends
+    new = scan()
+    assert new != old and mode_of(c, sql) == "cached"
+
+    # One statement that reads t itself (main's snapshot from its start),
+    # then calls a function that commits from the other connection, then
+    # scans the view: the view sees the statement's snapshot too.
+    def commit_now():
+        other.execute("UPDATE t SET r = r - 7 WHERE rowid % 5 = 0")
+        return 1
+    c.create_function("commit_now", 0, commit_now)
+    both = ("SELECT (SELECT count(*) || '/' || total(r) FROM t), commit_now(), "
+            "(SELECT count(*) || '/' || total(\"sum(r)\") FROM v), "
+            "(SELECT count(*) || '/' || total(sumr) FROM (SELECT k, count(*), sum(r) AS sumr, "
+            "group_concat(s) FROM t GROUP BY k))")
+    for _ in range(3):
+        scan()                                      # the connection's last look: current
+        row = c.execute(both).fetchone()
+        assert row[2] == row[3], row
+    other.close()
+
+
 def test_view_rows_not_kept_past_their_statement():
     """The rows a view keeps for later scans of one statement never serve
     another statement: not after a ROLLBACK while another statement on the
-    view stays open, not after another connection's commit, and not inside
+    view stays open, not after another connection's commit (not seen while
+    that statement is open, as natively; seen after), and not inside
     a writing statement, whose subqueries SQLite runs again in each trigger
     (a quota trigger must see the rows inserted so far, while the statement
     reads the view too)."""
@@ -887,8 +938,12 @@ def test_view_rows_not_kept_past_their_statement():
     other = sqlite3.connect(path, isolation_level=None)
     other.execute("INSERT INTO t VALUES(1, 'zzz')")
     other.close()
+    # While held is open, every statement shares its snapshot (SQLite's
+    # rule): the commit is not seen yet, natively or through the view.
     after = c.execute(one).fetchall()
+    assert after == c.execute(native).fetchall() == before, (before, after)
     held.fetchall()
+    after = c.execute(one).fetchall()
     assert after == c.execute(native).fetchall() and after != before, (before, after)
 
     # A quota trigger over the view, against the same trigger over a view
