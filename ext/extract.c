@@ -115,6 +115,10 @@ struct ParPool {
                         ** iSyncCaller and aConn[0] iSyncWorker (see
                         ** parCallerSnapshot) */
   unsigned iSyncCaller, iSyncWorker;
+  int bUnsync;          /* a try failed after the caller's main began its
+                        ** read transaction at data version iUnsyncCaller:
+                        ** nothing vouches for that snapshot */
+  unsigned iUnsyncCaller;
   ParPool *pNext;       /* the connection's next pool (less recently used) */
 };
 
@@ -1275,9 +1279,12 @@ static void parExtractSync(sqlite3 *db, ParPool *p){
   /* A read of the caller's main brings its version up to date. */
   if( parQueryInt(db, "PRAGMA main.schema_version", -1)<0 ) return;
   c = parCallerVersion(db, "main");
+  p->bUnsync = 1;               /* until the pair below is noted */
+  p->iUnsyncCaller = c;
   if( parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK ) return;
   v2 = parDataVersion(p->aConn[0]);
   if( v1!=v2 ) return;           /* a commit came in between */
+  p->bUnsync = 0;
   p->bSync = 1;
   p->iSyncCaller = c;
   p->iSyncWorker = v1;
@@ -1302,11 +1309,14 @@ static int parCallerSnapshot(ParContext *pCtx, sqlite3 *db, const char *zSchema,
     default:              return 0;
   }
   if( !sqlite3_get_autocommit(db) ) return 0;
-  if( sqlite3_stricmp(zSchema, "main")==0 && (p = parPoolFind(pCtx, zFile))!=0 && p->bSync
-   && parCallerVersion(db, "main")==p->iSyncCaller ){
-    *pbMust = 1;
-    *piMust = p->iSyncWorker;
-    return 1;
+  if( sqlite3_stricmp(zSchema, "main")==0 && (p = parPoolFind(pCtx, zFile))!=0 ){
+    unsigned v = parCallerVersion(db, "main");
+    if( p->bSync && v==p->iSyncCaller ){
+      *pbMust = 1;
+      *piMust = p->iSyncWorker;
+      return 1;
+    }
+    if( p->bUnsync && v==p->iUnsyncCaller ) return 0;
   }
   return parAppStatementsBusy(pCtx, db)<=1;
 }
@@ -1884,7 +1894,8 @@ void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp){
   ** parCallerSnapshot() compares with, on main's pool. */
   {
     const char *zMain = sqlite3_db_filename(db, "main");
-    if( zMain && zMain[0] && sqlite3_txn_state(db, "main")==SQLITE_TXN_NONE
+    if( zMain && zMain[0] && sqlite3_get_autocommit(db)
+     && sqlite3_txn_state(db, "main")==SQLITE_TXN_NONE
      && (p = parPoolFind(pCtx, zMain))!=0 && p->nConn>0 ){
       parExtractSync(db, p);
     }
@@ -2280,8 +2291,11 @@ char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
   }
   if( zWhy ){
     ParSource ser;
+    int bMust;
+    unsigned iMust;
     int bCached = parSerialSource(pCtx, db, pPlan, &ser)
                && parSerialAsNew(pCtx, db, pPlan, &ser)
+               && parCallerSnapshot(pCtx, db, ser.zSchema, ser.zFile, &bMust, &iMust)
                && parCacheHas(pCtx->pCache, &ser, pPlan);
     zOut = sqlite3_mprintf("%sserial, on the caller's connection (%s)",
                            bCached ? "cached when still current, else " : "", zWhy);

@@ -964,6 +964,10 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
   ** same SQL reading nothing volatile (random(), the time now).  Other
   ** connections' commits wait for the next execution, as they do for
   ** SQLite's own statements. */
+  /* The stamp before anything runs on the connection (planning does); the
+  ** statements running after it (its read of main can see a commit, which
+  ** moves main's data version: then, not at the next scan). */
+  parExtractStamp(pView->pCtx, pView->db, &stamp);
   if( parRunningGet(pView->pCtx, pView->db, &run) ) return SQLITE_NOMEM;
   bServe = pCur->pMemo && !run.bWrite
         && (pCur->bScanned || pCur->nLetAtOpen!=pCur->pMemo->nLet)
@@ -971,8 +975,6 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
   if( !bServe ) parViewUnhold(pView, pCur);
   parViewCursorReset(pCur);
   pCur->bEof = 0;
-  /* Before anything runs on the connection (planning does). */
-  parExtractStamp(pView->pCtx, pView->db, &stamp);
   /* Plan again: tables, indexes and collations may have changed since
   ** the last scan, and the plan depends on all of them. */
   {

@@ -843,6 +843,18 @@ def test_view_scanned_again_in_one_statement():
     assert got == c.execute(correlated % ("(%s)" % sel)).fetchall()
     assert any(r[1] is not None and "zz" in r[1] for r in got), got[:6]
     check(correlated % "v", correlated % ("(%s)" % sel), 1)
+    # The same over a temp table: the statement does not read main before
+    # its first scan, which sees the commit (and main's data version move)
+    # itself; the later scans still take its rows (the new entry's hits stay
+    # 0: nothing computed again).
+    c.execute("CREATE TEMP TABLE tu AS SELECT uk FROM u")
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("INSERT INTO t VALUES(7, 'zz7', 3e6)")
+    other.close()
+    got = c.execute(correlated.replace("FROM u", "FROM tu").replace("u.uk", "tu.uk") % "v").fetchall()
+    assert got == c.execute(correlated.replace("FROM u", "FROM tu").replace("u.uk", "tu.uk")
+                            % ("(%s)" % sel)).fetchall()
+    assert hits() == 0, hits()
 
     # A statement left open on the view keeps its rows; another statement
     # scanning it meanwhile computes its own, and sees this connection's
