@@ -1247,19 +1247,22 @@ static void parDenseRecord(ParPool *p, const char *zTable, unsigned iVersion,
 
 /* ---- the caller's snapshot -------------------------------------------------
 **
-** In autocommit mode the statement that scans a view holds a read
-** transaction on the databases it reads (main, at least), begun when it
-** started: as for a new statement, workers and the cache's stamps see the
-** latest commit.  But a statement of the caller's left open (stepped, not
-** reset) holds the read transaction every later statement shares, and its
-** snapshot is older once another connection commits.  SQLite has no call
-** to compare snapshots (no SQLITE_ENABLE_SNAPSHOT), so with another
-** statement running, the data versions of the caller's main and of the
-** pool's first connection noted at one moment with no transaction of the
-** caller's and no commit in between (parExtractSync) decide: a read
-** transaction of the caller's whose data version is still the one noted
-** began with no commit since, and if the workers find theirs unchanged too,
-** its snapshot is the latest.  Otherwise the caller's connection reads. */
+** In autocommit mode a statement reads the snapshot of its connection's
+** read transaction, which began when the first running statement read the
+** database: a moment ago for a statement alone, but earlier when another
+** statement of the caller's is left open (stepped, not reset), and older
+** than the latest commit, which workers and the cache's stamps see, once
+** another connection commits.  SQLite has no call to compare snapshots (no
+** SQLITE_ENABLE_SNAPSHOT), so at the start of a view's scan with no
+** transaction of the caller's on main, the data versions of the caller's
+** main and of the pool's first connection are noted together, with no
+** commit in between (parExtractSync; its read of main begins the caller's
+** read transaction, which lasts for the statement).  A read transaction of
+** the caller's whose data version is still the one noted began with no
+** commit since; if the workers' snapshot (or a cache entry) has the worker
+** version noted, it is the caller's.  When nothing vouches for the
+** caller's snapshot, its connection reads, unless its statement is the
+** only one running (parCallerSnapshot). */
 
 /* The data version of the caller's database zSchema: of the snapshot its
 ** read transaction holds, or else of its last one. */
@@ -1269,8 +1272,8 @@ static unsigned parCallerVersion(sqlite3 *db, const char *zSchema){
   return v;
 }
 
-/* Note the moment (see above) for pool p on main's file; the caller has no
-** transaction on main. */
+/* Note the moment (see above) for pool p on main's file; the caller is in
+** autocommit mode with no transaction on main. */
 static void parExtractSync(sqlite3 *db, ParPool *p){
   unsigned v1, v2, c;
   p->bSync = 0;
