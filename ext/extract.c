@@ -303,19 +303,29 @@ static char *parFuncListWhy(void){
                          "(pragma_function_list: an authorizer?)");
 }
 
+/* Is a function named z (n bytes) the application's?  1, 0, or -1 when the
+** list does not answer; *ppFunc is prepared at the first question (most
+** texts ask none) and finalized by the caller. */
+static int parAppFunc(sqlite3 *db, sqlite3_stmt **ppFunc, const char *z, int n){
+  if( *ppFunc==0
+   && sqlite3_prepare_v2(db, PAR_FUNCLIST_SQL("name=?1 COLLATE NOCASE AND NOT builtin"), -1,
+                         ppFunc, 0)!=SQLITE_OK ){
+    return -1;
+  }
+  sqlite3_bind_text(*ppFunc, 1, z, n, SQLITE_STATIC);
+  return parFuncListAsk(*ppFunc);
+}
+
 static char *parForeignNames(sqlite3 *db, const char *zText){
   int nTok = 0, i, k;
   ParToken *aTok = parTokenize(zText, &nTok);
   char *zWhy = 0;
   sqlite3_stmt *pFunc = 0;
   if( aTok==0 ) return sqlite3_mprintf("out of memory");
-  sqlite3_prepare_v2(db, PAR_FUNCLIST_SQL("name=?1 COLLATE NOCASE AND NOT builtin"), -1,
-                     &pFunc, 0);
-  if( pFunc==0 ) zWhy = parFuncListWhy();
   for(i=0; zWhy==0 && i<nTok; i++){
     const ParToken *t = &aTok[i];
     if( t->eType!=PT_ID ) continue;
-    for(k=0; k<(int)(sizeof(azOpFunc)/sizeof(azOpFunc[0])) && pFunc; k++){
+    for(k=0; zWhy==0 && k<(int)(sizeof(azOpFunc)/sizeof(azOpFunc[0])); k++){
       int bApp;
       if( !parTokIs(zText, t, azOpFunc[k]) || (i+1<nTok && aTok[i+1].eType==PT_LP) ) continue;
       if( k==0 ){
@@ -323,8 +333,7 @@ static char *parForeignNames(sqlite3 *db, const char *zText){
         ** is known by what it answers: SQLite's, with or without case. */
         bApp = !parLikeIsBuiltin(db);
       }else{
-        sqlite3_bind_text(pFunc, 1, azOpFunc[k], -1, SQLITE_STATIC);
-        bApp = parFuncListAsk(pFunc);
+        bApp = parAppFunc(db, &pFunc, azOpFunc[k], -1);
       }
       if( bApp<0 ){
         zWhy = parFuncListWhy();
@@ -344,9 +353,8 @@ static char *parForeignNames(sqlite3 *db, const char *zText){
                                  "connection's", azConnFunc[k]);
         }
       }
-      if( zWhy || pFunc==0 ) continue;
-      sqlite3_bind_text(pFunc, 1, zText + t->i, t->n, SQLITE_STATIC);
-      switch( parFuncListAsk(pFunc) ){
+      if( zWhy ) continue;
+      switch( parAppFunc(db, &pFunc, zText + t->i, t->n) ){
         case 1:
           zWhy = sqlite3_mprintf("it calls %.*s(), a function of the application "
                                  "that worker connections do not have", t->n, zText + t->i);
@@ -512,11 +520,6 @@ static int parProgramDb(sqlite3 *db, const char *zSql, int bFuncs){
   char *zEx = sqlite3_mprintf("EXPLAIN %s", zSql);
   int iDb = -1, bOk = 1;
   if( zEx==0 || sqlite3_prepare_v2(db, zEx, -1, &pEx, 0)!=SQLITE_OK ) bOk = 0;
-  if( bOk && bFuncs
-   && sqlite3_prepare_v2(db, PAR_FUNCLIST_SQL("name=?1 COLLATE NOCASE AND NOT builtin"),
-                         -1, &pFunc, 0)!=SQLITE_OK ){
-    bOk = 0;
-  }
   while( bOk && sqlite3_step(pEx)==SQLITE_ROW ){
     const char *zOp = (const char*)sqlite3_column_text(pEx, 1);
     if( zOp==0 || strcmp(zOp, "VOpen")==0 ){
@@ -535,11 +538,8 @@ static int parProgramDb(sqlite3 *db, const char *zSql, int bFuncs){
           bOk = 0;
         }
       }
-      if( bOk && zP4 && n>0 ){
-        sqlite3_bind_text(pFunc, 1, zP4, n, SQLITE_STATIC);
-        /* The application's, or the list cannot tell. */
-        if( parFuncListAsk(pFunc)!=0 ) bOk = 0;
-      }
+      /* The application's, or the list cannot tell. */
+      if( bOk && zP4 && n>0 && parAppFunc(db, &pFunc, zP4, n)!=0 ) bOk = 0;
     }
   }
   sqlite3_finalize(pFunc);

@@ -92,6 +92,12 @@ typedef struct ParBuild {
   char **azExpr;         /* their text */
   int nRepl;             /* replacements in the final SQL */
   ParRepl *aRepl;
+  int eFunc;             /* the functions below: 0 not read yet, 1 read,
+                         ** -1 pragma_function_list does not answer as
+                         ** SQLite defines it (assume the worst) */
+  int nFunc;             /* the application's functions and every aggregate
+                         ** or window function, from one read of the list */
+  struct ParBuildFunc { char *zName; int nArg, bBuiltin, bAgg; } *aFunc;
   int rc;
 } ParBuild;
 
@@ -142,34 +148,69 @@ static int buildResolves(ParBuild *pB, const char *zExpr){
   return rc==SQLITE_OK;
 }
 
-/* Does pragma_function_list hold a function named zName (any case) that
-** takes nArg arguments and meets zCond?  1 when that cannot be read. */
-static int buildFuncListHas(ParBuild *pB, const char *zCond, const char *zName, int nArg){
+/* Read pragma_function_list once per build (a read lists every function,
+** so one read for all lookups), keeping the application's functions and
+** the aggregate and window functions, and checking two of SQLite's own by
+** every column a lookup reads (an authorizer can deny the list or read its
+** columns as NULL: then eFunc is -1). */
+static void buildFuncListRead(ParBuild *pB){
   sqlite3_stmt *pStmt = 0;
-  char *zSql = sqlite3_mprintf(PAR_FUNCLIST_SQL("name=?1 COLLATE NOCASE AND "
-                                                "(narg=?2 OR narg<0) AND (%s)"), zCond);
-  int bHas = 1;
-  if( zSql && sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
-    sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
-    sqlite3_bind_int(pStmt, 2, nArg);
-    bHas = parFuncListAsk(pStmt)!=0;
+  int nCheck = 0;
+  pB->eFunc = -1;
+  if( sqlite3_prepare_v2(pB->db,
+        "SELECT name, narg, builtin, type IN ('a','w'), "
+        "(name='abs' AND builtin AND narg=1 AND type='s') OR "
+        "(name='count' AND builtin AND narg=0 AND type IN ('a','w')) "
+        "FROM pragma_function_list", -1, &pStmt, 0)!=SQLITE_OK ){
+    return;
   }
-  sqlite3_finalize(pStmt);
-  sqlite3_free(zSql);
-  return bHas;
+  while( sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zName = (const char*)sqlite3_column_text(pStmt, 0);
+    int bBuiltin = sqlite3_column_int(pStmt, 2), bAgg = sqlite3_column_int(pStmt, 3);
+    struct ParBuildFunc *a;
+    if( sqlite3_column_int(pStmt, 4) ) nCheck++;
+    if( zName==0 || (bBuiltin && !bAgg) ) continue;
+    a = sqlite3_realloc64(pB->aFunc, sizeof(pB->aFunc[0])*(pB->nFunc+1));
+    if( a==0 ){ buildNoMem(pB); break; }
+    pB->aFunc = a;
+    a[pB->nFunc].zName = sqlite3_mprintf("%s", zName);
+    if( a[pB->nFunc].zName==0 ){ buildNoMem(pB); break; }
+    a[pB->nFunc].nArg = sqlite3_column_int(pStmt, 1);
+    a[pB->nFunc].bBuiltin = bBuiltin;
+    a[pB->nFunc].bAgg = bAgg;
+    pB->nFunc++;
+  }
+  if( sqlite3_finalize(pStmt)==SQLITE_OK && nCheck==2 && pB->rc==SQLITE_OK ) pB->eFunc = 1;
+}
+
+/* Does pragma_function_list hold a function named zName (any case) that
+** takes nArg arguments and is an aggregate or window function (bAgg) or
+** the application's (else)?  1 when the list cannot be read. */
+static int buildFuncListHas(ParBuild *pB, int bAgg, const char *zName, int nArg){
+  int i;
+  if( pB->eFunc==0 ) buildFuncListRead(pB);
+  if( pB->eFunc<0 ) return 1;
+  for(i=0; i<pB->nFunc; i++){
+    const struct ParBuildFunc *f = &pB->aFunc[i];
+    if( (bAgg ? f->bAgg : !f->bBuiltin) && (f->nArg==nArg || f->nArg<0)
+     && sqlite3_stricmp(f->zName, zName)==0 ){
+      return 1;
+    }
+  }
+  return 0;
 }
 
 /* Is some function named like token pName with nArg arguments an
 ** aggregate or window function (other than the ones we accelerate, which
 ** never get here)? */
 static int buildIsAggFunc(ParBuild *pB, const char *zName, int nArg){
-  return buildFuncListHas(pB, "type IN ('a','w')", zName, nArg);
+  return buildFuncListHas(pB, 1, zName, nArg);
 }
 
 /* Has the application defined its own zName() with nArg arguments, which
 ** SQLite then calls instead of its own? */
 static int buildIsAppFunc(ParBuild *pB, const char *zName, int nArg){
-  return buildFuncListHas(pB, "NOT builtin", zName, nArg);
+  return buildFuncListHas(pB, 0, zName, nArg);
 }
 
 /* Text of span s with the replacements that fall inside it applied. */
@@ -920,6 +961,8 @@ int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr){
       sqlite3_free(b.azExpr);
       for(i=0; i<b.nRepl; i++) sqlite3_free(b.aRepl[i].zText);
       sqlite3_free(b.aRepl);
+      for(i=0; i<b.nFunc; i++) sqlite3_free(b.aFunc[i].zName);
+      sqlite3_free(b.aFunc);
       sqlite3_free(b.zFrom);
     }
   }else if( rc==SQLITE_OK ){
