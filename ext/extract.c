@@ -431,21 +431,30 @@ static int parDefaultVfs(sqlite3 *db, const char *zSchema, char **pzVfs){
   return bDefault;
 }
 
-/* The extraction SQL over schema zSchema's table, for rowids between the
-** parameters :par_lo and :par_hi (bTail: from :par_lo on). */
-static char *parRangeSql(const ParPlan *pPlan, const char *zSchema, const char *zTable,
-                         const char *zAlias, const char *zRowid, int bTail){
+/* The extraction SQL over schema zSchema's table zTable (alias zAlias) for
+** the rows whose key zKey (zAlias's rowid name, or a quoted column) is at
+** least :par_lo and, unless bTail, zHiOp :par_hi. */
+static char *parKeyRangeSql(const ParPlan *pPlan, const char *zSchema, const char *zTable,
+                            const char *zAlias, const char *zKey, const char *zHiOp,
+                            int bTail){
   char *zHi = bTail ? sqlite3_mprintf("")
-                    : sqlite3_mprintf(" AND \"%w\".%s<=:par_hi", zAlias, zRowid);
+                    : sqlite3_mprintf(" AND \"%w\".%s%s:par_hi", zAlias, zKey, zHiOp);
   char *z = zHi ? sqlite3_mprintf("SELECT %s FROM \"%w\".\"%w\" AS \"%w\" WHERE %s%s%s"
                                   "\"%w\".%s>=:par_lo%s",
                                   pPlan->zExtractCols, zSchema, zTable, zAlias,
                                   pPlan->zExtractWhere ? "(" : "",
                                   pPlan->zExtractWhere ? pPlan->zExtractWhere : "",
                                   pPlan->zExtractWhere ? ") AND " : "",
-                                  zAlias, zRowid, zHi) : 0;
+                                  zAlias, zKey, zHi) : 0;
   sqlite3_free(zHi);
   return z;
+}
+
+/* The extraction SQL over schema zSchema's table, for rowids between the
+** parameters :par_lo and :par_hi (bTail: from :par_lo on). */
+static char *parRangeSql(const ParPlan *pPlan, const char *zSchema, const char *zTable,
+                         const char *zAlias, const char *zRowid, int bTail){
+  return parKeyRangeSql(pPlan, zSchema, zTable, zAlias, zRowid, "<=", bTail);
 }
 
 /* The extraction SQL over schema zSchema's WITHOUT ROWID table, for the
@@ -453,16 +462,9 @@ static char *parRangeSql(const ParPlan *pPlan, const char *zSchema, const char *
 ** bTail, less than :par_hi. */
 static char *parPkRangeSql(const ParPlan *pPlan, const char *zSchema, const char *zTable,
                            const char *zAlias, const char *zPk, int bTail){
-  char *zHi = bTail ? sqlite3_mprintf("")
-                    : sqlite3_mprintf(" AND \"%w\".\"%w\"<:par_hi", zAlias, zPk);
-  char *z = zHi ? sqlite3_mprintf("SELECT %s FROM \"%w\".\"%w\" AS \"%w\" WHERE %s%s%s"
-                                  "\"%w\".\"%w\">=:par_lo%s",
-                                  pPlan->zExtractCols, zSchema, zTable, zAlias,
-                                  pPlan->zExtractWhere ? "(" : "",
-                                  pPlan->zExtractWhere ? pPlan->zExtractWhere : "",
-                                  pPlan->zExtractWhere ? ") AND " : "",
-                                  zAlias, zPk, zHi) : 0;
-  sqlite3_free(zHi);
+  char *zKey = sqlite3_mprintf("\"%w\"", zPk);
+  char *z = zKey ? parKeyRangeSql(pPlan, zSchema, zTable, zAlias, zKey, "<", bTail) : 0;
+  sqlite3_free(zKey);
   return z;
 }
 
@@ -1202,6 +1204,14 @@ static unsigned parDataVersion(sqlite3 *pDb){
   return v;
 }
 
+/* The file's data version now, as pool p's first connection sees it once a
+** read brings it up to date: 1 with *pv, or 0 when it cannot read. */
+static int parPoolVersion(ParPool *p, unsigned *pv){
+  if( p==0 || p->nConn==0 || parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK ) return 0;
+  *pv = parDataVersion(p->aConn[0]);
+  return 1;
+}
+
 /* The slot of table zTable in p->aDense, or -1. */
 static int parDenseFind(ParPool *p, const char *zTable){
   int i;
@@ -1277,16 +1287,13 @@ static unsigned parCallerVersion(sqlite3 *db, const char *zSchema){
 static void parExtractSync(sqlite3 *db, ParPool *p){
   unsigned v1, v2, c;
   p->bSync = 0;
-  if( parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK ) return;
-  v1 = parDataVersion(p->aConn[0]);
+  if( !parPoolVersion(p, &v1) ) return;
   /* A read of the caller's main brings its version up to date. */
   if( parQueryInt(db, "PRAGMA main.schema_version", -1)<0 ) return;
   c = parCallerVersion(db, "main");
   p->bUnsync = 1;               /* until the pair below is noted */
   p->iUnsyncCaller = c;
-  if( parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK ) return;
-  v2 = parDataVersion(p->aConn[0]);
-  if( v1!=v2 ) return;           /* a commit came in between */
+  if( !parPoolVersion(p, &v2) || v1!=v2 ) return;   /* a commit came in between */
   p->bUnsync = 0;
   p->bSync = 1;
   p->iSyncCaller = c;
@@ -1832,6 +1839,7 @@ static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc, const P
   ParPool *p = parPoolFind(pCtx, pSrc->zFile);
   ParCacheEntry *e;
   ParBatch *pB;
+  unsigned v;
   int *aiCol, bExact = 0;
   aiCol = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractExpr+1));
   if( aiCol==0 ) return 0;
@@ -1844,8 +1852,7 @@ static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc, const P
   ** another file, or opened again since, means the entry cannot be
   ** checked. */
   if( p==0 || p->nConn==0 || p->iGen!=e->iGen || strcmp(p->zFile, pSrc->zFile)!=0
-   || parPoolMoved(p) || parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK
-   || parDataVersion(p->aConn[0])!=e->iVersion ){
+   || parPoolMoved(p) || !parPoolVersion(p, &v) || v!=e->iVersion ){
     parCacheDrop(c, e);
     sqlite3_free(aiCol);
     return 0;
@@ -1928,8 +1935,7 @@ static void parExtractStampPools(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp
       if( sqlite3_txn_state(db, zName)!=SQLITE_TXN_NONE ) bTxn = 1;
       bFile = 1;
     }
-    if( !bFile || bTxn || parExec(p->aConn[0], "PRAGMA schema_version")!=SQLITE_OK ) continue;
-    pStamp->a[pStamp->n].iVersion = parDataVersion(p->aConn[0]);
+    if( !bFile || bTxn || !parPoolVersion(p, &pStamp->a[pStamp->n].iVersion) ) continue;
     pStamp->a[pStamp->n].iGen = p->iGen;
     pStamp->n++;
   }
@@ -2280,11 +2286,9 @@ char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
   }
   if( zWhy==0 ){
     int bMust;
-    unsigned iMust;
-    ParPool *p = parPoolFind(pCtx, src.zFile);
+    unsigned iMust, v;
     if( !parCallerSnapshot(pCtx, db, src.zSchema, src.zFile, &bMust, &iMust)
-     || (bMust && (p==0 || p->nConn==0 || parExec(p->aConn[0], "PRAGMA schema_version")
-                   || parDataVersion(p->aConn[0])!=iMust)) ){
+     || (bMust && (!parPoolVersion(parPoolFind(pCtx, src.zFile), &v) || v!=iMust)) ){
       zWhy = parCallerSnapshotWhy(src.zSchema);
       if( zWhy==0 ){
         parSourceClear(&src);

@@ -499,6 +499,17 @@ static void checkKeys(const char *zCol){
 
 /* ---- errors ------------------------------------------------------------------ */
 
+/* A call that had to fail with rc wantRc and a message holding zWant,
+** returning no batch.  Frees *pzErr. */
+static void checkFailed(int rc, int wantRc, char **pzErr, const char *zWant,
+                        const ParBatch *pB){
+  CHECK(rc==wantRc, "rc=%d, not %d", rc, wantRc);
+  CHECK(*pzErr && strstr(*pzErr, zWant), "message: %s", *pzErr ? *pzErr : "");
+  CHECK(pB==0, "batch returned");
+  sqlite3_free(*pzErr);
+  *pzErr = 0;
+}
+
 static void checkError(const char *zSql, const char *zWant){
   ParBatch *pB = 0;
   char *zErr = 0;
@@ -548,11 +559,7 @@ static void checkErrors(void){
   rc = parBatchFromSql(db, "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 "
                        "FROM s WHERE i<200000) SELECT i, i*2.5, 'x'||i FROM s",
                        1<<20, &pB, &zErr);
-  CHECK(rc==SQLITE_FULL, "rc=%d", rc);
-  CHECK(zErr && strstr(zErr, "memory limit of 1 MB exceeded"), "message: %s", zErr ? zErr : "");
-  CHECK(pB==0, "batch returned");
-  sqlite3_free(zErr);
-  zErr = 0;
+  checkFailed(rc, SQLITE_FULL, &zErr, "memory limit of 1 MB exceeded", pB);
 
   /* A worker that starts its range after the others pushed the shared
   ** count over the limit fails at once, with the limit's error too (it
@@ -568,11 +575,8 @@ static void checkErrors(void){
     CHECK(pMeta && pSink, "prepare: %s", sqlite3_errmsg(db));
     rc = pMeta && pSink ? parBatchFromSink(db, pSink, pMeta, 1<<20, &nShared, 0, 0, 0, 0, &pB, &zErr)
                         : SQLITE_ERROR;
-    CHECK(rc==SQLITE_FULL, "rc=%d", rc);
-    CHECK(zErr && strstr(zErr, "memory limit of 1 MB exceeded"), "message: %s", zErr ? zErr : "");
-    CHECK(pB==0, "batch returned");
+    checkFailed(rc, SQLITE_FULL, &zErr, "memory limit of 1 MB exceeded", pB);
     CHECK(nShared==(1<<20) + 1, "shared count changed: %lld", (long long)nShared);
-    sqlite3_free(zErr);
     sqlite3_free(zSink);
     sqlite3_finalize(pMeta);
     sqlite3_finalize(pSink);
@@ -653,11 +657,7 @@ static void checkSinkStop(void){
 
   check_case("fewer rows than nSpan");
   rc = sinkStopRead(pR, pSink, pMeta, 95, 10, &pB, &zErr);
-  CHECK(rc==SQLITE_CORRUPT, "rc=%d", rc);
-  CHECK(zErr && strstr(zErr, "fewer rows than it spans"), "message: %s", zErr ? zErr : "");
-  CHECK(pB==0, "batch returned");
-  sqlite3_free(zErr);
-  zErr = 0;
+  checkFailed(rc, SQLITE_CORRUPT, &zErr, "fewer rows than it spans", pB);
 
   check_case("after the transaction, the new snapshot");
   sqlite3_exec(pR, "COMMIT", 0, 0, 0);
