@@ -672,14 +672,21 @@ static int markDistinct(const size_t *aOff, size_t nGroup, const ParColumn *pArg
 
 /* ---- the result batch ------------------------------------------------------------ */
 
-/* Make column iCol of pOut MIXED with pOut->nRow rows, all NULL, or
+/* Make column iCol of pOut with pOut->nRow rows: MIXED, all NULL, or
 ** left unset when !bNull (the caller writes every row, and touches the
-** pages first in parallel). */
-static int outColumn(ParBatch *pOut, int iCol, const char *zName, int bNull){
+** pages first in parallel); or eStore INTEGER or REAL, left unset, with
+** no NULLs yet. */
+static int outColumn(ParBatch *pOut, int iCol, const char *zName, int bNull, int eStore){
   ParColumn *pCol = &pOut->aCol[iCol];
   size_t n = (size_t)(pOut->nRow ? pOut->nRow : 1);
   pCol->zName = sqlite3_mprintf("%s", zName);
-  pCol->eStore = PAR_COL_MIXED;
+  pCol->eStore = eStore;
+  if( eStore==PAR_COL_INT || eStore==PAR_COL_REAL ){
+    void *p = parBigMalloc((sqlite3_int64)n*8);
+    if( eStore==PAR_COL_INT ) pCol->aInt = p; else pCol->aReal = p;
+    return pCol->zName==0 || p==0 ? SQLITE_NOMEM : SQLITE_OK;
+  }
+  assert( eStore==PAR_COL_MIXED );
   pCol->aType = parBigMalloc((sqlite3_int64)n);
   pCol->aVal = parBigMalloc((sqlite3_int64)n*8);
   if( pCol->zName==0 || pCol->aType==0 || pCol->aVal==0 ) return SQLITE_NOMEM;
@@ -817,8 +824,10 @@ static int prepareRuns(sqlite3 *db, const ParPlan *pPlan, ParColumn *aCol,
 }
 
 /* Make the result batch: nGroup rows of nAgg aggregates and nBare bare
-** columns, all NULL so far (unset when !bNull: see outColumn()). */
-static int newResult(const ParPlan *pPlan, size_t nGroup, int bNull, ParBatch **ppOut){
+** columns, MIXED and all NULL so far (unset when !bNull), or stored as
+** aStore says when it is not NULL (see outColumn()). */
+static int newResult(const ParPlan *pPlan, size_t nGroup, int bNull, const int *aStore,
+                     ParBatch **ppOut){
   int nOut = pPlan->nAgg + pPlan->nBare, k, rc = SQLITE_OK;
   ParBatch *pOut = sqlite3_malloc(sizeof(ParBatch));
   *ppOut = pOut;
@@ -834,7 +843,7 @@ static int newResult(const ParPlan *pPlan, size_t nGroup, int bNull, ParBatch **
   for(k=0; k<nOut && rc==SQLITE_OK; k++){
     char zName[32];
     sqlite3_snprintf(sizeof(zName), zName, "c%d", k);
-    rc = outColumn(pOut, k, zName, bNull);
+    rc = outColumn(pOut, k, zName, bNull, aStore ? aStore[k] : PAR_COL_MIXED);
   }
   return rc;
 }
@@ -992,7 +1001,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
       /* Without GROUP BY there is one group even for no rows. */
       aGid[b] = (t || pPlan->nKey==0) ? (sqlite3_int64)nGroup++ : -1;
     }
-    if( rc==SQLITE_OK ) rc = newResult(pPlan, nGroup, 1, ppOut);
+    if( rc==SQLITE_OK ) rc = newResult(pPlan, nGroup, 1, 0, ppOut);
   }
   if( rc==SQLITE_OK ){
     sqlite3_int64 bi;
@@ -1134,7 +1143,7 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   /* Every group's result row: small groups folded here, large ones
   ** combined chunk by chunk in order.  Every output value is written
   ** (unless stopping: the result is freed then). */
-  rc = newResult(pPlan, nGroup, 0, ppOut);
+  rc = newResult(pPlan, nGroup, 0, 0, ppOut);
   if( rc ) goto done;
   {
     sqlite3_int64 gi;
@@ -1397,6 +1406,43 @@ static sqlite3_int64 denseStart(const ParDense *pD){
   }
 }
 
+/* The result of aggregateDense() for nGroup groups, each column stored as
+** its values are: INTEGER for counts, and for sums, least and greatest
+** values of INTEGER arguments and the INTEGER key; REAL for total(), avg()
+** and the least and greatest of REAL arguments (each NULL where a group has
+** no value); a bare column from each group's first row MIXED. */
+static int denseResult(const ParPlan *pPlan, const ParDense *aD, const ParColumn *pIntKey,
+                       size_t nGroup, ParBatch **ppOut){
+  int nAgg = pPlan->nAgg, nOut = nAgg + pPlan->nBare, k, rc;
+  int *aStore = sqlite3_malloc64(sizeof(int)*(nOut+1));
+  if( aStore==0 ) return SQLITE_NOMEM;
+  for(k=0; k<nOut; k++){
+    if( k<nAgg ){
+      int e = aD[k].eFunc;
+      aStore[k] = (e==PAR_AGG_TOTAL || e==PAR_AGG_AVG) ? PAR_COL_REAL
+                : (e==PAR_AGG_MIN || e==PAR_AGG_MAX) ? aD[k].pArg->eStore : PAR_COL_INT;
+    }else{
+      aStore[k] = pPlan->aBareCol[k-nAgg]==0 && pIntKey ? PAR_COL_INT : PAR_COL_MIXED;
+    }
+  }
+  rc = newResult(pPlan, nGroup, 0, aStore, ppOut);
+  sqlite3_free(aStore);
+  return rc;
+}
+
+/* Row i of pCol (nRow rows) is NULL. */
+static int denseNull(ParColumn *pCol, sqlite3_int64 i, size_t nRow){
+  if( pCol->aNull==0 ){
+    size_t nByte = nRow/8 + 1;
+    pCol->aNull = sqlite3_malloc64(nByte);
+    if( pCol->aNull==0 ) return SQLITE_NOMEM;
+    memset(pCol->aNull, 0, nByte);
+  }
+  pCol->aNull[i>>3] |= (uint8_t)(1 << (i&7));
+  pCol->nNull++;
+  return SQLITE_OK;
+}
+
 /* Few enough key values for memory (nBin per thread, no more than four
 ** times the rows in all) and no aggregate needing its group's rows in
 ** order: private accumulators per thread for every key value.  Bare
@@ -1568,63 +1614,80 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
   for(b=0; b<nBin; b++){
     aGid[b] = (aaCnt[0][b] || pPlan->nKey==0) ? (uint32_t)nGroup++ : UINT32_MAX;
   }
-  rc = newResult(pPlan, nGroup, 0, ppOut);
-  if( rc==SQLITE_OK ){
+  rc = denseResult(pPlan, aD, pIntKey, nGroup, ppOut);
+  if( rc ) goto done;
+  for(j=0; j<pPlan->nBare; j++){
+    ParColumn *pDst = &(*ppOut)->aCol[nAgg+j];
+    if( pDst->eStore!=PAR_COL_MIXED ) continue;
+    pDst->pDict = pIn->aCol[pPlan->aBareCol[j]].pDict;
+    pDst->bBorrowDict = 1;
+  }
+  /* Every key value a group, and a value in every group: thread 0's
+  ** totals are an INTEGER sum's, min's or max's column as they are. */
+  for(j=0; j<nAgg && nGroup==nBin; j++){
+    if( aD[j].iVal>=0 && !aD[j].bNulls && aD[j].eFunc!=PAR_AGG_TOTAL
+     && aD[j].eFunc!=PAR_AGG_AVG && aD[j].pArg->eStore==PAR_COL_INT ){
+      ParColumn *pDst = &(*ppOut)->aCol[j];
+      parBigFree(pDst->aInt);
+      pDst->aInt = aaVal[aD[j].iVal];
+      aaVal[aD[j].iVal] = 0;
+    }
+  }
+  {
     sqlite3_int64 bi;
     int bKeyNull = pIntKey && pIntKey->nNull>0;
-    for(j=0; j<pPlan->nBare; j++){
-      (*ppOut)->aCol[nAgg+j].pDict = pIn->aCol[pPlan->aBareCol[j]].pDict;
-      (*ppOut)->aCol[nAgg+j].bBorrowDict = 1;
-    }
+    ParBatch *pOut = *ppOut;
     #pragma omp parallel for num_threads(nThread) schedule(static)
     for(bi=0; bi<(sqlite3_int64)nBin; bi++){
       sqlite3_int64 gi = aGid[bi];
       int jj;
       if( aGid[bi]==UINT32_MAX ) continue;
       for(jj=0; jj<pPlan->nBare; jj++){
-        ParColumn *pDst = &(*ppOut)->aCol[nAgg+jj];
-        if( pPlan->aBareCol[jj]==0 && pIntKey ){
-          if( bKeyNull && bi==0 ){              /* the NULL key */
-            pDst->aType[gi] = SQLITE_NULL;
-            pDst->aVal[gi] = 0;
-            continue;
-          }
-          pDst->aType[gi] = SQLITE_INTEGER;
-          pDst->aVal[gi] = (uint64_t)iLo + (uint64_t)(bi - bKeyNull);
+        ParColumn *pDst = &pOut->aCol[nAgg+jj];
+        if( pDst->eStore==PAR_COL_INT ){
+          /* The key (its NULL bin 0 gets its bit below). */
+          pDst->aInt[gi] = bKeyNull && bi==0 ? 0 : (sqlite3_int64)((uint64_t)iLo + (uint64_t)(bi - bKeyNull));
         }else{
           outCopy(pDst, gi, &pIn->aCol[pPlan->aBareCol[jj]], aaFirst[0][bi]);
         }
       }
       for(jj=0; jj<nAgg; jj++){
         const ParDense *pD = &aD[jj];
-        ParColumn *pDst = &(*ppOut)->aCol[jj];
+        ParColumn *pDst = &pOut->aCol[jj];
         uint32_t nn = aaCnt[pD->iCnt>=0 ? pD->iCnt : 0][bi];
-        sqlite3_int64 v = pD->iVal>=0 ? aaVal[pD->iVal][bi] : 0;
-        /* NULL unless set below (the result's arrays start unset). */
-        pDst->aType[gi] = SQLITE_NULL;
-        pDst->aVal[gi] = 0;
+        sqlite3_int64 v = pD->iVal>=0 && aaVal[pD->iVal] ? aaVal[pD->iVal][bi] : 0;
         switch( pD->eFunc ){
           case PAR_AGG_COUNT_STAR: case PAR_AGG_COUNT:
-            pDst->aType[gi] = SQLITE_INTEGER;
-            pDst->aVal[gi] = nn;
-            break;
-          case PAR_AGG_SUM:
-            if( nn==0 ) break;
-            pDst->aType[gi] = SQLITE_INTEGER;
-            pDst->aVal[gi] = (uint64_t)v;
+            pDst->aInt[gi] = nn;
             break;
           case PAR_AGG_TOTAL:
-            outFloat(pDst, gi, (double)v);
+            pDst->aReal[gi] = (double)v;
             break;
           case PAR_AGG_AVG:
-            if( nn>0 ) outFloat(pDst, gi, (double)v/(double)nn);
+            pDst->aReal[gi] = nn>0 ? (double)v/(double)nn : 0.0;
             break;
-          default:   /* min, max */
-            if( nn==0 ) break;
-            pDst->aType[gi] = pD->pArg->eStore==PAR_COL_INT ? SQLITE_INTEGER : SQLITE_FLOAT;
-            pDst->aVal[gi] = (uint64_t)v;
+          default:   /* sum, min, max: NULL without a value, set below */
+            if( pD->iVal>=0 && aaVal[pD->iVal]==0 ) break;    /* the column already */
+            if( pDst->eStore==PAR_COL_INT ) pDst->aInt[gi] = nn>0 ? v : 0;
+            else if( nn>0 ) memcpy(&pDst->aReal[gi], &v, 8);
+            else pDst->aReal[gi] = 0.0;
             break;
         }
+      }
+    }
+    /* NULLs: the NULL key's group, and sums, averages, least and greatest
+    ** values of groups whose arguments were all NULL. */
+    if( bKeyNull && aGid[0]!=UINT32_MAX ){
+      for(j=0; j<pPlan->nBare && rc==SQLITE_OK; j++){
+        if( pOut->aCol[nAgg+j].eStore==PAR_COL_INT ) rc = denseNull(&pOut->aCol[nAgg+j], 0, nGroup);
+      }
+    }
+    for(j=0; j<nAgg && rc==SQLITE_OK; j++){
+      const ParDense *pD = &aD[j];
+      const uint32_t *aN = aaCnt[pD->iCnt>=0 ? pD->iCnt : 0];
+      if( !pD->bNulls || pD->eFunc==PAR_AGG_COUNT || pD->eFunc==PAR_AGG_TOTAL ) continue;
+      for(b=0; b<nBin && rc==SQLITE_OK; b++){
+        if( aGid[b]!=UINT32_MAX && aN[b]==0 ) rc = denseNull(&pOut->aCol[j], aGid[b], nGroup);
       }
     }
   }

@@ -1055,7 +1055,12 @@ static int parViewEof(sqlite3_vtab_cursor *cur){
 static int parViewColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
   ParViewCursor *pCur = (ParViewCursor*)cur;
   if( pCur->aDirect ){
-    parColumnResult(&pCur->pOut->aCol[pCur->aDirect[i]], pCur->iRow, ctx);
+    const ParColumn *pCol = &pCur->pOut->aCol[pCur->aDirect[i]];
+    if( pCol->eStore==PAR_COL_INT && pCol->aNull==0 ){
+      sqlite3_result_int64(ctx, pCol->aInt[pCur->iRow]);    /* the most common */
+    }else{
+      parColumnResult(pCol, pCur->iRow, ctx);
+    }
     return SQLITE_OK;
   }
   sqlite3_result_value(ctx, sqlite3_column_value(pCur->pStmt, i));

@@ -941,6 +941,9 @@ BIG_QUERIES = [
      "GROUP BY d", False, [], False),
     ("dense groups, bare columns", "SELECT d, s, v, r, count(*), sum(v) FROM big GROUP BY d",
      False, [], True),
+    # Every key value a group, no NULL argument: the totals are the columns.
+    ("dense groups, every key value", "SELECT rowid % 66000 AS q, sum(w), min(w), max(ov1), "
+     "avg(w), total(w), count(*) FROM big GROUP BY q", False, [], False),
     ("dense groups, sum may overflow", "SELECT d, sum(ov1), sum(v) FROM big "
      "GROUP BY d ORDER BY d LIMIT 50", True, [], True),
     ("dense groups, text keys", "SELECT w || s AS q, count(*), sum(v), avg(v), total(v) "
