@@ -664,6 +664,9 @@ static int parJoinTable(const char *zFrom, const ParToken *aTok, int nTok, const
   return 0;
 }
 
+static int parCallerVouched(ParContext *pCtx, sqlite3 *db, const char *zSchema,
+                            const char *zFile, unsigned *piMust);
+
 static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
                             ParSource *pSrc, char **pzWhy){
   static const char *azRowid[] = { "rowid", "_rowid_", "oid" };
@@ -784,20 +787,23 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     sqlite3_free(zVfs);
     if( zWhy ){ bWhy = 1; goto done; }
   }
-  /* Uncommitted writes, and the snapshot of an explicit transaction, are
-  ** only on the caller's connection.  A read transaction in autocommit
-  ** mode belongs to the statements running now (this one included): like
-  ** a new statement, the workers read the latest commit. */
+  /* Uncommitted writes are only on the caller's connection, and so is the
+  ** snapshot of an explicit transaction, unless the moment noted vouches
+  ** for it (parCallerVouched).  A read transaction in autocommit mode
+  ** belongs to the statements running now (parCallerSnapshot). */
   switch( sqlite3_txn_state(db, pSrc->zSchema) ){
     case SQLITE_TXN_WRITE:
       WHY("the connection has uncommitted changes to %s: only it sees them",
           pSrc->zSchema);
-    case SQLITE_TXN_READ:
-      if( !sqlite3_get_autocommit(db) ){
-        WHY("the connection is inside a transaction on %s: only it sees its "
-            "snapshot", pSrc->zSchema);
+    case SQLITE_TXN_READ: {
+      unsigned iMust;
+      if( !sqlite3_get_autocommit(db)
+       && !parCallerVouched(pCtx, db, pSrc->zSchema, pSrc->zFile, &iMust) ){
+        WHY("the connection is inside a transaction on %s, and a commit may have "
+            "come before it began reading: only it sees its snapshot", pSrc->zSchema);
       }
       break;
+    }
   }
   if( parQueryInt(db, "PRAGMA reverse_unordered_selects", 0) ){
     WHY("reverse_unordered_selects is on");
@@ -995,6 +1001,7 @@ static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
                            ParSource *pSrc){
   char *zWhy;
   int iDb, eTxn;
+  unsigned iMust;
 
   memset(pSrc, 0, sizeof(*pSrc));
   if( pCtx->mxCacheMb<=0 || pPlan->zExtract==0 || pPlan->zExtractFrom==0 ) return 0;
@@ -1018,7 +1025,9 @@ static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   pSrc->zFile = sqlite3_db_filename(db, pSrc->zSchema);
   eTxn = sqlite3_txn_state(db, pSrc->zSchema);
   if( pSrc->zFile==0 || pSrc->zFile[0]==0 || !parDefaultVfs(db, pSrc->zSchema, 0)
-   || eTxn==SQLITE_TXN_WRITE || (eTxn==SQLITE_TXN_READ && !sqlite3_get_autocommit(db)) ){
+   || eTxn==SQLITE_TXN_WRITE
+   || (eTxn==SQLITE_TXN_READ && !sqlite3_get_autocommit(db)
+       && !parCallerVouched(pCtx, db, pSrc->zSchema, pSrc->zFile, &iMust)) ){
     parSourceClear(pSrc);
     return 0;
   }
@@ -1257,22 +1266,24 @@ static void parDenseRecord(ParPool *p, const char *zTable, unsigned iVersion,
 
 /* ---- the caller's snapshot -------------------------------------------------
 **
-** In autocommit mode a statement reads the snapshot of its connection's
-** read transaction, which began when the first running statement read the
-** database: a moment ago for a statement alone, but earlier when another
-** statement of the caller's is left open (stepped, not reset), and older
-** than the latest commit, which workers and the cache's stamps see, once
-** another connection commits.  SQLite has no call to compare snapshots (no
-** SQLITE_ENABLE_SNAPSHOT), so at the start of a view's scan with no
-** transaction of the caller's on main, the data versions of the caller's
-** main and of the pool's first connection are noted together, with no
-** commit in between (parExtractSync; its read of main begins the caller's
-** read transaction, which lasts for the statement).  A read transaction of
-** the caller's whose data version is still the one noted began with no
-** commit since; if the workers' snapshot (or a cache entry) has the worker
-** version noted, it is the caller's.  When nothing vouches for the
-** caller's snapshot, its connection reads, unless its statement is the
-** only one running (parCallerSnapshot). */
+** A statement reads the snapshot of its connection's read transaction,
+** which began when the first running statement read the database (in
+** autocommit mode: a moment ago for a statement alone, but earlier when
+** another statement of the caller's is left open, stepped and not reset),
+** or, inside an explicit transaction, at the transaction's first read.
+** It is older than the latest commit, which workers and the cache's stamps
+** see, once another connection commits.  SQLite has no call to compare
+** snapshots (no SQLITE_ENABLE_SNAPSHOT), so at the start of a view's scan
+** with no transaction of the caller's on main, the data versions of the
+** caller's main and of the pool's first connection are noted together,
+** with no commit in between (parExtractSync; its read of main begins the
+** caller's read transaction, which lasts for the statement, or for the
+** explicit transaction).  A read transaction of the caller's whose data
+** version is still the one noted began with no commit since; if the
+** workers' snapshot (or a cache entry) has the worker version noted, it
+** is the caller's (parCallerVouched).  When nothing vouches for the
+** caller's snapshot, its connection reads, unless in autocommit mode its
+** statement is the only one running (parCallerSnapshot). */
 
 /* The data version of the caller's database zSchema: of the snapshot its
 ** read transaction holds, or else of its last one. */
@@ -1282,8 +1293,8 @@ static unsigned parCallerVersion(sqlite3 *db, const char *zSchema){
   return v;
 }
 
-/* Note the moment (see above) for pool p on main's file; the caller is in
-** autocommit mode with no transaction on main. */
+/* Note the moment (see above) for pool p on main's file; the caller has no
+** transaction on main. */
 static void parExtractSync(sqlite3 *db, ParPool *p){
   unsigned v1, v2, c;
   p->bSync = 0;
@@ -1300,15 +1311,29 @@ static void parExtractSync(sqlite3 *db, ParPool *p){
   p->iSyncWorker = v1;
 }
 
+/* Does the moment noted vouch for the caller's read transaction on
+** zSchema (file zFile)?  Only main's, whose data version is still the one
+** noted: no commit came since, and *piMust is the version workers and
+** cache entries must have to show what it shows. */
+static int parCallerVouched(ParContext *pCtx, sqlite3 *db, const char *zSchema,
+                            const char *zFile, unsigned *piMust){
+  ParPool *p;
+  if( sqlite3_stricmp(zSchema, "main")!=0 || zFile==0 ) return 0;
+  if( (p = parPoolFind(pCtx, zFile))==0 || !p->bSync ) return 0;
+  if( parCallerVersion(db, "main")!=p->iSyncCaller ) return 0;
+  *piMust = p->iSyncWorker;
+  return 1;
+}
+
 /* May what workers read of the caller's zSchema (file zFile), or what the
 ** cache keeps of it, stand for what the caller's connection sees now?
-** 1 when the caller has no transaction on it.  When the caller reads main
-** in autocommit mode and no commit came since the moment noted (its data
-** version is still the one noted): 1 with *pbMust set, if the workers'
-** snapshot or the cache entry has data version *piMust.  Else, in
-** autocommit mode with this statement alone running, 1: like a new
-** statement, it began reading a moment ago (a commit since is not seen,
-** see the README); and 0 otherwise (only the caller sees its snapshot). */
+** 1 when the caller has no transaction on it.  When the moment noted
+** vouches for the caller's read transaction: 1 with *pbMust set, if the
+** workers' snapshot or the cache entry has data version *piMust.  Else
+** 0 inside an explicit transaction; and in autocommit mode, 1 with this
+** statement alone running: like a new statement, it began reading a
+** moment ago (a commit since is not seen, see the README), 0 with others
+** (only the caller sees its snapshot). */
 static int parCallerSnapshot(ParContext *pCtx, sqlite3 *db, const char *zSchema,
                              const char *zFile, int *pbMust, unsigned *piMust){
   ParPool *p;
@@ -1318,15 +1343,14 @@ static int parCallerSnapshot(ParContext *pCtx, sqlite3 *db, const char *zSchema,
     case SQLITE_TXN_READ: break;
     default:              return 0;
   }
+  if( parCallerVouched(pCtx, db, zSchema, zFile, piMust) ){
+    *pbMust = 1;
+    return 1;
+  }
   if( !sqlite3_get_autocommit(db) ) return 0;
-  if( sqlite3_stricmp(zSchema, "main")==0 && (p = parPoolFind(pCtx, zFile))!=0 ){
-    unsigned v = parCallerVersion(db, "main");
-    if( p->bSync && v==p->iSyncCaller ){
-      *pbMust = 1;
-      *piMust = p->iSyncWorker;
-      return 1;
-    }
-    if( p->bUnsync && v==p->iUnsyncCaller ) return 0;
+  if( sqlite3_stricmp(zSchema, "main")==0 && (p = parPoolFind(pCtx, zFile))!=0
+   && p->bUnsync && parCallerVersion(db, "main")==p->iUnsyncCaller ){
+    return 0;
   }
   return parAppStatementsBusy(pCtx, db)<=1;
 }
@@ -1435,6 +1459,11 @@ static int parInterrupted(sqlite3_stmt *pProbe){
 ** by row count: see ParDense), SQLITE_OK with *pzWhy set when it must be
 ** read serially instead (and *pbStale set when that is because a worker
 ** plans it otherwise than the caller), or an error with *pzErr. */
+static char *parCommitCameWhy(const char *zSchema){
+  return sqlite3_mprintf("a commit came after your connection began reading %s: only it "
+                         "sees that snapshot", zSchema);
+}
+
 static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParSource *pSrc,
                            int nThread, int bMust, unsigned iMust, ParBatch **ppBatch,
                            unsigned *piVersion, int *pbCounted, int *pbStale, char **pzWhy,
@@ -1447,6 +1476,12 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   int rc, i, nStarted = 0, bSnapshot = 0;
 
   memset(&run, 0, sizeof(run));
+  /* A commit since the caller's snapshot: known before anything is
+  ** prepared (and checked again once the workers hold theirs). */
+  if( bMust && (!parPoolVersion(p, piVersion) || *piVersion!=iMust) ){
+    *pzWhy = parCommitCameWhy(pSrc->zSchema);
+    return *pzWhy ? SQLITE_OK : SQLITE_NOMEM;
+  }
   /* The probe for interrupts: preparing it fails if one came already. */
   rc = sqlite3_prepare_v2(db, "SELECT 1", -1, &pProbe, 0);
   if( rc ){
@@ -1519,8 +1554,7 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   bSnapshot = 1;
   *piVersion = parDataVersion(p->aConn[0]);
   if( bMust && *piVersion!=iMust ){
-    *pzWhy = sqlite3_mprintf("a commit came after your connection began reading %s: only "
-                             "it sees that snapshot", pSrc->zSchema);
+    *pzWhy = parCommitCameWhy(pSrc->zSchema);
     goto done;
   }
   /* Two statements: SQLite finds a lone min() or max() of the rowid at one
@@ -1900,12 +1934,12 @@ void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp){
   }
   if( pCtx->mxCacheMb>0 ) parExtractStampPools(pCtx, db, pStamp);
   /* Last (its read of the caller's main begins a read transaction that
-  ** lasts as long as the statement running now): the moment
-  ** parCallerSnapshot() compares with, on main's pool. */
+  ** lasts as long as the statement running now, or the caller's explicit
+  ** transaction): the moment parCallerVouched() compares with, on main's
+  ** pool. */
   {
     const char *zMain = sqlite3_db_filename(db, "main");
-    if( zMain && zMain[0] && sqlite3_get_autocommit(db)
-     && sqlite3_txn_state(db, "main")==SQLITE_TXN_NONE
+    if( zMain && zMain[0] && sqlite3_txn_state(db, "main")==SQLITE_TXN_NONE
      && (p = parPoolFind(pCtx, zMain))!=0 && p->nConn>0 ){
       parExtractSync(db, p);
     }

@@ -692,16 +692,47 @@ def test_transactions_see_their_own_view():
     c.execute("ROLLBACK")
     same(c, sql)
     # A read transaction keeps its snapshot: a commit by another connection
-    # is not seen inside it.
+    # is not seen inside it.  One that began with no commit since the last
+    # scan noted the data versions is vouched for: the cache serves it.
     other = connect(path)
     c.execute("BEGIN")
     c.execute("SELECT count(*) FROM t").fetchall()
-    assert "inside a transaction" in explain_mode(c, sql)
+    assert "cached" in explain_mode(c, sql)
+    assert mode_of(c, sql) == "cached"
     before = c.execute(sql).fetchall()
     other.execute("UPDATE t SET k = 99 WHERE rowid < 1000")
     agree(sql, view_rows(c, sql), before)
+    assert mode_of(c, sql) == "serial"
     c.execute("COMMIT")
     same(c, sql)
+    # One that began reading after a commit no scan noted: only the
+    # caller's connection sees its snapshot.
+    other.execute("UPDATE t SET k = 98 WHERE rowid < 500")
+    c.execute("BEGIN")
+    c.execute("SELECT count(*) FROM t").fetchall()
+    assert "a commit may have come before it began reading" in explain_mode(c, sql)
+    assert mode_of(c, sql) == "serial"
+    before = c.execute(sql).fetchall()
+    other.execute("UPDATE t SET k = 97 WHERE rowid < 500")
+    agree(sql, view_rows(c, sql), before)
+    c.execute("COMMIT")
+    # A transaction whose first read is a view's scan: the scan notes the
+    # moment (its read begins the transaction's snapshot), and every later
+    # scan and statement of the transaction sees that snapshot, from the
+    # cache until another connection commits.
+    c.execute("DROP TABLE IF EXISTS temp.w")
+    c.execute("CREATE VIRTUAL TABLE temp.w USING parallel('%s')" % sql)
+    c.execute("SELECT * FROM w").fetchall()
+    other.execute("UPDATE t SET k = 96 WHERE rowid < 300")
+    c.execute("BEGIN")
+    first = c.execute("SELECT * FROM w").fetchall()
+    assert mode_of(c, sql) == "cached"
+    other.execute("UPDATE t SET k = 95 WHERE rowid < 300")
+    agree(sql, c.execute("SELECT * FROM w").fetchall(), first)
+    agree(sql, c.execute(sql).fetchall(), first)
+    c.execute("COMMIT")
+    agree(sql, c.execute("SELECT * FROM w").fetchall(), c.execute(sql).fetchall())
+    assert c.execute("SELECT count(*) FROM t WHERE k = 95").fetchone()[0] > 0
 
 
 # ---- one snapshot under concurrent commits ---------------------------------------
