@@ -897,10 +897,10 @@ BIG_ROWS = 70000
 def build_big(conn, rng):
     """big: 70000 rows; k puts ~95% of the rows in one group (more than one
     65536-row chunk), w has many distinct values, d spans 65600 values (more
-    than per-chunk accumulators take) with some NULLs.  ov1/ov2: running-sum
-    traps around the chunk boundary."""
+    than per-chunk accumulators take) with some NULLs, e every one of 66000
+    values.  ov1/ov2: running-sum traps around the chunk boundary."""
     conn.execute("CREATE TABLE big(k, v INTEGER, r REAL, s TEXT COLLATE NOCASE, w INTEGER, "
-                 "ov1 INTEGER, ov2 INTEGER, m, d INTEGER)")
+                 "ov1 INTEGER, ov2 INTEGER, m, d INTEGER, e INTEGER)")
     words = ["a", "A", "b", "B", "abc", "ABC", "x", "", "é"]
     rows = []
     for i in range(BIG_ROWS):
@@ -916,8 +916,9 @@ def build_big(conn, rng):
                      round(rng.uniform(-1e6, 1e6), 3) if rng.random() > 0.01 else None,
                      rng.choice(words), (i * 7919) % 40009, ov1, ov2,
                      rng.choice([1, 1.0, "1", None, 2.5, b"\x00", "a", "A"]),
-                     None if i % 997 == 3 else (i * 7919 * 7) % 65600 - 30000))
-    conn.executemany("INSERT INTO big VALUES(?,?,?,?,?,?,?,?,?)", rows)
+                     None if i % 997 == 3 else (i * 7919 * 7) % 65600 - 30000,
+                     (i * 7) % 66000))
+    conn.executemany("INSERT INTO big VALUES(?,?,?,?,?,?,?,?,?,?)", rows)
 
 
 BIG_QUERIES = [
@@ -942,8 +943,8 @@ BIG_QUERIES = [
     ("dense groups, bare columns", "SELECT d, s, v, r, count(*), sum(v) FROM big GROUP BY d",
      False, [], True),
     # Every key value a group, no NULL argument: the totals are the columns.
-    ("dense groups, every key value", "SELECT rowid % 66000 AS q, sum(w), min(w), max(ov1), "
-     "avg(w), total(w), count(*) FROM big GROUP BY q", False, [], False),
+    ("dense groups, every key value", "SELECT e, sum(w), min(w), max(ov1), avg(w), total(w), "
+     "count(*), min(r) FROM big GROUP BY e", False, [], False),
     ("dense groups, sum may overflow", "SELECT d, sum(ov1), sum(v) FROM big "
      "GROUP BY d ORDER BY d LIMIT 50", True, [], True),
     ("dense groups, text keys", "SELECT w || s AS q, count(*), sum(v), avg(v), total(v) "
