@@ -1646,7 +1646,8 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
         ParColumn *pDst = &pOut->aCol[nAgg+jj];
         if( pDst->eStore==PAR_COL_INT ){
           /* The key (its NULL bin 0 gets its bit below). */
-          pDst->aInt[gi] = bKeyNull && bi==0 ? 0 : (sqlite3_int64)((uint64_t)iLo + (uint64_t)(bi - bKeyNull));
+          pDst->aInt[gi] = bKeyNull && bi==0 ? 0
+                         : (sqlite3_int64)((uint64_t)iLo + (uint64_t)(bi - bKeyNull));
         }else{
           outCopy(pDst, gi, &pIn->aCol[pPlan->aBareCol[jj]], aaFirst[0][bi]);
         }
