@@ -445,6 +445,35 @@ static int buildSameTokens(ParSelect *pSel, ParSpan a, ParSpan b){
 
 /* ---- building the plan ---------------------------------------------------------- */
 
+/* Does SQLite merge aggregate calls a and b into one, as it merges calls
+** it finds equal once names are resolved (min(t.a) and min(a), min((a))
+** and min(a))?  1 when their tokens are the same; else SQLite is asked:
+** both calls, and a count(*) that keeps the min/max optimization out,
+** over the FROM clause compile to two aggregate steps when merged, three
+** when not.  -1 when that does not tell (it does not prepare). */
+static int buildSameAgg(ParBuild *pB, const ParAggCall *a, const ParAggCall *b){
+  ParSelect *pSel = pB->pSel;
+  const char *z = pSel->zSql;
+  sqlite3_stmt *pStmt = 0;
+  char *zSql;
+  int nStep = 0;
+  if( a->eFunc!=b->eFunc || a->bDistinct!=b->bDistinct || a->nArg!=b->nArg ) return 0;
+  if( buildSameTokens(pSel, a->call, b->call) ) return 1;
+  zSql = sqlite3_mprintf("EXPLAIN SELECT %.*s, %.*s, count(*) FROM %s",
+                         a->call.iEnd - a->call.iStart, z + a->call.iStart,
+                         b->call.iEnd - b->call.iStart, z + b->call.iStart, pB->zFrom);
+  if( zSql==0 ){ buildNoMem(pB); return -1; }
+  if( sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+    while( sqlite3_step(pStmt)==SQLITE_ROW ){
+      const char *zOp = (const char*)sqlite3_column_text(pStmt, 1);
+      if( zOp && strcmp(zOp, "AggStep")==0 ) nStep++;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return nStep==2 ? 1 : nStep==3 ? 0 : -1;
+}
+
 static ParSpan buildTokSpan(ParSelect *pSel, int iTok, int iTokEnd);
 
 /* Index of the token after the parenthesis that closes the one at i. */
@@ -683,10 +712,19 @@ static void buildPlan(ParBuild *pB){
       rank = rank*(1<<24) + pA->call.iStart;
       /* SQLite merges identical aggregate calls into the first one it
       ** analysed: a duplicate ranks where that one does. */
-      for(j=0; j<pSel->nAgg; j++){
+      for(j=0; j<pSel->nAgg && pSel->nRef>0; j++){
         ParAggCall *pB2 = &pSel->aAgg[j];
-        int r2 = 0, q;
-        if( j==k || !buildSameTokens(pSel, pA->call, pB2->call) ) continue;
+        int r2 = 0, q, bSame = j==k ? 0 : buildSameAgg(pB, pA, pB2);
+        if( bSame<0 ){
+          char *zCall = parSpanText(pSel->zSql, pA->call);
+          if( pB->rc==SQLITE_OK ){
+            buildWhy(pB, "bare columns with %s, which SQLite may take as one with another "
+                     "call (it does not say)", zCall ? zCall : "min() or max()");
+          }
+          sqlite3_free(zCall);
+          goto done;
+        }
+        if( !bSame ) continue;
         if( pSel->bHaving && pB2->call.iStart>=pSel->having.span.iStart
          && pB2->call.iEnd<=pSel->having.span.iEnd ) r2 = 2;
         for(q=0; q<pSel->nOrder; q++){

@@ -1991,6 +1991,19 @@ def targeted_group():
     tcase(O, ix, "SELECT group_concat(d) FROM t WHERE g = 1")
     tcase(O, ix, "SELECT g, group_concat(d) FROM t WHERE c > 0 GROUP BY g ORDER BY g", True)
     tcase(O, ix, "SELECT c, group_concat(d) FROM t GROUP BY c")
+    # Bare columns follow the last min/max SQLite analysed, and SQLite takes
+    # calls equal once names are resolved as one (the first): min(t.a) and
+    # min(a), min((a)) and MIN(a) are one call; min(a + 0) is another.
+    mm = ["CREATE TABLE t(g, a, d, e)",
+          rows_of("t", 4, [(1, 1, 5, "x"), (1, 2, 3, "y"), (2, 7, 1, "p"), (2, 3, 2, "q"),
+                           (3, None, 4, "r"), (3, 1, None, "s")])]
+    tcase(O, mm, "SELECT g, min(t.a), min(d), e, min(a) FROM t GROUP BY g")
+    tcase(O, mm, "SELECT g, min(a), min(d), e, min((a)) FROM t GROUP BY g")
+    tcase(O, mm, "SELECT g, MIN(a), max(d), e, min( a ) FROM t GROUP BY g")
+    tcase(O, mm, "SELECT g, min(a), min(d), e, min(a + 0) FROM t GROUP BY g")
+    tcase(O, mm, "SELECT g, max(\"a\"), min(d), e FROM t GROUP BY g HAVING max(t.a) > 0")
+    tcase(O, mm, "SELECT g, min(a), e, min(d) FROM t AS x GROUP BY g ORDER BY min(x.a), g", True)
+    tcase(O, mm, "SELECT g AS z, min(a), e, min(d) FROM t GROUP BY g HAVING min(z) > 0")
     # Which row a key, a bare column, min/max and group_concat come from.
     rc = ["CREATE TABLE t(e TEXT COLLATE NOCASE, a, g INTEGER, n INTEGER, d TEXT)",
           rows_of("t", 5, [("a", 1, 1, 5, "p"), ("A", 1.0, 1, 9, "q"), ("b", 2, 2, 9, "r"), ("B", 2.0, 2, 1, "s"),
