@@ -22,11 +22,11 @@
 **     primary-key column, "SEARCH t USING PRIMARY KEY"): then the rows of
 **     a range are exactly the rows of the query whose keys fall in it, in
 **     the same order.  The caller's
-**     connection must have no uncommitted change to that database and not
-**     be inside an explicit transaction on it (its own writes, or its
-**     older snapshot, are visible on it alone); a read transaction of
-**     autocommit statements (the one scanning the view, say) reads the
-**     latest commit, as a new statement would.  The query may use no
+**     connection must have no uncommitted change to that database (its
+**     own writes are visible on it alone), and a read transaction of its
+**     must be one the workers can share (see "the caller's snapshot"
+**     below: vouched for, or of autocommit statements alone, which read
+**     the latest commit as a new statement would).  The query may use no
 **     application-defined function (a worker
 **     has SQLite's built-in ones only) and no collation SQLite does not
 **     define.  Everything else is read serially on the caller's connection,
@@ -113,7 +113,7 @@ struct ParPool {
   int bSync;            /* main's file: at one moment with no commit in
                         ** between, the caller's main had data version
                         ** iSyncCaller and aConn[0] iSyncWorker (see
-                        ** parCallerSnapshot) */
+                        ** parCallerVouched) */
   unsigned iSyncCaller, iSyncWorker;
   int bUnsync;          /* a try failed after the caller's main began its
                         ** read transaction at data version iUnsyncCaller:
@@ -799,8 +799,12 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
       unsigned iMust;
       if( !sqlite3_get_autocommit(db)
        && !parCallerVouched(pCtx, db, pSrc->zSchema, pSrc->zFile, &iMust) ){
-        WHY("the connection is inside a transaction on %s, and a commit may have "
-            "come before it began reading: only it sees its snapshot", pSrc->zSchema);
+        if( sqlite3_stricmp(pSrc->zSchema, "main")==0 ){
+          WHY("the connection is inside a transaction on main, and a commit may "
+              "have come before it began reading: only it sees its snapshot%s", "");
+        }
+        WHY("the connection is inside a transaction on %s (only main's snapshot "
+            "can be shared): only it sees its snapshot", pSrc->zSchema);
       }
       break;
     }
@@ -992,8 +996,9 @@ nomem:
 ** cache, and found there again?  It must read tables of one database file
 ** (on the default VFS; no virtual table, nothing in temp), call nothing
 ** that can answer differently for the same rows, and the caller must
-** have no uncommitted change there nor be inside an explicit transaction
-** (as for parallel reads).  Keeping it also needs a ParStamp.  The key is
+** have no uncommitted change there nor a transaction nothing vouches for
+** inside BEGIN (as for parallel reads).  Keeping it also needs a ParStamp
+** (parExtractStampPools).  The key is
 ** the extraction SQL itself (row order included: only the same SQL is
 ** served).  Fills pSrc (zSchema, zTable: the FROM clause, zFile, zKey,
 ** zBase) and returns 1; 0 when it cannot be cached. */
@@ -1355,6 +1360,13 @@ static int parCallerSnapshot(ParContext *pCtx, sqlite3 *db, const char *zSchema,
   return parAppStatementsBusy(pCtx, db)<=1;
 }
 
+/* Why a snapshot of the caller's that the moment noted vouches for is
+** not the workers' (or a cache entry's). */
+static char *parCommitCameWhy(const char *zSchema){
+  return sqlite3_mprintf("a commit came after your connection began reading %s: only it "
+                         "sees that snapshot", zSchema);
+}
+
 /* Why the caller's snapshot of zSchema keeps the workers out. */
 static char *parCallerSnapshotWhy(const char *zSchema){
   return sqlite3_mprintf("another statement of your connection is reading %s, and a "
@@ -1459,11 +1471,6 @@ static int parInterrupted(sqlite3_stmt *pProbe){
 ** by row count: see ParDense), SQLITE_OK with *pzWhy set when it must be
 ** read serially instead (and *pbStale set when that is because a worker
 ** plans it otherwise than the caller), or an error with *pzErr. */
-static char *parCommitCameWhy(const char *zSchema){
-  return sqlite3_mprintf("a commit came after your connection began reading %s: only it "
-                         "sees that snapshot", zSchema);
-}
-
 static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParSource *pSrc,
                            int nThread, int bMust, unsigned iMust, ParBatch **ppBatch,
                            unsigned *piVersion, int *pbCounted, int *pbStale, char **pzWhy,
@@ -1478,7 +1485,7 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   memset(&run, 0, sizeof(run));
   /* A commit since the caller's snapshot: known before anything is
   ** prepared (and checked again once the workers hold theirs). */
-  if( bMust && (!parPoolVersion(p, piVersion) || *piVersion!=iMust) ){
+  if( bMust && parPoolVersion(p, piVersion) && *piVersion!=iMust ){
     *pzWhy = parCommitCameWhy(pSrc->zSchema);
     return *pzWhy ? SQLITE_OK : SQLITE_NOMEM;
   }
@@ -1939,9 +1946,16 @@ void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp){
   ** pool. */
   {
     const char *zMain = sqlite3_db_filename(db, "main");
-    if( zMain && zMain[0] && sqlite3_txn_state(db, "main")==SQLITE_TXN_NONE
-     && (p = parPoolFind(pCtx, zMain))!=0 && p->nConn>0 ){
-      parExtractSync(db, p);
+    if( zMain && zMain[0] && sqlite3_txn_state(db, "main")==SQLITE_TXN_NONE ){
+      if( (p = parPoolFind(pCtx, zMain))==0 && parDefaultVfs(db, "main", 0) ){
+        /* Without a pool on main's file there is nothing to note: one
+        ** connection, so that a transaction's later scans can be vouched
+        ** for (the cache off, or only other files read so far). */
+        char *zWhy = 0;
+        p = parPoolGet(pCtx, zMain, 1, 0, &zWhy);
+        sqlite3_free(zWhy);
+      }
+      if( p && p->nConn>0 ) parExtractSync(db, p);
     }
   }
 }
@@ -1961,15 +1975,24 @@ static void parExtractStampPools(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp
     }
   }
   for(p=pCtx->pPool; p && pStamp->n<PAR_STAMP_MAX; p=p->pNext){
-    int bFile = 0, bTxn = 0;
+    int bFile = 0, bTxn = 0, bMainRead = 0;
+    unsigned iMust = 0;
     if( p->nConn==0 ) continue;
     for(i=0; (zName = sqlite3_db_name(db, i))!=0; i++){
       const char *zFile = i==1 ? 0 : sqlite3_db_filename(db, zName);
+      int eTxn;
       if( zFile==0 || strcmp(zFile, p->zFile)!=0 ) continue;
-      if( sqlite3_txn_state(db, zName)!=SQLITE_TXN_NONE ) bTxn = 1;
+      eTxn = sqlite3_txn_state(db, zName);
+      if( i==0 && eTxn==SQLITE_TXN_READ ) bMainRead = 1;
+      else if( eTxn!=SQLITE_TXN_NONE ) bTxn = 1;
       bFile = 1;
     }
+    /* A read of main's that the moment noted vouches for holds the
+    ** content of the worker version noted: a serial read in it is stamped
+    ** with that version. */
+    if( bMainRead && !parCallerVouched(pCtx, db, "main", p->zFile, &iMust) ) bTxn = 1;
     if( !bFile || bTxn || !parPoolVersion(p, &pStamp->a[pStamp->n].iVersion) ) continue;
+    if( bMainRead ) pStamp->a[pStamp->n].iVersion = iMust;
     pStamp->a[pStamp->n].iGen = p->iGen;
     pStamp->n++;
   }
@@ -2321,9 +2344,14 @@ char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
   if( zWhy==0 ){
     int bMust;
     unsigned iMust, v;
-    if( !parCallerSnapshot(pCtx, db, src.zSchema, src.zFile, &bMust, &iMust)
-     || (bMust && (!parPoolVersion(parPoolFind(pCtx, src.zFile), &v) || v!=iMust)) ){
+    if( !parCallerSnapshot(pCtx, db, src.zSchema, src.zFile, &bMust, &iMust) ){
       zWhy = parCallerSnapshotWhy(src.zSchema);
+      if( zWhy==0 ){
+        parSourceClear(&src);
+        return 0;
+      }
+    }else if( bMust && (!parPoolVersion(parPoolFind(pCtx, src.zFile), &v) || v!=iMust) ){
+      zWhy = parCommitCameWhy(src.zSchema);
       if( zWhy==0 ){
         parSourceClear(&src);
         return 0;
