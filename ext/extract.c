@@ -1369,9 +1369,9 @@ static char *parCommitCameWhy(const char *zSchema){
 
 /* Why the caller's snapshot of zSchema keeps the workers out. */
 static char *parCallerSnapshotWhy(const char *zSchema){
-  return sqlite3_mprintf("another statement of your connection is reading %s, and a "
-                         "commit may have come since it began: only your connection "
-                         "sees that snapshot", zSchema);
+  return sqlite3_mprintf("your connection is already reading %s (another statement of "
+                         "it, or this one), and a commit may have come since that read "
+                         "began: only your connection sees that snapshot", zSchema);
 }
 
 /* ---- parallel reading ------------------------------------------------------ */
