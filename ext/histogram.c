@@ -716,8 +716,14 @@ static int parHistRun(ParHist *pTab, const char *zSource, const char *zCol,
   int64_t *aInt = 0;      /* MIXED: its INTEGER values (owned) */
   char *zCols = 0, *zFrom = 0, *zSql = 0, *zErr = 0, *zWhy = 0;
   ParPlan plan;           /* just the extraction part of a plan */
+  ParStamp stamp;
   int rc, eMode;
 
+  /* The versions a serial read is kept in the cache under, taken before
+  ** anything runs on the caller's connection.  This statement began
+  ** reading main already: main's stamp is the worker version noted by an
+  ** earlier scan, when that moment still vouches for the read. */
+  parExtractStamp(pTab->pCtx, pTab->db, &stamp);
   rc = parHistSourceSql(pTab->db, zSource, zCol, &zCols, &zFrom, &zSql, pzErr);
   if( rc ) return rc;
   memset(&plan, 0, sizeof(plan));
@@ -727,7 +733,7 @@ static int parHistRun(ParHist *pTab, const char *zSource, const char *zCol,
   plan.nExtractCol = 1;
   /* The one place this file reads a source: through the columnar
   ** extraction.  pB is a reference (the cache may hold another). */
-  rc = parExtract(pTab->pCtx, pTab->db, &plan, 0, &pB, &eMode, &zWhy, &zErr);
+  rc = parExtract(pTab->pCtx, pTab->db, &plan, &stamp, &pB, &eMode, &zWhy, &zErr);
   sqlite3_free(zWhy);
   sqlite3_free(zCols);
   sqlite3_free(zFrom);

@@ -541,6 +541,55 @@ def test_database_file_and_changes():
     os.rmdir(d)
 
 
+def test_one_thread_reads_cached():
+    """At one thread the table form reads on the caller's connection, whose
+    statement has begun reading main.  When the moment an earlier view scan
+    noted vouches for that read (no commit since), the read is kept in the
+    cache under the worker version noted, and served again; another
+    connection's commit makes it stale at once."""
+    import tempfile
+    d = tempfile.mkdtemp()
+    path = os.path.join(d, "h1.db")
+    c = connect(path)
+    c.isolation_level = None
+    c.execute("PRAGMA journal_mode=WAL")
+    c.execute("SELECT par_config('threads', 1)")
+    c.execute("CREATE TABLE t(x REAL)")
+    c.execute("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 20000) "
+              "INSERT INTO t SELECT (i * 7919 % 10007) / 3.0 FROM s")
+    c.execute("CREATE VIRTUAL TABLE temp.v USING parallel('SELECT count(*) FROM t')")
+    src = "SELECT x FROM t"
+
+    def hist():
+        return exact(c.execute("SELECT * FROM par_histogram('t', 'x', 20)").fetchall())
+
+    def want():
+        rg = sql_range(c, src)
+        edges = sql_uniform_edges(c, rg[0], rg[1], 20)
+        total = c.execute("SELECT count(*) FROM t").fetchone()[0]
+        return exact(expected_rows(edges, sql_counts(c, src, edges), total))
+
+    def hits():
+        return sum(r[0] for r in c.execute("SELECT hits FROM par_cache"))
+
+    for step in range(2):
+        c.execute("SELECT * FROM v").fetchall()      # the moment noted
+        first = hist()
+        assert first == want(), step
+        h0 = hits()
+        assert hist() == first and hits() == h0 + 1, (step, h0, hits())
+        other = sqlite3.connect(path)
+        other.execute("UPDATE t SET x = x + 1000 WHERE rowid % 4 = ?", (step,))
+        other.commit()
+        other.close()
+        after = hist()
+        assert after == want() and after != first, step
+    c.close()
+    for f in os.listdir(d):
+        os.remove(os.path.join(d, f))
+    os.rmdir(d)
+
+
 def test_not_in_views_or_triggers():
     """The table form runs SQL: SQLITE_VTAB_DIRECTONLY keeps it out of
     schema objects."""
