@@ -1922,8 +1922,8 @@ static void parExtractStampPools(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp
 
 void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp){
   ParPool *p, **pp;
-  const char *zName;
-  int i;
+  const char *zName, *zMain;
+  int i, bMainNone;
   memset(pStamp, 0, sizeof(*pStamp));
   /* Pools on files the caller no longer has attached: closed (they would
   ** hold the files open, and their cache entries, for nothing). */
@@ -1939,25 +1939,24 @@ void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp){
       parPoolDrop(pCtx, p);
     }
   }
+  /* main's file gets a pool of one connection when it has none: the
+  ** stamps of serial reads (most often of main) and the moment noted below
+  ** need one (a transaction's later scans are vouched for by it, the cache
+  ** off included). */
+  zMain = sqlite3_db_filename(db, "main");
+  bMainNone = zMain && zMain[0] && sqlite3_txn_state(db, "main")==SQLITE_TXN_NONE;
+  if( zMain && zMain[0] && (pCtx->mxCacheMb>0 || bMainNone)
+   && parPoolFind(pCtx, zMain)==0 && parDefaultVfs(db, "main", 0) ){
+    char *zWhy = 0;
+    parPoolGet(pCtx, zMain, 1, 0, &zWhy);
+    sqlite3_free(zWhy);
+  }
   if( pCtx->mxCacheMb>0 ) parExtractStampPools(pCtx, db, pStamp);
   /* Last (its read of the caller's main begins a read transaction that
   ** lasts as long as the statement running now, or the caller's explicit
   ** transaction): the moment parCallerVouched() compares with, on main's
   ** pool. */
-  {
-    const char *zMain = sqlite3_db_filename(db, "main");
-    if( zMain && zMain[0] && sqlite3_txn_state(db, "main")==SQLITE_TXN_NONE ){
-      if( (p = parPoolFind(pCtx, zMain))==0 && parDefaultVfs(db, "main", 0) ){
-        /* Without a pool on main's file there is nothing to note: one
-        ** connection, so that a transaction's later scans can be vouched
-        ** for (the cache off, or only other files read so far). */
-        char *zWhy = 0;
-        p = parPoolGet(pCtx, zMain, 1, 0, &zWhy);
-        sqlite3_free(zWhy);
-      }
-      if( p && p->nConn>0 ) parExtractSync(db, p);
-    }
-  }
+  if( bMainNone && (p = parPoolFind(pCtx, zMain))!=0 && p->nConn>0 ) parExtractSync(db, p);
 }
 
 /* parExtractStamp() with the cache on: the stamps. */
@@ -1965,15 +1964,6 @@ static void parExtractStampPools(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp
   ParPool *p;
   const char *zName;
   int i;
-  if( pCtx->pPool==0 ){
-    /* No pool yet: one on main's file, where serial reads most often are. */
-    const char *zMain = sqlite3_db_filename(db, "main");
-    char *zWhy = 0;
-    if( zMain && zMain[0] && parDefaultVfs(db, "main", 0) ){
-      parPoolGet(pCtx, zMain, 1, 0, &zWhy);
-      sqlite3_free(zWhy);
-    }
-  }
   for(p=pCtx->pPool; p && pStamp->n<PAR_STAMP_MAX; p=p->pNext){
     int bFile = 0, bTxn = 0, bMainRead = 0;
     unsigned iMust = 0;

@@ -474,6 +474,19 @@ static int buildSameAgg(ParBuild *pB, const ParAggCall *a, const ParAggCall *b){
   return nStep==2 ? 1 : nStep==3 ? 0 : -1;
 }
 
+/* Where SQLite analyses an aggregate call at span c: the select list
+** first, then ORDER BY, then HAVING, each in source order. */
+static int buildAggRank(const ParSelect *pSel, ParSpan c){
+  int rank = 0, j;
+  if( pSel->bHaving && c.iStart>=pSel->having.span.iStart && c.iEnd<=pSel->having.span.iEnd ){
+    rank = 2;
+  }
+  for(j=0; j<pSel->nOrder; j++){
+    if( c.iStart>=pSel->aOrder[j].span.iStart && c.iEnd<=pSel->aOrder[j].span.iEnd ) rank = 1;
+  }
+  return rank*(1<<24) + c.iStart;
+}
+
 static ParSpan buildTokSpan(ParSelect *pSel, int iTok, int iTokEnd);
 
 /* Index of the token after the parenthesis that closes the one at i. */
@@ -702,19 +715,12 @@ static void buildPlan(ParBuild *pB){
       ParAggCall *pA = &pSel->aAgg[k];
       int rank, j;
       if( pA->eFunc!=PAR_AGG_MIN && pA->eFunc!=PAR_AGG_MAX ) continue;
-      rank = 0;
-      if( pSel->bHaving && pA->call.iStart>=pSel->having.span.iStart
-       && pA->call.iEnd<=pSel->having.span.iEnd ) rank = 2;
-      for(j=0; j<pSel->nOrder; j++){
-        if( pA->call.iStart>=pSel->aOrder[j].span.iStart
-         && pA->call.iEnd<=pSel->aOrder[j].span.iEnd ) rank = 1;
-      }
-      rank = rank*(1<<24) + pA->call.iStart;
+      rank = buildAggRank(pSel, pA->call);
       /* SQLite merges identical aggregate calls into the first one it
       ** analysed: a duplicate ranks where that one does. */
       for(j=0; j<pSel->nAgg && pSel->nRef>0; j++){
         ParAggCall *pB2 = &pSel->aAgg[j];
-        int r2 = 0, q, bSame = j==k ? 0 : buildSameAgg(pB, pA, pB2);
+        int r2, bSame = j==k ? 0 : buildSameAgg(pB, pA, pB2);
         if( bSame<0 ){
           char *zCall = parSpanText(pSel->zSql, pA->call);
           if( pB->rc==SQLITE_OK ){
@@ -725,13 +731,7 @@ static void buildPlan(ParBuild *pB){
           goto done;
         }
         if( !bSame ) continue;
-        if( pSel->bHaving && pB2->call.iStart>=pSel->having.span.iStart
-         && pB2->call.iEnd<=pSel->having.span.iEnd ) r2 = 2;
-        for(q=0; q<pSel->nOrder; q++){
-          if( pB2->call.iStart>=pSel->aOrder[q].span.iStart
-           && pB2->call.iEnd<=pSel->aOrder[q].span.iEnd ) r2 = 1;
-        }
-        r2 = r2*(1<<24) + pB2->call.iStart;
+        r2 = buildAggRank(pSel, pB2->call);
         if( r2<rank ) rank = r2;
       }
       if( rank>best ){ best = rank; pPlan->iDecide = k; }

@@ -677,6 +677,20 @@ def test_workers_plan_as_the_caller():
     same(c, sql)
 
 
+def begin_reading(c):
+    """BEGIN, and a read of t: the transaction's snapshot of main begins."""
+    c.execute("BEGIN")
+    c.execute("SELECT count(*) FROM t").fetchall()
+
+
+def commit_not_seen(c, other, sql, update):
+    """Inside c's transaction, other's commit of update is seen neither
+    natively nor through a view of sql."""
+    before = c.execute(sql).fetchall()
+    other.execute(update)
+    agree(sql, view_rows(c, sql), before)
+
+
 def test_transactions_see_their_own_view():
     path, c = fresh("txn.db")
     fill(c, "t", 4000, seed=6)
@@ -695,26 +709,20 @@ def test_transactions_see_their_own_view():
     # is not seen inside it.  One that began with no commit since the last
     # scan noted the data versions is vouched for: the cache serves it.
     other = connect(path)
-    c.execute("BEGIN")
-    c.execute("SELECT count(*) FROM t").fetchall()
+    begin_reading(c)
     assert "cached" in explain_mode(c, sql)
     assert mode_of(c, sql) == "cached"
-    before = c.execute(sql).fetchall()
-    other.execute("UPDATE t SET k = 99 WHERE rowid < 1000")
-    agree(sql, view_rows(c, sql), before)
+    commit_not_seen(c, other, sql, "UPDATE t SET k = 99 WHERE rowid < 1000")
     assert mode_of(c, sql) == "serial"
     c.execute("COMMIT")
     same(c, sql)
     # One that began reading after a commit no scan noted: only the
     # caller's connection sees its snapshot.
     other.execute("UPDATE t SET k = 98 WHERE rowid < 500")
-    c.execute("BEGIN")
-    c.execute("SELECT count(*) FROM t").fetchall()
+    begin_reading(c)
     assert "a commit may have come before it began reading" in explain_mode(c, sql)
     assert mode_of(c, sql) == "serial"
-    before = c.execute(sql).fetchall()
-    other.execute("UPDATE t SET k = 97 WHERE rowid < 500")
-    agree(sql, view_rows(c, sql), before)
+    commit_not_seen(c, other, sql, "UPDATE t SET k = 97 WHERE rowid < 500")
     c.execute("COMMIT")
     # A transaction whose first read is a view's scan: the scan notes the
     # moment (its read begins the transaction's snapshot), and every later
@@ -739,13 +747,10 @@ def test_transactions_see_their_own_view():
     c.execute("SELECT par_config('min_rows', 1000000)")
     sql2 = "SELECT k, max(r), count(*) FROM t WHERE rowid > 5 GROUP BY k"
     c.execute("SELECT * FROM w").fetchall()
-    c.execute("BEGIN")
-    c.execute("SELECT count(*) FROM t").fetchall()
+    begin_reading(c)
     assert mode_of(c, sql2) == "serial"
     assert mode_of(c, sql2) == "cached"
-    inside = c.execute(sql2).fetchall()
-    other.execute("UPDATE t SET k = 94 WHERE rowid < 300")
-    agree(sql2, view_rows(c, sql2), inside)
+    commit_not_seen(c, other, sql2, "UPDATE t SET k = 94 WHERE rowid < 300")
     c.execute("COMMIT")
     same(c, sql2)
     assert mode_of(c, sql2) == "cached"
