@@ -334,8 +334,11 @@ static int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
 ** its first argument that has an explicit COLLATE (sqlite3ExprCollSeq), so
 ** that COLLATE goes with the column: "(_pnb0 COLLATE NOCASE)" orders,
 ** compares and passes its collation up to an enclosing expression as
-** max(s COLLATE NOCASE) does.  NULL with *pbUnknown set when which COLLATE
-** applies is not known. */
+** max(s COLLATE NOCASE) does.  The unary + leaves the column without
+** affinity, as a function's result is: a par_rows column has BLOB
+** affinity, which in a comparison with a TEXT column ("count(*) = s")
+** would keep 2 and '2' apart where SQLite converts the count to TEXT.
+** NULL with *pbUnknown set when which COLLATE applies is not known. */
 static char *buildAggText(const ParSelect *pSel, const ParAggCall *pA, int k, int *pbUnknown){
   int i, t = -1;
   for(i=0; i<pA->nArg && t==-1; i++){
@@ -343,8 +346,8 @@ static char *buildAggText(const ParSelect *pSel, const ParAggCall *pA, int k, in
   }
   *pbUnknown = t==-2;
   if( t==-2 ) return 0;
-  if( t<0 ) return sqlite3_mprintf("_pnb%d", k);
-  return sqlite3_mprintf("(_pnb%d COLLATE %.*s)", k, pSel->aTok[t].n, pSel->zSql + pSel->aTok[t].i);
+  if( t<0 ) return sqlite3_mprintf("(+_pnb%d)", k);
+  return sqlite3_mprintf("(+_pnb%d COLLATE %.*s)", k, pSel->aTok[t].n, pSel->zSql + pSel->aTok[t].i);
 }
 
 static int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg){
@@ -884,7 +887,8 @@ static void buildPlan(ParBuild *pB){
         if( pB->aRepl[r].iStart==pSel->aCol[i].span.iStart
          && pB->aRepl[r].iEnd==pSel->aCol[i].span.iEnd ){
           const char *zT = pB->aRepl[r].zText;   /* "_p" aff coll number */
-          if( zT[0]=='(' ) zT++;                 /* "(_pnb3 COLLATE x)" */
+          if( zT[0]=='(' ) zT++;                 /* "(+_pnb3 COLLATE x)" */
+          if( zT[0]=='+' ) zT++;
           aDirect[i] = atoi(zT+4);
           bFound = 1;
         }

@@ -610,7 +610,8 @@ def gen_query(rng, table, mode):
         kexpr = sub(kexpr)
         kd = canon(kexpr, kcanon) if mode == "random" else kexpr
         items.append([rng.choice(["(%s) || '/' || count(*)", "CASE WHEN (%s) IS NULL THEN count(*) ELSE max(n) END",
-                                  "coalesce(max(d), %s)", "typeof(%s) || typeof(sum(g))"]) % kd, None])
+                                  "coalesce(max(d), %s)", "typeof(%s) || typeof(sum(g))",
+                                  "count(*) = %s", "max(g) < %s"]) % kd, None])
         if mode != "random" and kcanon:
             q.sensitive = True
 
@@ -755,7 +756,11 @@ def gen_having(rng, keys, mode, sub, q):
         kexpr = sub(kexpr)
         opts += ["%s IS NOT NULL" % kexpr, "%s = 'a'" % kexpr, "%s > 'b'" % kexpr,
                  "%s < 5" % kexpr, "%s IN ('a', 'b ', 1)" % kexpr,
-                 "%s IS NOT NULL AND count(*) > 1" % kexpr]
+                 "%s IS NOT NULL AND count(*) > 1" % kexpr,
+                 # An aggregate (no affinity) against the key (a column's
+                 # affinity, or none): SQLite converts the aggregate.
+                 "count(*) = %s" % kexpr, "%s = max(g)" % kexpr, "count(*) < %s" % kexpr,
+                 "%s IN (count(*), min(n))" % kexpr]
         # A comparison under another collation than the key's (or of a
         # function of it) sees the group's row when the key's values differ
         # inside the group.
@@ -1873,6 +1878,22 @@ def targeted_group():
                    "e = 'a' OR e IS NULL AND n = 4", "e = 'b' AND count(*) = 1 OR e IS NULL",
                    "(e = 'b' OR e IS NULL) AND count(*) = 1", "NOT (e = 'a' AND count(*) > 1)"]:
         tcase(T, ao, "SELECT e, count(*) FROM t GROUP BY e HAVING %s" % having)
+    # An aggregate has no affinity: compared with a column of TEXT (or
+    # numeric) affinity, it takes the column's.  par_rows' columns have
+    # BLOB affinity, which would keep 2 and '2' apart.
+    af = ["CREATE TABLE t(g INTEGER, s TEXT, w TEXT COLLATE NOCASE, n INTEGER, x)",
+          rows_of("t", 5, [(1, "2", "2", 7, "2"), (1, "2", "2 ", 5, "2"), (2, "1", "A", 1, 1),
+                           (3, "7", "7", 7, "7.0"), (4, "3.0", "3", 3, None), (4, "x", "x", 1, "3")])]
+    for expr in ["count(*) = s", "s = count(*)", "max(n) = s", "s > count(*)", "count(*) < s",
+                 "count(*) IN (s, -1)", "s IN (count(*), max(n))", "count(*) BETWEEN s AND s",
+                 "count(*) = w", "w = count(*)", "count(*) = x", "min(n) = x", "sum(n) = g + 6",
+                 "count(*) = s AND max(n) = s", "CASE count(*) WHEN s THEN 1 ELSE 0 END",
+                 "max(n) = s COLLATE NOCASE", "(count(*)) = s", "+count(*) = s", "count(*) || '' = s",
+                 "avg(n) = s", "total(n) = s", "sum(n) = s", "min(s) = count(*)", "max(n) = n"]:
+        tcase(T, af, "SELECT g, s, count(*) FROM t GROUP BY g, s HAVING %s" % expr)
+        tcase(T, af, "SELECT g, %s FROM t GROUP BY g, s" % expr)
+    tcase(T, af, "SELECT g, count(*) FROM t GROUP BY g HAVING count(*) = g + 1")
+    tcase(T, af, "SELECT s, count(*) FROM t GROUP BY s ORDER BY count(*) = s, s", True)
     rth = ["CREATE TABLE r(f TEXT COLLATE RTRIM, n INTEGER)", rows_of("r", 2, [("a", 1), ("a ", 2), ("b", 3)])]
     tcase(O, rth, "SELECT count(*), sum(n) FROM r GROUP BY f HAVING lower(f) = 'a'")
     tcase(O, rth, "SELECT count(*), sum(n) FROM r GROUP BY f HAVING f COLLATE BINARY = 'a'")
