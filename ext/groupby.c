@@ -428,6 +428,38 @@ static void accCombine(const ParAggRun *pR, ParAcc *a, const ParAcc *b){
 
 /* ---- grouping ------------------------------------------------------------------- */
 
+/* Can two rows of pCol be one group (equal) and yet hold different values?
+** Only numbers can: 1 and 1.0, 0.0 and -0.0.  Says yes when the column
+** holds both INTEGER and REAL values, or a -0.0. */
+static int keyEqualButDifferent(const ParColumn *pCol, size_t n){
+  static const uint64_t mNegZero = (uint64_t)1 << 63;
+  size_t i;
+  int bInt = 0, bReal = 0;
+  switch( pCol->eStore ){
+    case PAR_COL_REAL:
+      for(i=0; i<n; i++){
+        uint64_t u;
+        if( pCol->aNull && (pCol->aNull[i>>3] >> (i&7)) & 1 ) continue;
+        memcpy(&u, &pCol->aReal[i], sizeof(u));
+        if( u==mNegZero ) return 1;
+      }
+      return 0;
+    case PAR_COL_MIXED:
+      for(i=0; i<n; i++){
+        if( pCol->aType[i]==SQLITE_INTEGER ){
+          bInt = 1;
+        }else if( pCol->aType[i]==SQLITE_FLOAT ){
+          bReal = 1;
+          if( pCol->aVal[i]==mNegZero ) return 1;
+        }
+        if( bInt && bReal ) return 1;
+      }
+      return 0;
+    default:
+      return 0;         /* one storage class, compared by its bytes */
+  }
+}
+
 /* Stable counting sort of rows by aBin (values < nBin): aPerm gets the rows
 ** bin by bin, in order within each bin. */
 static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin,
@@ -1860,6 +1892,18 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     }
   }
   if( pPlan->nKey>PAR_ROWS_MAX ) return SQLITE_ERROR;
+
+  /* A HAVING term SQLite moved into WHERE sees each row's key: the final
+  ** SQL, which sees the group's row's, answers the same only when every
+  ** row of a group holds the same value of each key it may name (keys
+  ** under NOCASE or RTRIM keep their terms in HAVING). */
+  for(k=0; k<pPlan->nKey && pPlan->bHavingKeys; k++){
+    if( pPlan->aKeyColl[k]!=PAR_COLL_NOCASE && pPlan->aKeyColl[k]!=PAR_COLL_RTRIM
+     && keyEqualButDifferent(&pIn->aCol[k], n) ){
+      *pbNative = 1;
+      return SQLITE_OK;
+    }
+  }
 
   /* Bins, when they can be had: one key whose values (or words) span
   ** fewer than PAR_COUNT_MAX, each bin one group, in key order; one bin

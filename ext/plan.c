@@ -745,6 +745,18 @@ static void buildPlan(ParBuild *pB){
     }
   }
 
+  /* SQLite moves a HAVING term whose every column is inside a GROUP BY
+  ** key into WHERE (havingToWhere): such a term sees every row's key, not
+  ** the group's row's.  Any name outside aggregate calls in HAVING may be
+  ** one; parGroupBy checks that the keys' values make this no matter. */
+  for(k=0; k<pSel->nRef && pSel->bHaving && pSel->nGroup>0; k++){
+    ParSpan s = pSel->aRef[k];
+    if( s.iStart>=pSel->having.span.iStart && s.iEnd<=pSel->having.span.iEnd
+     && !buildInAgg(pSel, s) ){
+      pPlan->bHavingKeys = 1;
+    }
+  }
+
   /* Bare column references outside aggregates. */
   aBareExpr = sqlite3_malloc64(sizeof(int)*(pSel->nRef+1));
   aBareAff = sqlite3_malloc64(pSel->nRef+1);

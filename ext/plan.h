@@ -61,6 +61,8 @@ struct ParPlan {
   int iDecide;       /* the min/max aggregate whose updates choose the row
                      ** of bare columns (SQLite's last in its analysis
                      ** order: select list, ORDER BY, HAVING), or -1 */
+  int bHavingKeys;   /* HAVING names a column outside aggregate calls: a
+                     ** term SQLite may move into WHERE (see parGroupBy) */
   char *zFinal;      /* final SQL over par_rows(?1) */
   int *aDirect;      /* when not NULL the final SQL only picks columns:
                      ** view column i is result column aDirect[i] */

@@ -765,7 +765,11 @@ def gen_having(rng, keys, mode, sub, q):
         # function of it) sees the group's row when the key's values differ
         # inside the group.
         coll = ["%s COLLATE BINARY = 'a'" % kexpr, "%s > 'A' COLLATE BINARY" % kexpr,
-                "%s COLLATE NOCASE = 'a'" % kexpr, "%s COLLATE RTRIM < 'b'" % kexpr]
+                "%s COLLATE NOCASE = 'a'" % kexpr, "%s COLLATE RTRIM < 'b'" % kexpr,
+                # Under BINARY SQLite moves these into WHERE: 1 and 1.0
+                # of one group answer differently.
+                "typeof(%s) = 'real'" % kexpr, "%s || '' = '1'" % kexpr,
+                "typeof(%s) <> 'real' AND count(*) > 1" % kexpr]
         if kcanon in (None, "num"):
             opts += coll
         else:
@@ -1893,6 +1897,23 @@ def targeted_group():
         tcase(T, af, "SELECT g, s, count(*) FROM t GROUP BY g, s HAVING %s" % expr)
         tcase(T, af, "SELECT g, %s FROM t GROUP BY g, s" % expr)
     tcase(T, af, "SELECT g, count(*) FROM t GROUP BY g HAVING count(*) = g + 1")
+    # SQLite moves HAVING terms over BINARY keys into WHERE (havingToWhere):
+    # they see each row's key, and 1 and 1.0 (0.0 and -0.0) are one group.
+    hw = ["CREATE TABLE t(g INTEGER, h, r REAL, n INTEGER)",
+          rows_of("t", 4, [(1, 1, 0.0, 1), (1, 1.0, -0.0, 2), (2, 2.0, 0.0, 3), (2, 2, 1.5, 4),
+                           (3, 3, -0.0, 5), (3, "x", 2.0, 6), (4, None, None, 7), (4, -0.0, -0.0, 8),
+                           (5, 0, 0.0, 9)])]
+    for key, having in [("h", "typeof(h) = 'integer'"), ("h", "typeof(h) = 'real'"),
+                        ("h", "h || '' = '1'"), ("h", "count(*) > 0 AND typeof(h) = 'real'"),
+                        ("h", "typeof(h) = 'real' OR count(*) > 1"), ("h + 0", "typeof(h + 0) = 'real'"),
+                        ("h", "(h || '' = '1' AND max(n) > 0)"), ("r", "r || '' = '-0.0'"),
+                        ("r", "r || '' = '0.0'"), ("g, h", "typeof(h) = 'real' AND g > 1"),
+                        ("h", "h / 2 = 0"), ("h COLLATE BINARY", "typeof(h) = 'real'"),
+                        ("g", "typeof(g) = 'integer'"), ("h", "h = 1")]:
+        tcase(T, hw, "SELECT count(*), sum(n) FROM t GROUP BY %s HAVING %s" % (key, having))
+    # Under NOCASE the term stays in HAVING and sees the group's row.
+    tcase(O, hw, "SELECT count(*), sum(n) FROM t GROUP BY h COLLATE NOCASE HAVING typeof(h) = 'real'")
+    tcase(O, hw, "SELECT count(*), sum(n), h FROM t GROUP BY h HAVING min(n) > 0")
     tcase(T, af, "SELECT s, count(*) FROM t GROUP BY s ORDER BY count(*) = s, s", True)
     rth = ["CREATE TABLE r(f TEXT COLLATE RTRIM, n INTEGER)", rows_of("r", 2, [("a", 1), ("a ", 2), ("b", 3)])]
     tcase(O, rth, "SELECT count(*), sum(n) FROM r GROUP BY f HAVING lower(f) = 'a'")
