@@ -591,6 +591,51 @@ static int buildInAgg(ParSelect *pSel, ParSpan s){
   return 0;
 }
 
+/* [*pt0, *pt1) without the parentheses that enclose all of it. */
+static void buildStripParens(const ParToken *a, int *pt0, int *pt1){
+  while( *pt1-*pt0>=3 && a[*pt0].eType==PT_LP && a[*pt1-1].eType==PT_RP
+      && skipParensTo(a, *pt0)==*pt1 ){
+    (*pt0)++;
+    (*pt1)--;
+  }
+}
+
+/* May GROUP BY key i's value stand for a select-list item that is the
+** same expression (see buildKeyItems)?  Not when SQLite gives the
+** expression an affinity or a collation (a column, CAST, COLLATE, unary +
+** and, to keep this simple, binary +), when it reads a subquery, and
+** not for random() and the like, which SQLite calls again for the item. */
+static int buildKeyStandsIn(const ParSelect *pSel, int t0, int t1){
+  static const char *azAgain[] = {
+    "random", "randomblob", "changes", "total_changes", "last_insert_rowid"
+  };
+  const char *z = pSel->zSql;
+  const ParToken *a = pSel->aTok;
+  int i, k, bChain = 1, bName = 0;
+  buildStripParens(a, &t0, &t1);
+  for(i=t0; i<t1; i++){
+    int e = a[i].eType;
+    if( (i-t0)%2==0 ? (e!=PT_ID && e!=PT_QID) : e!=PT_DOT ) bChain = 0;
+    if( e==PT_ID || e==PT_QID ) bName = 1;
+    if( parTokIs(z, &a[i], "COLLATE") || parTokIs(z, &a[i], "CAST")
+     || parTokIs(z, &a[i], "SELECT") || (e==PT_OP && z[a[i].i]=='+') ){
+      return 0;
+    }
+    for(k=0; e==PT_ID && k<(int)(sizeof(azAgain)/sizeof(azAgain[0])); k++){
+      if( parTokIs(z, &a[i], azAgain[k]) ) return 0;
+    }
+  }
+  return bName && !bChain;
+}
+
+/* Are token ranges [s0, s1) and [t0, t1) the same expression written the
+** same way, parentheses around the whole aside? */
+static int buildSameExpr(ParSelect *pSel, int s0, int s1, int t0, int t1){
+  buildStripParens(pSel->aTok, &s0, &s1);
+  buildStripParens(pSel->aTok, &t0, &t1);
+  return buildSameTokens(pSel, buildTokSpan(pSel, s0, s1), buildTokSpan(pSel, t0, t1));
+}
+
 static void buildPlan(ParBuild *pB){
   ParSelect *pSel = pB->pSel;
   ParPlan *pPlan = pB->pPlan;
@@ -600,6 +645,7 @@ static void buildPlan(ParBuild *pB){
   sqlite3_stmt *pExtract = 0;
   int bUtf8 = 1, mReplaced;
   int *aBareExpr = 0;    /* extraction column of each bare column */
+  int *aKeyItem = 0;     /* the key that stands for each select-list item, or -1 */
   char *aBareAff = 0;    /* its affinity letter */
   int nBare = 0;
 
@@ -757,16 +803,54 @@ static void buildPlan(ParBuild *pB){
     }
   }
 
+  aBareExpr = sqlite3_malloc64(sizeof(int)*(pSel->nRef+pSel->nCol+1));
+  aBareAff = sqlite3_malloc64(pSel->nRef+pSel->nCol+1);
+  aKeyItem = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));
+  pPlan->aBareCol = sqlite3_malloc64(sizeof(int)*(pSel->nRef+pSel->nCol+1));
+  if( aBareExpr==0 || aBareAff==0 || aKeyItem==0 || pPlan->aBareCol==0 ){
+    buildNoMem(pB);
+    goto done;
+  }
+
+  /* A select-list item that is a GROUP BY key's expression ("SELECT ts /
+  ** 86400, count(*) ... GROUP BY ts / 86400", or "GROUP BY 1") is SQLite's
+  ** expression evaluated on the group's row: the key's value in that row,
+  ** a bare column of the key's extraction column.  The columns it names
+  ** need not be read, and a dense key stays dense. */
+  for(i=0; i<pSel->nCol; i++){
+    const ParSpan *pItem = &pSel->aCol[i].span;
+    aKeyItem[i] = -1;
+    for(k=0; k<pPlan->nKey && aKeyItem[i]<0; k++){
+      if( buildKeyStandsIn(pSel, aKeyTok[2*k], aKeyTok[2*k+1])
+       && buildSameExpr(pSel, pItem->iTok, pItem->iTokEnd, aKeyTok[2*k], aKeyTok[2*k+1]) ){
+        int j;
+        for(j=0; j<nBare && aBareExpr[j]!=k; j++){}
+        if( j==nBare ) aBareExpr[nBare++] = k;
+        if( pPlan->nAgg + j >= PAR_ROWS_MAX ){
+          buildWhy(pB, "more result columns than par_rows serves%s", "");
+          goto done;
+        }
+        /* No affinity, as SQLite's expression has none; the letters are
+        ** filled in below. */
+        buildRepl(pB, *pItem, sqlite3_mprintf("(+_p??%d)", pPlan->nAgg + j));
+        aKeyItem[i] = k;
+      }
+    }
+  }
+
   /* Bare column references outside aggregates. */
-  aBareExpr = sqlite3_malloc64(sizeof(int)*(pSel->nRef+1));
-  aBareAff = sqlite3_malloc64(pSel->nRef+1);
-  pPlan->aBareCol = sqlite3_malloc64(sizeof(int)*(pSel->nRef+1));
-  if( aBareExpr==0 || aBareAff==0 || pPlan->aBareCol==0 ){ buildNoMem(pB); goto done; }
   for(k=0; k<pSel->nRef && pB->rc==SQLITE_OK; k++){
     ParSpan s = pSel->aRef[k];
     char *zRef;
     int iExpr, j, bAlias = 0;
     if( buildInAgg(pSel, s) ) continue;
+    for(j=0; j<pSel->nCol; j++){
+      if( aKeyItem[j]>=0 && s.iStart>=pSel->aCol[j].span.iStart
+       && s.iEnd<=pSel->aCol[j].span.iEnd ){
+        break;
+      }
+    }
+    if( j<pSel->nCol ) continue;           /* inside an item a key stands for */
     /* An ORDER BY term that is just a name of the select list's aliases
     ** (in parentheses or with a COLLATE, which SQLite looks through)
     ** means that result column: leave it to the final SQL. */
@@ -981,6 +1065,7 @@ done:
   sqlite3_free(aKeyColl0);
   sqlite3_free(aBareExpr);
   sqlite3_free(aBareAff);
+  sqlite3_free(aKeyItem);
 }
 
 int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr){
