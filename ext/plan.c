@@ -600,11 +600,12 @@ static void buildStripParens(const ParToken *a, int *pt0, int *pt1){
   }
 }
 
-/* May GROUP BY key i's value stand for a select-list item that is the
-** same expression (see buildKeyItems)?  Not when SQLite gives the
-** expression an affinity or a collation (a column, CAST, COLLATE, unary +
-** and, to keep this simple, binary +), when it reads a subquery, and
-** not for random() and the like, which SQLite calls again for the item. */
+/* May the value of the GROUP BY key written as tokens [t0, t1) stand for
+** a select-list item that is the same expression (see buildPlan)?  Only
+** for an expression SQLite gives no affinity and no collation: not a
+** column, nothing with CAST, COLLATE or unary + (nor, to keep this simple,
+** binary +); not when it reads a subquery, nor for random() and the like,
+** which SQLite calls again for the item. */
 static int buildKeyStandsIn(const ParSelect *pSel, int t0, int t1){
   static const char *azAgain[] = {
     "random", "randomblob", "changes", "total_changes", "last_insert_rowid"
