@@ -602,10 +602,12 @@ static void buildStripParens(const ParToken *a, int *pt0, int *pt1){
 
 /* May the value of the GROUP BY key written as tokens [t0, t1) stand for
 ** a select-list item that is the same expression (see buildPlan)?  Only
-** for an expression SQLite gives no affinity and no collation: not a
-** column, nothing with CAST, COLLATE or unary + (nor, to keep this simple,
-** binary +); not when it reads a subquery, nor for random() and the like,
-** which SQLite calls again for the item. */
+** for an expression SQLite gives no affinity and no collation
+** (sqlite3ExprAffinity, sqlite3ExprCollSeq): not a column, not CAST(...)
+** or unary + at the top (which pass on a column's affinity or collation),
+** no COLLATE anywhere (it passes up through functions and operators).
+** Not when it reads a subquery, nor for random() and the like, which
+** SQLite calls again for the item. */
 static int buildKeyStandsIn(const ParSelect *pSel, int t0, int t1){
   static const char *azAgain[] = {
     "random", "randomblob", "changes", "total_changes", "last_insert_rowid"
@@ -614,14 +616,15 @@ static int buildKeyStandsIn(const ParSelect *pSel, int t0, int t1){
   const ParToken *a = pSel->aTok;
   int i, k, bChain = 1, bName = 0;
   buildStripParens(a, &t0, &t1);
+  if( t1<=t0 || (a[t0].eType==PT_OP && z[a[t0].i]=='+')
+   || (parTokIs(z, &a[t0], "CAST") && t0+1<t1 && skipParensTo(a, t0+1)==t1) ){
+    return 0;
+  }
   for(i=t0; i<t1; i++){
     int e = a[i].eType;
     if( (i-t0)%2==0 ? (e!=PT_ID && e!=PT_QID) : e!=PT_DOT ) bChain = 0;
     if( e==PT_ID || e==PT_QID ) bName = 1;
-    if( parTokIs(z, &a[i], "COLLATE") || parTokIs(z, &a[i], "CAST")
-     || parTokIs(z, &a[i], "SELECT") || (e==PT_OP && z[a[i].i]=='+') ){
-      return 0;
-    }
+    if( parTokIs(z, &a[i], "COLLATE") || parTokIs(z, &a[i], "SELECT") ) return 0;
     for(k=0; e==PT_ID && k<(int)(sizeof(azAgain)/sizeof(azAgain[0])); k++){
       if( parTokIs(z, &a[i], azAgain[k]) ) return 0;
     }
@@ -961,7 +964,10 @@ static void buildPlan(ParBuild *pB){
       /* A bare column keeps its affinity and its collation. */
       int j = atoi(zQ+2) - pPlan->nAgg, e;
       ParSpan s = pB->aRepl[k].span;
-      e = buildCollation(pB, pExtract, aBareExpr[j], s.iTok, s.iTokEnd, bUtf8);
+      /* A key standing for an item ("(+_p??K)") has no collation: see
+      ** buildKeyStandsIn. */
+      e = pB->aRepl[k].zText[0]=='(' ? PAR_COLL_BINARY
+        : buildCollation(pB, pExtract, aBareExpr[j], s.iTok, s.iTokEnd, bUtf8);
       if( e<0 ){
         buildWhy(pB, "a bare column whose collation is not known: %s",
                  pB->aRepl[k].zText);

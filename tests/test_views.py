@@ -1911,6 +1911,21 @@ def targeted_group():
                         ("h", "h / 2 = 0"), ("h COLLATE BINARY", "typeof(h) = 'real'"),
                         ("g", "typeof(g) = 'integer'"), ("h", "h = 1")]:
         tcase(T, hw, "SELECT count(*), sum(n) FROM t GROUP BY %s HAVING %s" % (key, having))
+    # A select-list item written as a GROUP BY expression is the key's value
+    # in the group's row; its affinity and collation must stay SQLite's.
+    ki = ["CREATE TABLE t(g INTEGER, h, s TEXT, w TEXT COLLATE NOCASE, n INTEGER)",
+          rows_of("t", 5, [(i % 3, [1, 1.0, "1", None, 2.5, "x", -0.0][i % 7], str(i % 4),
+                            "aAbB"[i % 4], i) for i in range(30)])]
+    for item, rest in [("n + 1", ""), ("n + 1", " HAVING n + 1 > 3"), ("+w", ""), ("+n", ""),
+                       ("w || ''", ""), ("likely(w)", ""), ("coalesce(w, s)", ""), ("(w)", ""),
+                       ("-n", ""), ("abs(CAST(h AS INTEGER)) + 1", ""), ("lower(w COLLATE NOCASE)", ""),
+                       ("CAST(n AS TEXT)", ""), ("CAST(n % 4 AS TEXT) || ''", ""), ("h + 0", ""),
+                       ("g * 2", " HAVING min(n) >= 0"), ("typeof(h)", ""), ("substr(w, 1)", "")]:
+        tcase(T, ki, "SELECT %s, count(*), (%s) = s, (%s) = w, s FROM t GROUP BY %s, s%s ORDER BY 1, s"
+              % (item, item, item, item, rest), True)
+        tcase(T, ki, "SELECT %s AS k, count(*) FROM t GROUP BY k ORDER BY k" % item, True)
+        tcase(T, ki, "SELECT %s AS k, s, count(*) FROM t GROUP BY k, s HAVING k = s OR s = k" % item)
+        tcase(T, ki, "SELECT (%s), sum(n) FROM t GROUP BY 1 ORDER BY 1 DESC" % item, True)
     # Under NOCASE the term stays in HAVING and sees the group's row.
     tcase(O, hw, "SELECT count(*), sum(n) FROM t GROUP BY h COLLATE NOCASE HAVING typeof(h) = 'real'")
     tcase(O, hw, "SELECT count(*), sum(n), h FROM t GROUP BY h HAVING min(n) > 0")
