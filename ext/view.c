@@ -209,6 +209,10 @@ typedef struct ParView {
                        ** starts meanwhile means the view reads itself */
   ParViewMemo *pMemo;  /* rows for later scans of one statement, newest
                        ** first */
+  char *zSql;          /* the SELECT */
+  int bBroken;         /* connected while the SELECT did not compile: its
+                       ** columns are not known, every use fails (see
+                       ** parViewBestIndex), DROP TABLE works */
 } ParView;
 
 typedef struct ParViewCursor {
@@ -588,7 +592,7 @@ static int parViewInit(sqlite3 *db, void *pAux, int argc, const char *const*argv
   ParView *pView = 0;
   char *zSql = 0;
   ParViewDesc desc;
-  int rc;
+  int rc, bBroken = 0;
 
   *ppVtab = 0;
   memset(&desc, 0, sizeof(desc));
@@ -614,6 +618,18 @@ static int parViewInit(sqlite3 *db, void *pAux, int argc, const char *const*argv
     desc.zErr = sqlite3_mprintf("a database schema changed since this connection "
                                 "last read it; run the statement again");
   }
+  if( rc==SQLITE_ERROR && !bCreate ){
+    /* The SELECT no longer compiles (a table or column it reads is gone,
+    ** changed by another connection): like a SQLite view, the view stays,
+    ** every use fails with SQLite's message, and DROP TABLE removes it
+    ** (which connects it first). */
+    rc = SQLITE_OK;
+    bBroken = 1;
+    sqlite3_free(desc.zDecl);
+    desc.zDecl = sqlite3_mprintf("CREATE TABLE x(\"the view's SELECT does not compile\")");
+    if( desc.zDecl==0 ) rc = SQLITE_NOMEM;
+    desc.nCol = 1;
+  }
   if( rc ) goto error;
   rc = sqlite3_declare_vtab(db, desc.zDecl);
   if( rc ){
@@ -630,6 +646,9 @@ static int parViewInit(sqlite3 *db, void *pAux, int argc, const char *const*argv
   pView->pCtx = (ParContext*)pAux;
   pView->nCol = desc.nCol;
   pView->pPlan = desc.pPlan;
+  pView->bBroken = bBroken;
+  pView->zSql = zSql;
+  zSql = 0;
   desc.pPlan = 0;
   *ppVtab = &pView->base;
   goto done;
@@ -784,6 +803,20 @@ static void parViewMemoKeep(ParView *pView, ParViewCursor *pCur, ParRunning *pRu
 }
 
 static int parViewBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
+  ParView *pView = (ParView*)pVtab;
+  if( pView->bBroken ){
+    /* SQLite's message now; when the SELECT compiles again, the columns
+    ** SQLite knows for the view are still not its columns. */
+    sqlite3_stmt *pStmt = 0;
+    int rc = sqlite3_prepare_v2(pView->db, pView->zSql, -1, &pStmt, 0);
+    sqlite3_free(pVtab->zErrMsg);
+    pVtab->zErrMsg = rc
+        ? sqlite3_mprintf("parallel: %s", sqlite3_errmsg(pView->db))
+        : sqlite3_mprintf("parallel: the view's SELECT did not compile when this "
+                          "connection last read the schema; drop the view and create it again");
+    sqlite3_finalize(pStmt);
+    return SQLITE_ERROR;
+  }
   /* Every scan computes the whole SELECT; constraints are left to SQLite. */
   pInfo->estimatedCost = 1e6;
   pInfo->estimatedRows = 1000;
@@ -796,6 +829,7 @@ static int parViewDisconnect(sqlite3_vtab *pVtab){
   assert( pView->pMemo==0 );
   parPlanFree(pView->pPlan);
   sqlite3_free(pView->base.zErrMsg);
+  sqlite3_free(pView->zSql);
   sqlite3_free(pView);
   return SQLITE_OK;
 }

@@ -2029,6 +2029,46 @@ def test_view_over_schema_changed_elsewhere():
     assert out.returncode == 0 and text.strip().endswith("ok"), (out.returncode, text)
 
 
+def test_view_broken_elsewhere():
+    """Another connection drops a column a view reads: like a SQLite temp
+    view, every use fails with SQLite's message and DROP TABLE removes the
+    view (it failed: the view could not be connected); after the column
+    is back, a new view works."""
+    path, c = fresh("broken.db")
+    c.execute("CREATE TABLE t(k, g)")
+    c.execute("INSERT INTO t VALUES(1, 2), (1, 3), (2, 2)")
+    c.execute("SELECT par_config('min_rows', 0)")
+    sql = "SELECT g, count(*) FROM t GROUP BY g"
+    c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % repr(sql))
+    c.execute("CREATE TEMP VIEW nv AS %s" % sql)
+    assert sorted(c.execute("SELECT * FROM v").fetchall()) == [(2, 2), (3, 1)]
+    other = connect(path)
+    other.executescript("DROP TABLE t; CREATE TABLE t(k); INSERT INTO t VALUES(5)")
+    for name in ("nv", "v", "v"):
+        harness.expect_error(c, "SELECT * FROM %s" % name, "no such column: g")
+    assert c.execute("SELECT count(*) FROM t").fetchone() == (1,)
+    c.execute("DROP VIEW nv")
+    c.execute("DROP TABLE v")
+    assert c.execute("SELECT count(*) FROM sqlite_temp_master").fetchone() == (0,)
+    other.executescript("DROP TABLE t; CREATE TABLE t(k, g); INSERT INTO t VALUES(1, 7)")
+    c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % repr(sql))
+    assert c.execute("SELECT * FROM v").fetchall() == [(7, 1)]
+    # Connected while broken, then fixed by this connection's own CREATE
+    # TABLE (which connects nothing again; an ALTER TABLE does): the view
+    # says to create it again.
+    other.execute("DROP TABLE t")
+    c.execute("SELECT count(*) FROM sqlite_schema").fetchall()     # reads the new schema
+    harness.expect_error(c, "SELECT * FROM v", "no such table: t")
+    c.execute("CREATE TABLE t(k, g)")
+    c.execute("INSERT INTO t VALUES(1, 7)")
+    harness.expect_error(c, "SELECT * FROM v", "create it again")
+    c.execute("DROP TABLE v")
+    c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % repr(sql))
+    assert c.execute("SELECT * FROM v").fetchall() == [(7, 1)]
+    c.close()
+    other.close()
+
+
 def main():
     return harness.run("extract", globals(),
                        after=lambda: subprocess.run(["rm", "-rf", TMP]))
