@@ -329,16 +329,24 @@ static int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
   return PAR_COLL_BINARY;
 }
 
+/* SQL text for par_rows column Z as an expression without affinity and
+** collation, as a function's result is (sqlite3ExprAffinity and
+** sqlite3ExprCollSeq: a CASE has neither; a unary + would keep the
+** column's BINARY collation). */
+#define PAR_AS_RESULT(Z) "CASE WHEN 1 THEN " Z " END"
+
 /* The text that stands for aggregate call pA (result column k of
 ** par_rows) in the final SQL.  A function's result takes the collation of
 ** its first argument that has an explicit COLLATE (sqlite3ExprCollSeq), so
 ** that COLLATE goes with the column: "(_pnb0 COLLATE NOCASE)" orders,
 ** compares and passes its collation up to an enclosing expression as
-** max(s COLLATE NOCASE) does.  The unary + leaves the column without
-** affinity, as a function's result is: a par_rows column has BLOB
-** affinity, which in a comparison with a TEXT column ("count(*) = s")
-** would keep 2 and '2' apart where SQLite converts the count to TEXT.
-** NULL with *pbUnknown set when which COLLATE applies is not known. */
+** max(s COLLATE NOCASE) does.  The column stands in a CASE, which like a
+** function's result has no affinity and no collation (PAR_AS_RESULT): a
+** par_rows column has BLOB affinity and BINARY collation, which in a
+** comparison with a TEXT column ("count(*) = s") would keep 2 and '2'
+** apart where SQLite converts the count to TEXT, and compare under
+** BINARY where SQLite takes s's collation.  NULL with *pbUnknown set when
+** which COLLATE applies is not known. */
 static char *buildAggText(const ParSelect *pSel, const ParAggCall *pA, int k, int *pbUnknown){
   int i, t = -1;
   for(i=0; i<pA->nArg && t==-1; i++){
@@ -346,8 +354,9 @@ static char *buildAggText(const ParSelect *pSel, const ParAggCall *pA, int k, in
   }
   *pbUnknown = t==-2;
   if( t==-2 ) return 0;
-  if( t<0 ) return sqlite3_mprintf("(+_pnb%d)", k);
-  return sqlite3_mprintf("(+_pnb%d COLLATE %.*s)", k, pSel->aTok[t].n, pSel->zSql + pSel->aTok[t].i);
+  if( t<0 ) return sqlite3_mprintf("(" PAR_AS_RESULT("_pnb%d") ")", k);
+  return sqlite3_mprintf("(" PAR_AS_RESULT("_pnb%d") " COLLATE %.*s)", k,
+                         pSel->aTok[t].n, pSel->zSql + pSel->aTok[t].i);
 }
 
 static int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg){
@@ -836,7 +845,7 @@ static void buildPlan(ParBuild *pB){
         }
         /* No affinity, as SQLite's expression has none; the letters are
         ** filled in below. */
-        buildRepl(pB, *pItem, sqlite3_mprintf("(+_p??%d)", pPlan->nAgg + j));
+        buildRepl(pB, *pItem, sqlite3_mprintf("(" PAR_AS_RESULT("_p??%d") ")", pPlan->nAgg + j));
         aKeyItem[i] = k;
       }
     }
@@ -964,8 +973,8 @@ static void buildPlan(ParBuild *pB){
       /* A bare column keeps its affinity and its collation. */
       int j = atoi(zQ+2) - pPlan->nAgg, e;
       ParSpan s = pB->aRepl[k].span;
-      /* A key standing for an item ("(+_p??K)") has no collation: see
-      ** buildKeyStandsIn. */
+      /* A key standing for an item ("(CASE ... _p??K END)") has no
+      ** collation: see buildKeyStandsIn. */
       e = pB->aRepl[k].zText[0]=='(' ? PAR_COLL_BINARY
         : buildCollation(pB, pExtract, aBareExpr[j], s.iTok, s.iTokEnd, bUtf8);
       if( e<0 ){
@@ -989,10 +998,9 @@ static void buildPlan(ParBuild *pB){
       for(r=0; r<pB->nRepl; r++){
         if( pB->aRepl[r].iStart==pSel->aCol[i].span.iStart
          && pB->aRepl[r].iEnd==pSel->aCol[i].span.iEnd ){
-          const char *zT = pB->aRepl[r].zText;   /* "_p" aff coll number */
-          if( zT[0]=='(' ) zT++;                 /* "(+_pnb3 COLLATE x)" */
-          if( zT[0]=='+' ) zT++;
-          aDirect[i] = atoi(zT+4);
+          /* "_p" aff coll number, maybe inside PAR_AS_RESULT and a COLLATE */
+          const char *zT = strstr(pB->aRepl[r].zText, "_p");
+          aDirect[i] = zT ? atoi(zT+4) : 0;
           bFound = 1;
         }
       }

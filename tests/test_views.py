@@ -1897,6 +1897,18 @@ def targeted_group():
         tcase(T, af, "SELECT g, s, count(*) FROM t GROUP BY g, s HAVING %s" % expr)
         tcase(T, af, "SELECT g, %s FROM t GROUP BY g, s" % expr)
     tcase(T, af, "SELECT g, count(*) FROM t GROUP BY g HAVING count(*) = g + 1")
+    # ... nor a collation: the column's applies (RTRIM: '2' = '2 ').
+    rc = ["CREATE TABLE t(g INTEGER, r TEXT COLLATE RTRIM, w TEXT COLLATE NOCASE, n INTEGER)",
+          rows_of("t", 4, [(1, "2 ", "a", 1), (1, "2 ", "A", 2), (2, "1  ", "b", 3), (3, "x", "B", 4)])]
+    for expr in ["count(*) = r", "r = count(*)", "max(n) - 1 = r", "count(*) IN (r)",
+                 "max(w) = w", "w = min(w)", "max(w COLLATE BINARY) = w", "count(*) || '' = r"]:
+        tcase(T, rc, "SELECT g, r, w, %s FROM t GROUP BY g, r, w" % expr)
+        tcase(T, rc, "SELECT g, count(*) FROM t GROUP BY g, r, w HAVING %s" % expr)
+    tcase(T, rc, "SELECT g + 1 AS k, r, count(*) FROM t GROUP BY k, r HAVING k = r OR r = k")
+    tcase(T, rc, "SELECT lower(w) AS k, w, count(*) FROM t GROUP BY k, w HAVING k = w")
+    # max(w) is 'a', the row of max(n) has 'A': equal under w's NOCASE.
+    tcase(O, rc, "SELECT g, max(w) = w, max(n) FROM t GROUP BY g")
+    tcase(O, rc, "SELECT g, max(n) FROM t GROUP BY g HAVING max(w) = w AND max(n) > 0")
     # SQLite moves HAVING terms over BINARY keys into WHERE (havingToWhere):
     # they see each row's key, and 1 and 1.0 (0.0 and -0.0) are one group.
     hw = ["CREATE TABLE t(g INTEGER, h, r REAL, n INTEGER)",
