@@ -441,6 +441,103 @@ static void buildCheckOrder(ParBuild *pB){
   sqlite3_free(z2);
 }
 
+/* The order SQLite makes the groups in, which decides the rows that tie
+** under ORDER BY and the ones a LIMIT keeps: 0 when it sorts them (a temp
+** b-tree: by the keys, see the final SQL), 1 when it reads them in the
+** order of an index whose first columns are the keys, in GROUP BY order,
+** ascending, under their collations, or in rowid order (par_rows' order
+** either way); else why not (zWhy).  aKeyColl: the keys' collations. */
+static void buildKeyRange(ParBuild *pB, const ParExpr *pTerm, int *piTok, int *piTokEnd,
+                          int *piColl);
+static void buildStripParens(const ParToken *a, int *pt0, int *pt1);
+
+static int buildGroupOrder(ParBuild *pB, const int *aKeyColl){
+  ParSelect *pSel = pB->pSel;
+  const char *z = pSel->zSql;
+  char *zLoops, *zIdx = 0;
+  int bSort = 0, eOrder = -1, k;
+  zLoops = buildLoops(pB->db, pSel->zSql, &bSort);
+  if( zLoops==0 ){
+    buildWhy(pB, "the query plan could not be read%s", "");
+    return -1;
+  }
+  if( bSort ){
+    eOrder = 0;
+  }else if( strchr(zLoops, '\n')==zLoops + strlen(zLoops) - 1 ){
+    /* One loop: "SCAN t", or "SCAN|SEARCH t USING [COVERING] INDEX i ...". */
+    const char *zU = strstr(zLoops, " USING ");
+    if( zU==0 || strncmp(zU, " USING INTEGER PRIMARY KEY", 26)==0 ){
+      if( strncmp(zLoops, "SCAN ", 5)==0 && !strstr(zLoops, " VIRTUAL TABLE") ){
+        sqlite3_stmt *pStmt = 0;
+        char *zTab = sqlite3_mprintf("%.*s", (int)strcspn(zLoops + 5, " \n"), zLoops + 5);
+        /* A rowid table is read in rowid order. */
+        if( zTab && sqlite3_prepare_v2(pB->db, "SELECT wr FROM pragma_table_list "
+                                       "WHERE name = ?1 AND type = 'table'", -1, &pStmt, 0)==0 ){
+          sqlite3_bind_text(pStmt, 1, zTab, -1, SQLITE_STATIC);
+          if( sqlite3_step(pStmt)==SQLITE_ROW && sqlite3_column_int(pStmt, 0)==0
+           && sqlite3_step(pStmt)==SQLITE_DONE ){
+            eOrder = 1;
+          }
+        }
+        sqlite3_finalize(pStmt);
+        sqlite3_free(zTab);
+      }
+    }else{
+      const char *zI = strstr(zU, "INDEX ");
+      if( zI ){
+        zI += 6;
+        zIdx = sqlite3_mprintf("%.*s", (int)strcspn(zI, " \n"), zI);
+      }
+    }
+  }
+  if( zIdx ){
+    sqlite3_stmt *pStmt = 0;
+    int n = 0, bMatch = 1;
+    if( sqlite3_prepare_v2(pB->db, "SELECT name, desc, coll FROM pragma_index_xinfo(?1) "
+                           "WHERE key ORDER BY seqno", -1, &pStmt, 0)==SQLITE_OK ){
+      sqlite3_bind_text(pStmt, 1, zIdx, -1, SQLITE_STATIC);
+      while( n<pSel->nGroup && bMatch && sqlite3_step(pStmt)==SQLITE_ROW ){
+        const char *zCol = (const char*)sqlite3_column_text(pStmt, 0);
+        const char *zColl = (const char*)sqlite3_column_text(pStmt, 2);
+        int t0, t1, bSame = 0;
+        buildKeyRange(pB, &pSel->aGroup[n], &t0, &t1, &k);
+        buildStripParens(pSel->aTok, &t0, &t1);
+        /* The key is that column, by name (qualified or not). */
+        if( zCol && t1>t0 && (pSel->aTok[t1-1].eType==PT_ID || pSel->aTok[t1-1].eType==PT_QID)
+         && (t1-t0==1 || (t1-t0==3 && pSel->aTok[t0+1].eType==PT_DOT)) ){
+          char *zName = parDequote(z + pSel->aTok[t1-1].i, pSel->aTok[t1-1].n);
+          bSame = zName && sqlite3_stricmp(zName, zCol)==0;
+          sqlite3_free(zName);
+        }
+        if( !bSame || sqlite3_column_int(pStmt, 1)!=0 || zColl==0
+         || parCollFromName(zColl)!=aKeyColl[n] ){
+          bMatch = 0;
+        }
+        n++;
+      }
+    }
+    sqlite3_finalize(pStmt);
+    if( bMatch && n==pSel->nGroup ) eOrder = 1;
+    sqlite3_free(zIdx);
+  }
+  if( eOrder==1 ){
+    sqlite3_stmt *pRev = 0;
+    if( sqlite3_prepare_v2(pB->db, "PRAGMA reverse_unordered_selects", -1, &pRev, 0)==SQLITE_OK
+     && sqlite3_step(pRev)==SQLITE_ROW && sqlite3_column_int(pRev, 0) ){
+      eOrder = -1;
+    }
+    sqlite3_finalize(pRev);
+  }
+  if( eOrder<0 ){
+    char *c;
+    for(c=zLoops; *c; c++){ if( *c=='\n' ) *c = c[1] ? ';' : 0; }
+    buildWhy(pB, "SQLite makes the groups in the order of its plan (%s), which decides the "
+             "rows that tie under ORDER BY or that LIMIT keeps", zLoops);
+  }
+  sqlite3_free(zLoops);
+  return eOrder;
+}
+
 /* Are spans a and b the same tokens (keywords and names compared without
 ** regard to case)? */
 static int buildSameTokens(ParSelect *pSel, ParSpan a, ParSpan b){
@@ -659,6 +756,7 @@ static void buildPlan(ParBuild *pB){
   int bUtf8 = 1, mReplaced;
   int *aBareExpr = 0;    /* extraction column of each bare column */
   int *aKeyItem = 0;     /* the key that stands for each select-list item, or -1 */
+  int eGroupOrder = 0;   /* buildGroupOrder() */
   char *aBareAff = 0;    /* its affinity letter */
   int nBare = 0;
 
@@ -964,6 +1062,10 @@ static void buildPlan(ParBuild *pB){
         : PAR_COLL_BINARY);
   }
 #undef KNOWN
+  if( pPlan->nKey>0 && (pSel->nOrder>0 || pSel->bLimit) ){
+    eGroupOrder = buildGroupOrder(pB, pPlan->aKeyColl);
+    if( eGroupOrder<0 ) goto done;
+  }
   for(k=0; k<nBare; k++){
     aBareAff[k] = buildAffinity(sqlite3_column_decltype(pExtract, aBareExpr[k]));
   }
@@ -1042,7 +1144,7 @@ static void buildPlan(ParBuild *pB){
     ** ascending.  par_rows has the groups in ascending key order, its
     ** rowid counting them. */
     int nDesc = 0;
-    if( pSel->nOrder==pSel->nGroup ){
+    if( pSel->nOrder==pSel->nGroup && eGroupOrder==0 ){
       for(i=0; i<pSel->nOrder; i++){
         const ParSpan *pSuf = &pSel->aOrder[i].suffix;
         int t;

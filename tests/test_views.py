@@ -1938,6 +1938,29 @@ def targeted_group():
         tcase(T, ki, "SELECT %s AS k, count(*) FROM t GROUP BY k ORDER BY k" % item, True)
         tcase(T, ki, "SELECT %s AS k, s, count(*) FROM t GROUP BY k, s HAVING k = s OR s = k" % item)
         tcase(T, ki, "SELECT (%s), sum(n) FROM t GROUP BY 1 ORDER BY 1 DESC" % item, True)
+    # Groups SQLite reads in an index's order: that order decides ties under
+    # ORDER BY and what LIMIT keeps (helper-19's repro_1).
+    gi = rows_of("t", 4, [(1, 2, "a", 5), (2, 1, "B", 5), (3, 3, "A", 6), (1, 3, "b", 6)])
+    for idx in ["b", "b DESC", "b, a", "a, b", "a DESC, b", "w", "w COLLATE NOCASE", "w COLLATE BINARY", "n, b"]:
+        st = ["CREATE TABLE t(a INTEGER, b INTEGER, w TEXT COLLATE NOCASE, n INTEGER)", gi,
+              "CREATE INDEX i ON t(%s)" % idx]
+        for sql in ["SELECT sum(b), count(*) FROM t GROUP BY b ORDER BY count(*) DESC",
+                    "SELECT sum(b), count(*) FROM t GROUP BY b ORDER BY count(*) DESC LIMIT 1",
+                    "SELECT b, count(*) FROM t GROUP BY b LIMIT 2",
+                    "SELECT sum(a), sum(b) FROM t GROUP BY a, b ORDER BY count(*)",
+                    "SELECT a, b FROM t GROUP BY a, b LIMIT 1 OFFSET 1",
+                    "SELECT count(*), max(n) FROM t GROUP BY w ORDER BY count(*) DESC",
+                    "SELECT w, count(*) FROM t GROUP BY w LIMIT 1",
+                    "SELECT sum(a) FROM t WHERE b > 1 GROUP BY b ORDER BY 1 DESC",
+                    "SELECT count(*) FROM t GROUP BY n ORDER BY count(*)"]:
+            tcase(T, st, sql, ordered=True)
+    for st in [["CREATE TABLE t(id INTEGER PRIMARY KEY, n INTEGER)", rows_of("t", 2, [(3, 1), (1, 1), (2, 2)])],
+               ["CREATE TABLE t(id INTEGER PRIMARY KEY DESC, n INTEGER)", rows_of("t", 2, [(3, 1), (1, 1), (2, 2)])],
+               ["CREATE TABLE t(id INTEGER, n INTEGER, PRIMARY KEY(id DESC)) WITHOUT ROWID",
+                rows_of("t", 2, [(3, 1), (1, 1), (2, 2)])]]:
+        tcase(T, st, "SELECT id, count(*) FROM t GROUP BY id ORDER BY count(*)", ordered=True)
+        tcase(T, st, "SELECT id, sum(n) FROM t GROUP BY id LIMIT 2", ordered=True)
+        tcase(T, st, "SELECT id FROM t GROUP BY id ORDER BY sum(n) DESC LIMIT 1", ordered=True)
     # Under NOCASE the term stays in HAVING and sees the group's row.
     tcase(O, hw, "SELECT count(*), sum(n) FROM t GROUP BY h COLLATE NOCASE HAVING typeof(h) = 'real'")
     tcase(O, hw, "SELECT count(*), sum(n), h FROM t GROUP BY h HAVING min(n) > 0")
