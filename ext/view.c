@@ -807,14 +807,14 @@ static int parViewBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   if( pView->bBroken ){
     /* SQLite's message now; when the SELECT compiles again, the columns
     ** SQLite knows for the view are still not its columns. */
-    sqlite3_stmt *pStmt = 0;
-    int rc = sqlite3_prepare_v2(pView->db, pView->zSql, -1, &pStmt, 0);
+    char *zErr = 0;
+    int rc = parPrepareSelect(pView->db, pView->zSql, 0, &zErr);
     sqlite3_free(pVtab->zErrMsg);
     pVtab->zErrMsg = rc
-        ? sqlite3_mprintf("parallel: %s", sqlite3_errmsg(pView->db))
+        ? sqlite3_mprintf("parallel: %s", zErr ? zErr : sqlite3_errstr(rc))
         : sqlite3_mprintf("parallel: the view's SELECT did not compile when this "
                           "connection last read the schema; drop the view and create it again");
-    sqlite3_finalize(pStmt);
+    sqlite3_free(zErr);
     return SQLITE_ERROR;
   }
   /* Every scan computes the whole SELECT; constraints are left to SQLite. */

@@ -2065,6 +2065,16 @@ def test_view_broken_elsewhere():
     c.execute("DROP TABLE v")
     c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % repr(sql))
     assert c.execute("SELECT * FROM v").fetchall() == [(7, 1)]
+    # A CREATE that fails inside a transaction leaves SQLite a table of
+    # that name in memory (helper-19): it can be dropped, and created again.
+    c.execute("DROP TABLE v")
+    c.execute("BEGIN")
+    harness.expect_error(c, "CREATE VIRTUAL TABLE temp.v USING parallel('DELETE FROM t')",
+                         "not a read-only SELECT")
+    c.execute("COMMIT")
+    c.execute("DROP TABLE IF EXISTS v")
+    c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % repr(sql))
+    assert c.execute("SELECT * FROM v").fetchall() == [(7, 1)]
     c.close()
     other.close()
 
