@@ -958,10 +958,44 @@ static int parViewPrepareFinal(sqlite3 *db, const ParPlan *pPlan, ParBatch *pOut
 
 static int parViewFilterBusy(sqlite3_vtab_cursor *cur);
 
+/* Inside CREATE TABLE ... AS SELECT (the row for the new table is already
+** in the schema table, still empty), the statements a scan runs must not
+** make SQLite reload a schema another connection changed: with it the
+** temp schema, from that row ("malformed database schema").  Here, each
+** schema the connection has is checked by a statement that does not
+** prepare itself again (sqlite3_prepare): a stale one makes SQLite drop
+** its schemas, without reloading them; the scan then answers
+** SQLITE_SCHEMA, the CREATE is rolled back and prepared again (by
+** sqlite3_step), now on the current schemas.  1 when that happened. */
+static int parViewSchemaMoved(const ParContext *pCtx, sqlite3 *db){
+  sqlite3_stmt *pStmt;
+  int i, bCreate = 0, bMoved = 0;
+  for(pStmt=sqlite3_next_stmt(db, 0); pStmt; pStmt=sqlite3_next_stmt(db, pStmt)){
+    const char *z = sqlite3_sql(pStmt);
+    if( !sqlite3_stmt_busy(pStmt) || parViewOwnStmt(pCtx, pStmt) || z==0 ) continue;
+    while( *z==' ' || *z=='\t' || *z=='\n' || *z=='\r' ) z++;
+    if( sqlite3_strnicmp(z, "CREATE", 6)==0 ) bCreate = 1;
+  }
+  for(i=0; bCreate && !bMoved && sqlite3_db_name(db, i); i++){
+    char *zSql;
+    if( i==1 ) continue;                          /* temp: this statement's */
+    zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema LIMIT 0", sqlite3_db_name(db, i));
+    pStmt = 0;
+    if( zSql && sqlite3_prepare(db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+      sqlite3_step(pStmt);
+      bMoved = sqlite3_reset(pStmt)==SQLITE_SCHEMA;
+    }
+    sqlite3_finalize(pStmt);
+    sqlite3_free(zSql);
+  }
+  return bMoved;
+}
+
 static int parViewFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                          int argc, sqlite3_value **argv){
   ParView *pView = (ParView*)cur->pVtab;
   int rc;
+  if( parViewSchemaMoved(pView->pCtx, pView->db) ) return SQLITE_SCHEMA;
   if( pView->nBusy>0 ){
     parViewSetError(&pView->base, "a parallel view cannot read itself (%s)",
                     pView->pPlan->zSql);

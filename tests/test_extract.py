@@ -2079,6 +2079,41 @@ def test_view_broken_elsewhere():
     other.close()
 
 
+def test_create_table_as_after_schema_changed_elsewhere():
+    """CREATE TEMP TABLE ... AS SELECT * FROM v, the first statement after
+    another connection changed a schema: it failed with "malformed database
+    schema (?)" (the scan made SQLite reload the temp schema, whose new
+    row was still empty), and inside a SAVEPOINT the next UPDATE failed
+    with "database disk image is malformed" (helper-18)."""
+    path, c = fresh("ctas_main.db")
+    aux_path, a = fresh("ctas_aux.db")
+    a.execute("CREATE TABLE at(k, m)")
+    a.executemany("INSERT INTO at VALUES(?, ?)", [(i % 3, "x%d" % i) for i in range(30)])
+    c.execute("CREATE TABLE t(k, g)")
+    c.execute("INSERT INTO t VALUES(1, 2), (1, 3), (2, 4)")
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("ATTACH ? AS bx", (aux_path,))
+    c.execute("CREATE VIRTUAL TABLE temp.va USING parallel('SELECT k, count(*) AS n FROM bx.at GROUP BY k')")
+    c.execute("CREATE VIRTUAL TABLE temp.vm USING parallel('SELECT k, count(*) AS n FROM t GROUP BY k')")
+    other = connect(path)
+    other_aux = connect(aux_path)
+    for i, (view, changer) in enumerate([("va", other), ("vm", other), ("va", other_aux), ("vm", other_aux)]):
+        changer.execute("CREATE INDEX IF NOT EXISTS i%d ON %s(k)" % (i, "at" if changer is other_aux else "t"))
+        c.execute("CREATE TEMP TABLE s%d AS SELECT * FROM %s" % (i, view))
+        want = c.execute("SELECT * FROM %s" % view.replace("va", "(SELECT k, count(*) AS n FROM bx.at GROUP BY k)")
+                         .replace("vm", "(SELECT k, count(*) AS n FROM t GROUP BY k)")).fetchall()
+        assert sorted(c.execute("SELECT * FROM s%d" % i).fetchall()) == sorted(want)
+    other.execute("ALTER TABLE t ADD COLUMN e DEFAULT 1")
+    c.execute("SAVEPOINT p")
+    c.execute("CREATE TEMP TABLE s9 AS SELECT * FROM va")
+    c.execute("UPDATE bx.at SET m = upper(m) WHERE rowid % 6 = 1")
+    c.execute("RELEASE p")
+    assert c.execute("SELECT count(*) FROM s9").fetchone() == (3,)
+    assert c.execute("SELECT count(*) FROM bx.at WHERE m GLOB 'X*'").fetchone() == (5,)
+    for x in (c, other, other_aux, a):
+        x.close()
+
+
 def main():
     return harness.run("extract", globals(),
                        after=lambda: subprocess.run(["rm", "-rf", TMP]))
