@@ -441,16 +441,17 @@ static void buildCheckOrder(ParBuild *pB){
   sqlite3_free(z2);
 }
 
+static void buildKeyRange(ParBuild *pB, const ParExpr *pTerm, int *piTok, int *piTokEnd,
+                          int *piColl);
+static void buildStripParens(const ParToken *a, int *pt0, int *pt1);
+
 /* The order SQLite makes the groups in, which decides the rows that tie
 ** under ORDER BY and the ones a LIMIT keeps: 0 when it sorts them (a temp
 ** b-tree: by the keys, see the final SQL), 1 when it reads them in the
 ** order of an index whose first columns are the keys, in GROUP BY order,
 ** ascending, under their collations, or in rowid order (par_rows' order
-** either way); else why not (zWhy).  aKeyColl: the keys' collations. */
-static void buildKeyRange(ParBuild *pB, const ParExpr *pTerm, int *piTok, int *piTokEnd,
-                          int *piColl);
-static void buildStripParens(const ParToken *a, int *pt0, int *pt1);
-
+** either way); else -1, with why not (zWhy).  aKeyColl: the keys'
+** collations. */
 static int buildGroupOrder(ParBuild *pB, const int *aKeyColl){
   ParSelect *pSel = pB->pSel;
   const char *z = pSel->zSql;
