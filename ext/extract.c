@@ -195,19 +195,6 @@ static int parExec(sqlite3 *db, const char *zSql){
   return sqlite3_exec(db, zSql, 0, 0, 0);
 }
 
-/* The first column of the first row of zSql as an integer, or iDefault. */
-static sqlite3_int64 parQueryInt(sqlite3 *db, const char *zSql, sqlite3_int64 iDefault){
-  sqlite3_stmt *pStmt = 0;
-  sqlite3_int64 v = iDefault;
-  if( sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK
-   && sqlite3_step(pStmt)==SQLITE_ROW
-   && sqlite3_column_type(pStmt, 0)!=SQLITE_NULL ){
-    v = sqlite3_column_int64(pStmt, 0);
-  }
-  sqlite3_finalize(pStmt);
-  return v;
-}
-
 /* The detail lines of zSql's query plan, each ending in "\n", or NULL. */
 static char *parQueryPlan(sqlite3 *db, const char *zSql){
   sqlite3_stmt *pStmt = 0;

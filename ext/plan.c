@@ -57,6 +57,18 @@ int parPrepareSelect(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt, char 
   return SQLITE_OK;
 }
 
+sqlite3_int64 parQueryInt(sqlite3 *db, const char *zSql, sqlite3_int64 iDefault){
+  sqlite3_stmt *pStmt = 0;
+  sqlite3_int64 v = iDefault;
+  if( sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK
+   && sqlite3_step(pStmt)==SQLITE_ROW
+   && sqlite3_column_type(pStmt, 0)!=SQLITE_NULL ){
+    v = sqlite3_column_int64(pStmt, 0);
+  }
+  sqlite3_finalize(pStmt);
+  return v;
+}
+
 void parPlanFree(ParPlan *p){
   int i;
   if( p==0 ) return;
@@ -254,6 +266,8 @@ static char buildAffinity(const char *zType){
   return c;
 }
 
+static void buildStripParens(const ParToken *a, int *pt0, int *pt1);
+
 /* Collation SQLite uses for extraction column iCol, whose expression is
 ** the token range [iTok, iTokEnd) of the SELECT; PAR_COLL_UNKNOWN when
 ** this cannot be told without SQLite's expression tree. */
@@ -264,16 +278,7 @@ static int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
   int i, bChain = 1;
   if( !bUtf8 ) return PAR_COLL_UNKNOWN;
   /* Parentheses around an expression change nothing. */
-  while( iTokEnd-iTok>=2 && a[iTok].eType==PT_LP && a[iTokEnd-1].eType==PT_RP ){
-    int d = 0, j, bOuter = 1;
-    for(j=iTok; j<iTokEnd-1; j++){
-      if( a[j].eType==PT_LP ) d++;
-      if( a[j].eType==PT_RP && --d==0 ){ bOuter = 0; break; }
-    }
-    if( !bOuter ) break;
-    iTok++;
-    iTokEnd--;
-  }
+  buildStripParens(a, &iTok, &iTokEnd);
   /* "expr COLLATE name" at the top level. */
   if( iTokEnd-iTok>=3 && parTokIs(z, &a[iTokEnd-2], "COLLATE") ){
     char *zName = parDequote(z + a[iTokEnd-1].i, a[iTokEnd-1].n);
@@ -408,11 +413,7 @@ static void buildCheckOrder(ParBuild *pB){
   }
   if( !bSensitive ) return;
   if( pPlan->nKey>0 ){
-    sqlite3_stmt *pRev = 0;
-    int bRev = sqlite3_prepare_v2(pB->db, "PRAGMA reverse_unordered_selects", -1, &pRev, 0)
-               ==SQLITE_OK && sqlite3_step(pRev)==SQLITE_ROW && sqlite3_column_int(pRev, 0);
-    sqlite3_finalize(pRev);
-    if( bRev ){
+    if( parQueryInt(pB->db, "PRAGMA reverse_unordered_selects", 0) ){
       /* SQLite keeps a GROUP BY's loops in order; the extraction query,
       ** which has none, would come reversed. */
       buildWhy(pB, "reverse_unordered_selects is on, and the result depends on the "
@@ -443,7 +444,6 @@ static void buildCheckOrder(ParBuild *pB){
 
 static void buildKeyRange(ParBuild *pB, const ParExpr *pTerm, int *piTok, int *piTokEnd,
                           int *piColl);
-static void buildStripParens(const ParToken *a, int *pt0, int *pt1);
 
 /* The order SQLite makes the groups in, which decides the rows that tie
 ** under ORDER BY and the ones a LIMIT keeps: 0 when it sorts them (a temp
@@ -521,13 +521,8 @@ static int buildGroupOrder(ParBuild *pB, const int *aKeyColl){
     if( bMatch && n==pSel->nGroup ) eOrder = 1;
     sqlite3_free(zIdx);
   }
-  if( eOrder==1 ){
-    sqlite3_stmt *pRev = 0;
-    if( sqlite3_prepare_v2(pB->db, "PRAGMA reverse_unordered_selects", -1, &pRev, 0)==SQLITE_OK
-     && sqlite3_step(pRev)==SQLITE_ROW && sqlite3_column_int(pRev, 0) ){
-      eOrder = -1;
-    }
-    sqlite3_finalize(pRev);
+  if( eOrder==1 && parQueryInt(pB->db, "PRAGMA reverse_unordered_selects", 0) ){
+    eOrder = -1;                 /* SQLite reads the index backwards */
   }
   if( eOrder<0 ){
     char *c;
@@ -969,9 +964,9 @@ static void buildPlan(ParBuild *pB){
     for(j=0; j<pSel->nOrder; j++){
       const ParToken *a = pSel->aTok;
       int t0 = pSel->aOrder[j].span.iTok, t1 = pSel->aOrder[j].span.iTokEnd;
-      while( t1-t0>=3 && a[t0].eType==PT_LP && a[t1-1].eType==PT_RP ){ t0++; t1--; }
+      buildStripParens(a, &t0, &t1);
       if( t1-t0>=3 && parTokIs(z, &a[t1-2], "COLLATE") ) t1 -= 2;
-      while( t1-t0>=3 && a[t0].eType==PT_LP && a[t1-1].eType==PT_RP ){ t0++; t1--; }
+      buildStripParens(a, &t0, &t1);
       if( t1-t0==1 && t0==s.iTok ){
         char *zDeq = parDequote(z + s.iStart, s.iEnd - s.iStart);
         int c;

@@ -82,4 +82,7 @@ char *parPlanExplain(const ParPlan *p, const char *zMode);
 ** returns SQLITE_OK and, if ppStmt is not NULL, the prepared statement. */
 int parPrepareSelect(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt, char **pzErr);
 
+/* The first column of the first row of zSql as an integer, or iDefault. */
+sqlite3_int64 parQueryInt(sqlite3 *db, const char *zSql, sqlite3_int64 iDefault);
+
 #endif /* PAR_PLAN_H */
