@@ -73,6 +73,7 @@ void parPlanFree(ParPlan *p){
   int i;
   if( p==0 ) return;
   sqlite3_free(p->zSql);
+  sqlite3_free(p->zColSig);
   sqlite3_free(p->zWhy);
   sqlite3_free(p->zExtract);
   sqlite3_free(p->zExtractCols);
@@ -1181,6 +1182,31 @@ done:
   sqlite3_free(aKeyItem);
 }
 
+/* The signature of pStmt's columns (ParPlan.zColSig): for each, its
+** declared type and, when it is a table's column, that column's
+** collation.  NULL only when out of memory. */
+static char *planColumnSig(sqlite3 *db, sqlite3_stmt *pStmt){
+  sqlite3_str *pStr = sqlite3_str_new(db);
+  int i, n = sqlite3_column_count(pStmt);
+  for(i=0; i<n; i++){
+    const char *zType = sqlite3_column_decltype(pStmt, i);
+    const char *zTab = sqlite3_column_table_name(pStmt, i);
+    const char *zOrig = sqlite3_column_origin_name(pStmt, i);
+    const char *zColl = 0;
+    if( zTab && zOrig
+     && sqlite3_table_column_metadata(db, sqlite3_column_database_name(pStmt, i), zTab, zOrig,
+                                      0, &zColl, 0, 0, 0)!=SQLITE_OK ){
+      zColl = 0;
+    }
+    sqlite3_str_appendf(pStr, "%s\x1f%s\x1e", zType ? zType : "", zColl ? zColl : "");
+  }
+  if( sqlite3_str_errcode(pStr) ){
+    sqlite3_free(sqlite3_str_finish(pStr));
+    return 0;
+  }
+  return sqlite3_str_finish(pStr);
+}
+
 int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr){
   ParSelect sel;
   ParBuild b;
@@ -1196,7 +1222,12 @@ int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr){
   if( pPlan==0 ){ sqlite3_finalize(pStmt); return SQLITE_NOMEM; }
   memset(pPlan, 0, sizeof(*pPlan));
   pPlan->nCol = sqlite3_column_count(pStmt);
+  pPlan->zColSig = planColumnSig(db, pStmt);
   sqlite3_finalize(pStmt);
+  if( pPlan->zColSig==0 ){
+    parPlanFree(pPlan);
+    return SQLITE_NOMEM;
+  }
   pPlan->zSql = sqlite3_mprintf("%s", zSql);
   rc = parSelectParse(zSql, &sel);
   if( rc==SQLITE_OK && pPlan->zSql ){

@@ -40,6 +40,9 @@ typedef struct ParPlan ParPlan;
 struct ParPlan {
   char *zSql;        /* the SELECT as given */
   int nCol;          /* columns it returns */
+  char *zColSig;     /* each column's declared type and the collation of
+                     ** the table column it comes from: when it changes,
+                     ** so may the view's declaration (view.c) */
   char *zWhy;        /* NULL: accelerated; else why it runs natively */
   char *zExtract;    /* extraction query: SELECT zExtractCols FROM
                      ** zExtractFrom [WHERE (zExtractWhere)] */

@@ -210,6 +210,8 @@ typedef struct ParView {
   ParViewMemo *pMemo;  /* rows for later scans of one statement, newest
                        ** first */
   char *zSql;          /* the SELECT */
+  char *zDecl;         /* its columns as declared to SQLite */
+  char *zColSig;       /* the plan's zColSig when zDecl was last checked */
   int bBroken;         /* connected while the SELECT did not compile: its
                        ** columns are not known, every use fails (see
                        ** parViewBestIndex), DROP TABLE works */
@@ -648,8 +650,11 @@ static int parViewInit(sqlite3 *db, void *pAux, int argc, const char *const*argv
   pView->pPlan = desc.pPlan;
   pView->bBroken = bBroken;
   pView->zSql = zSql;
+  pView->zDecl = desc.zDecl;
+  pView->zColSig = desc.pPlan ? sqlite3_mprintf("%s", desc.pPlan->zColSig) : 0;
   zSql = 0;
   desc.pPlan = 0;
+  desc.zDecl = 0;
   *ppVtab = &pView->base;
   goto done;
 
@@ -830,6 +835,8 @@ static int parViewDisconnect(sqlite3_vtab *pVtab){
   parPlanFree(pView->pPlan);
   sqlite3_free(pView->base.zErrMsg);
   sqlite3_free(pView->zSql);
+  sqlite3_free(pView->zDecl);
+  sqlite3_free(pView->zColSig);
   sqlite3_free(pView);
   return SQLITE_OK;
 }
@@ -1007,6 +1014,42 @@ static int parViewFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxSt
   return rc;
 }
 
+/* A table the view reads was created again on this connection with other
+** declared types or collations (SQLite then keeps the virtual table
+** connected, with the columns declared at first): the view's columns
+** would compare and convert as before, where a SQLite view follows.
+** When the columns it would declare now differ, the scan fails; else the
+** new signature is noted. */
+static int parViewRedeclared(ParView *pView, const ParPlan *pNew, char **pzErr){
+  ParViewDesc d;
+  int rc;
+  memset(&d, 0, sizeof(d));
+  d.zSql = pView->zSql;
+  parViewDescribe(pView->db, &d);
+  rc = d.rc;
+  if( rc ){
+    *pzErr = d.zErr;
+    d.zErr = 0;
+  }else if( strcmp(d.zDecl, pView->zDecl)!=0 ){
+    *pzErr = sqlite3_mprintf("the view's columns now have other declared types or "
+                             "collations (a table it reads was created again); drop "
+                             "and create the view again");
+    rc = SQLITE_ERROR;
+  }else{
+    char *z = sqlite3_mprintf("%s", pNew->zColSig);
+    if( z==0 ){
+      rc = SQLITE_NOMEM;
+    }else{
+      sqlite3_free(pView->zColSig);
+      pView->zColSig = z;
+    }
+  }
+  parPlanFree(d.pPlan);
+  sqlite3_free(d.zDecl);
+  sqlite3_free(d.zErr);
+  return rc;
+}
+
 static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
   ParViewCursor *pCur = (ParViewCursor*)cur;
   ParView *pView = (ParView*)cur->pVtab;
@@ -1053,6 +1096,11 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
       zErr = sqlite3_mprintf("the view's SELECT now returns a different number of "
                              "columns; drop and create the view again");
       rc = SQLITE_ERROR;
+    }
+    if( rc==SQLITE_OK
+     && (pView->zColSig==0 || strcmp(pNew->zColSig, pView->zColSig)!=0) ){
+      rc = parViewRedeclared(pView, pNew, &zErr);
+      if( rc ) parPlanFree(pNew);
     }
     if( rc ){
       sqlite3_free(run.a);

@@ -2079,6 +2079,59 @@ def test_view_broken_elsewhere():
     other.close()
 
 
+def test_view_table_created_again():
+    """This connection drops and creates again a table a view reads:
+    SQLite keeps the view connected with the columns it declared at first,
+    so a column whose declared type or collation changed would compare and
+    convert as before (helper-18's repro_3: c1 < 3 over TEXT '21' gave 0
+    where a SQLite view gives 1).  Such a scan fails and says to create
+    the view again; a table created again alike, or a change the view's
+    columns do not show, keeps it working."""
+    path, c = fresh("recreated.db")
+    c.execute("SELECT par_config('min_rows', 0)")
+
+    def same(view, native, queries):
+        for q in queries:
+            got = c.execute(q % view).fetchall()
+            want = c.execute(q % native).fetchall()
+            assert sorted(map(repr, got)) == sorted(map(repr, want)), (q, got, want)
+
+    queries = ("SELECT * FROM %s", "SELECT * FROM %s WHERE c1 = 21",
+               "SELECT c1 < 3, n FROM %s", "SELECT typeof(c1), c1 = '5' FROM %s")
+    sql = "SELECT g AS c1, count(*) AS n FROM t GROUP BY g"
+    c.execute("CREATE TABLE t(g INT)")
+    c.execute("INSERT INTO t VALUES(21), (5), (5)")
+    c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % repr(sql))
+    c.execute("CREATE TEMP VIEW nv AS %s" % sql)
+    same("v", "nv", queries)
+    # Created again alike: the view goes on.
+    c.executescript("DROP TABLE t; CREATE TABLE t(g INT); INSERT INTO t VALUES(21), ('7')")
+    same("v", "nv", queries)
+    # Another declared type, then another collation: the view stops.
+    c.executescript("DROP TABLE t; CREATE TABLE t(g TEXT); INSERT INTO t VALUES('21'), ('5')")
+    for q in queries:
+        harness.expect_error(c, q % "v", "other declared types or collations")
+    c.execute("DROP TABLE v")
+    c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % repr(sql))
+    same("v", "nv", queries)
+    c.executescript("DROP TABLE t; CREATE TABLE t(g TEXT COLLATE NOCASE); "
+                    "INSERT INTO t VALUES('a'), ('A'), ('b')")
+    harness.expect_error(c, "SELECT * FROM v", "drop and create the view again")
+    c.execute("DROP TABLE v")
+    c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % repr(sql))
+    same("v", "nv", queries + ("SELECT n FROM %s WHERE c1 = 'B'",))
+    # A COLLATE in the SELECT decides the column's collation: the table's
+    # new collation does not show, and the view goes on.
+    sql2 = "SELECT g COLLATE NOCASE AS c1, count(*) AS n FROM t GROUP BY 1"
+    c.execute("CREATE VIRTUAL TABLE temp.v2 USING parallel(%s)" % repr(sql2))
+    c.execute("CREATE TEMP VIEW nv2 AS %s" % sql2)
+    c.executescript("DROP TABLE t; CREATE TABLE t(g TEXT COLLATE RTRIM); "
+                    "INSERT INTO t VALUES('a'), ('A '), ('b')")
+    same("v2", "nv2", queries + ("SELECT n FROM %s WHERE c1 = 'B'",))
+    harness.expect_error(c, "SELECT * FROM v", "drop and create the view again")
+    c.close()
+
+
 def test_create_table_as_after_schema_changed_elsewhere():
     """CREATE TEMP TABLE ... AS SELECT * FROM v, the first statement after
     another connection changed a schema: it failed with "malformed database
