@@ -412,7 +412,11 @@ static void accCombine(const ParAggRun *pR, ParAcc *a, const ParAcc *b){
         a->bApprox = b->bApprox;
       }
       neumaierAdd(&a->rS, &a->rC, b->rS);
-      neumaierAdd(&a->rS, &a->rC, b->rC);
+      /* A sum that reached +-Inf (or NaN) has a meaningless compensation,
+      ** NaN when an infinite value came after finite ones: adding it
+      ** would turn +-Inf into NaN, which SQLite's running sum never is
+      ** then (its result is +-Inf). */
+      if( isfinite(b->rS) ) neumaierAdd(&a->rS, &a->rC, b->rC);
       break;
     case PAR_AGG_MIN: case PAR_AGG_MAX:
       if( b->iBest>=0 ){

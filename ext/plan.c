@@ -27,6 +27,7 @@
 */
 #include "plan.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,8 @@ typedef struct ParBuild {
   int nFunc;             /* the application's functions and every aggregate
                          ** or window function, from one read of the list */
   struct ParBuildFunc { char *zName; int nArg, bBuiltin, bAgg; } *aFunc;
+  int nBareSensitive;    /* bare columns 0..n-1 are values of the group's
+                         ** row (the rest: keys only ordered by) */
   int rc;
 } ParBuild;
 
@@ -249,9 +252,7 @@ static char *buildRewrite(ParBuild *pB, ParSpan s){
   return sqlite3_str_finish(pStr);
 }
 
-/* Affinity letter of PAR_ROWS_AFF for a declared type, by SQLite's rules
-** (datatype3.html section 3.1). */
-static char buildAffinity(const char *zType){
+char parAffinityLetter(const char *zType){
   char *z;
   char c = 'n';
   if( zType==0 ) return 'n';
@@ -404,9 +405,32 @@ static char *buildLoops(sqlite3 *db, const char *zSql, int *pbGroupSort){
 ** if the extraction query visits rows in the order SQLite's own plan
 ** does: the same loops, and GROUP BY by sorting (stable) rather than by
 ** reading an index in group order. */
+/* The names of the collations PAR_COLL_*. */
+static const char *azCollName[] = { "BINARY", "NOCASE", "RTRIM" };
+
+/* Is ORDER BY term i of pSel descending? */
+static int buildOrderDesc(const ParSelect *pSel, int i){
+  const ParSpan *pSuf = &pSel->aOrder[i].suffix;
+  int t;
+  for(t=pSuf->iTok; t<pSuf->iTokEnd; t++){
+    if( parTokIs(pSel->zSql, &pSel->aTok[t], "DESC") ) return 1;
+  }
+  return 0;
+}
+
+/* Does SQLite make pSel's groups in an order of mixed directions?  With as
+** many ORDER BY terms as GROUP BY terms, select.c gives each key the
+** direction of the ORDER BY term in its place. */
+static int buildMixedOrder(const ParSelect *pSel){
+  int i, nDesc = 0;
+  if( pSel->nGroup==0 || pSel->nOrder!=pSel->nGroup ) return 0;
+  for(i=0; i<pSel->nOrder; i++) nDesc += buildOrderDesc(pSel, i);
+  return nDesc>0 && nDesc<pSel->nGroup;
+}
+
 static void buildCheckOrder(ParBuild *pB){
   ParPlan *pPlan = pB->pPlan;
-  int k, bSensitive = pPlan->nBare>0, bSort1 = 0, bSort2 = 0;
+  int k, bSensitive = pB->nBareSensitive>0, bSort1 = 0, bSort2 = 0;
   char *z1, *z2;
   for(k=0; k<pPlan->nAgg; k++){
     int e = pPlan->aAgg[k].eFunc;
@@ -997,6 +1021,22 @@ static void buildPlan(ParBuild *pB){
     buildRepl(pB, s, sqlite3_mprintf("_p??%d", pPlan->nAgg + j));
   }
   if( pB->rc ) goto done;
+  pB->nBareSensitive = nBare;
+  /* Groups made in an order of mixed directions: the final SQL breaks
+  ** ORDER BY's ties by the keys themselves, each a bare column (whichever
+  ** row of the group it comes from, it is the same under the key's
+  ** collation). */
+  if( buildMixedOrder(pSel) && !pSel->bDistinct ){
+    for(k=0; k<pPlan->nKey; k++){
+      int j;
+      for(j=0; j<nBare && aBareExpr[j]!=k; j++){}
+      if( j==nBare ) aBareExpr[nBare++] = k;
+      if( pPlan->nAgg + j >= PAR_ROWS_MAX ){
+        buildWhy(pB, "more result columns than par_rows serves%s", "");
+        goto done;
+      }
+    }
+  }
   pPlan->nBare = nBare;
   memcpy(pPlan->aBareCol, aBareExpr, sizeof(int)*nBare);
 
@@ -1064,7 +1104,7 @@ static void buildPlan(ParBuild *pB){
     if( eGroupOrder<0 ) goto done;
   }
   for(k=0; k<nBare; k++){
-    aBareAff[k] = buildAffinity(sqlite3_column_decltype(pExtract, aBareExpr[k]));
+    aBareAff[k] = parAffinityLetter(sqlite3_column_decltype(pExtract, aBareExpr[k]));
   }
   for(k=0; k<pB->nRepl; k++){
     char *zQ = strchr(pB->aRepl[k].zText, '?');
@@ -1142,22 +1182,30 @@ static void buildPlan(ParBuild *pB){
     ** rowid counting them. */
     int nDesc = 0;
     if( pSel->nOrder==pSel->nGroup && eGroupOrder==0 ){
-      for(i=0; i<pSel->nOrder; i++){
-        const ParSpan *pSuf = &pSel->aOrder[i].suffix;
-        int t;
-        for(t=pSuf->iTok; t<pSuf->iTokEnd; t++){
-          if( parTokIs(z, &pSel->aTok[t], "DESC") ) nDesc++;
-        }
-      }
+      for(i=0; i<pSel->nOrder; i++) nDesc += buildOrderDesc(pSel, i);
     }
-    if( nDesc>0 && (nDesc<pSel->nGroup || pSel->bDistinct) ){
-      /* Mixed directions would need the keys; DISTINCT keeps the first
-      ** of equal rows, which depends on the direction. */
+    if( nDesc>0 && nDesc<pSel->nGroup && !pSel->bDistinct ){
+      /* Mixed directions: by the keys, each under its collation (the
+      ** bare columns added for them) in the direction SQLite gives it.  A
+      ** key of unknown collation holds no text when the kernels group it
+      ** (parGroupBy runs such a SELECT natively). */
+      for(k=0; k<pPlan->nKey; k++){
+        int j, e = pPlan->aKeyColl[k];
+        for(j=0; j<nBare && aBareExpr[j]!=k; j++){}
+        assert( j<nBare );
+        sqlite3_str_appendf(pStr, ", _pnb%d%s%s%s", pPlan->nAgg + j,
+                            e>=0 ? " COLLATE " : "", e>=0 ? azCollName[e] : "",
+                            buildOrderDesc(pSel, k) ? " DESC" : "");
+      }
+    }else if( nDesc>0 && pSel->bDistinct ){
+      /* DISTINCT keeps the first of equal rows, which depends on the
+      ** direction. */
       buildWhy(pB, "ORDER BY in other directions than its GROUP BY keys'%s", "");
       sqlite3_free(sqlite3_str_finish(pStr));
       goto done;
+    }else{
+      sqlite3_str_appendf(pStr, ", par_rows.rowid%s", nDesc ? " DESC" : "");
     }
-    sqlite3_str_appendf(pStr, ", par_rows.rowid%s", nDesc ? " DESC" : "");
   }
   if( pSel->bLimit ){
     sqlite3_str_appendf(pStr, " LIMIT %.*s", pSel->limit.iEnd - pSel->limit.iStart,
@@ -1260,7 +1308,6 @@ int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr){
   return SQLITE_OK;
 }
 
-static const char *azCollName[] = { "BINARY", "NOCASE", "RTRIM" };
 
 char *parPlanExplain(const ParPlan *p, const char *zMode){
   sqlite3_str *pStr = sqlite3_str_new(0);

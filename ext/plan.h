@@ -85,6 +85,10 @@ char *parPlanExplain(const ParPlan *p, const char *zMode);
 ** returns SQLITE_OK and, if ppStmt is not NULL, the prepared statement. */
 int parPrepareSelect(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt, char **pzErr);
 
+/* The letter of PAR_ROWS_AFF for the affinity of declared type zType
+** (NULL: none), by SQLite's rules (datatype3.html section 3.1). */
+char parAffinityLetter(const char *zType);
+
 /* The first column of the first row of zSql as an integer, or iDefault. */
 sqlite3_int64 parQueryInt(sqlite3 *db, const char *zSql, sqlite3_int64 iDefault);
 

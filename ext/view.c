@@ -210,7 +210,8 @@ typedef struct ParView {
   ParViewMemo *pMemo;  /* rows for later scans of one statement, newest
                        ** first */
   char *zSql;          /* the SELECT */
-  char *zDecl;         /* its columns as declared to SQLite */
+  char *zSem;          /* its columns' affinities and collations as
+                       ** declared to SQLite (ParViewDesc.zSem) */
   char *zColSig;       /* the plan's zColSig when zDecl was last checked */
   int bBroken;         /* connected while the SELECT did not compile: its
                        ** columns are not known, every use fails (see
@@ -257,6 +258,8 @@ typedef struct ParViewDesc {
   int rc;                /* out */
   char *zErr;
   char *zDecl;
+  char *zSem;            /* each column's affinity letter and collation:
+                         ** what outer queries compare with */
   int nCol;
   ParPlan *pPlan;
   int bDone;             /* parViewDescribe ran */
@@ -429,7 +432,7 @@ static char *parViewColumnType(sqlite3 *db, const ParSelect *pSel, int iCol){
 
 static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
   sqlite3_stmt *pStmt = 0;
-  sqlite3_str *pDecl = 0;
+  sqlite3_str *pDecl = 0, *pSem = 0;
   char **azName = 0;
   ParSelect sel;
   int rc, i, j, nCol = 0, bSel = 0;
@@ -444,6 +447,7 @@ static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
   bSel = sel.nCol==nCol;
   azName = sqlite3_malloc64(sizeof(char*)*nCol);
   pDecl = sqlite3_str_new(db);
+  pSem = sqlite3_str_new(db);
   if( azName==0 ){ rc = SQLITE_NOMEM; goto done; }
   memset(azName, 0, sizeof(char*)*nCol);
   sqlite3_str_appendall(pDecl, "CREATE TABLE x(");
@@ -470,6 +474,7 @@ static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
     if( zExprType ) zType = zExprType;
     sqlite3_str_appendf(pDecl, "%s\"%w\"%s%s", i ? ", " : "", z,
                         zType ? " " : "", zType ? zType : "");
+    sqlite3_str_appendchar(pSem, 1, parAffinityLetter(zType));
     sqlite3_free(zExprType);
     {
       /* The collation of a SQLite view's column: its expression's explicit
@@ -479,10 +484,16 @@ static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
                                        sel.aCol[i].span.iTokEnd) : -1;
       char *zColl = 0;
       if( t>=0 ){
+        char *zTok = parDequote(sel.zSql + sel.aTok[t].i, sel.aTok[t].n);
         sqlite3_str_appendf(pDecl, " COLLATE %.*s", sel.aTok[t].n, sel.zSql + sel.aTok[t].i);
+        sqlite3_str_appendf(pSem, "%s|", zTok ? zTok : "?");
+        sqlite3_free(zTok);
       }else if( t==-1 && (zColl = parViewColumnColl(db, bSel ? &sel : 0, pStmt, i))!=0
              && sqlite3_stricmp(zColl, "BINARY")!=0 ){
         sqlite3_str_appendf(pDecl, " COLLATE \"%w\"", zColl);
+        sqlite3_str_appendf(pSem, "%s|", zColl);
+      }else{
+        sqlite3_str_appendall(pSem, "BINARY|");
       }
       sqlite3_free(zColl);
     }
@@ -490,13 +501,19 @@ static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
   sqlite3_str_appendall(pDecl, ")");
   if( rc ) goto done;
   pD->zDecl = sqlite3_str_finish(pDecl);
-  pDecl = 0;
-  if( pD->zDecl==0 ){ rc = SQLITE_NOMEM; goto done; }
+  pD->zSem = sqlite3_str_finish(pSem);
+  pDecl = pSem = 0;
+  if( pD->zDecl==0 || pD->zSem==0 ){ rc = SQLITE_NOMEM; goto done; }
+  for(i=0; pD->zSem[i]; i++){
+    /* Collation names are case-insensitive. */
+    if( pD->zSem[i]>='a' && pD->zSem[i]<='z' ) pD->zSem[i] -= 'a'-'A';
+  }
   pD->nCol = nCol;
   rc = parPlanBuild(db, pD->zSql, &pD->pPlan, &pD->zErr);
 
 done:
   if( pDecl ) sqlite3_free(sqlite3_str_finish(pDecl));
+  if( pSem ) sqlite3_free(sqlite3_str_finish(pSem));
   if( azName ){
     for(i=0; i<nCol; i++) sqlite3_free(azName[i]);
     sqlite3_free(azName);
@@ -650,11 +667,11 @@ static int parViewInit(sqlite3 *db, void *pAux, int argc, const char *const*argv
   pView->pPlan = desc.pPlan;
   pView->bBroken = bBroken;
   pView->zSql = zSql;
-  pView->zDecl = desc.zDecl;
+  pView->zSem = desc.zSem;
   pView->zColSig = desc.pPlan ? sqlite3_mprintf("%s", desc.pPlan->zColSig) : 0;
   zSql = 0;
   desc.pPlan = 0;
-  desc.zDecl = 0;
+  desc.zSem = 0;
   *ppVtab = &pView->base;
   goto done;
 
@@ -664,6 +681,7 @@ error:
 done:
   parPlanFree(desc.pPlan);
   sqlite3_free(desc.zDecl);
+  sqlite3_free(desc.zSem);
   sqlite3_free(desc.zErr);
   sqlite3_free(zSql);
   return rc;
@@ -835,7 +853,7 @@ static int parViewDisconnect(sqlite3_vtab *pVtab){
   parPlanFree(pView->pPlan);
   sqlite3_free(pView->base.zErrMsg);
   sqlite3_free(pView->zSql);
-  sqlite3_free(pView->zDecl);
+  sqlite3_free(pView->zSem);
   sqlite3_free(pView->zColSig);
   sqlite3_free(pView);
   return SQLITE_OK;
@@ -1030,8 +1048,8 @@ static int parViewRedeclared(ParView *pView, const ParPlan *pNew, char **pzErr){
   if( rc ){
     *pzErr = d.zErr;
     d.zErr = 0;
-  }else if( strcmp(d.zDecl, pView->zDecl)!=0 ){
-    *pzErr = sqlite3_mprintf("the view's columns now have other declared types or "
+  }else if( pView->zSem==0 || strcmp(d.zSem, pView->zSem)!=0 ){
+    *pzErr = sqlite3_mprintf("the view's columns now have other affinities or "
                              "collations (a table it reads was created again); drop "
                              "and create the view again");
     rc = SQLITE_ERROR;
@@ -1046,6 +1064,7 @@ static int parViewRedeclared(ParView *pView, const ParPlan *pNew, char **pzErr){
   }
   parPlanFree(d.pPlan);
   sqlite3_free(d.zDecl);
+  sqlite3_free(d.zSem);
   sqlite3_free(d.zErr);
   return rc;
 }

@@ -2104,13 +2104,16 @@ def test_view_table_created_again():
     c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % repr(sql))
     c.execute("CREATE TEMP VIEW nv AS %s" % sql)
     same("v", "nv", queries)
-    # Created again alike: the view goes on.
+    # Created again alike, or with a type of the same affinity: the view
+    # goes on.
     c.executescript("DROP TABLE t; CREATE TABLE t(g INT); INSERT INTO t VALUES(21), ('7')")
     same("v", "nv", queries)
-    # Another declared type, then another collation: the view stops.
+    c.executescript("DROP TABLE t; CREATE TABLE t(g BIGINT); INSERT INTO t VALUES(21), ('7')")
+    same("v", "nv", queries)
+    # Another affinity, then another collation: the view stops.
     c.executescript("DROP TABLE t; CREATE TABLE t(g TEXT); INSERT INTO t VALUES('21'), ('5')")
     for q in queries:
-        harness.expect_error(c, q % "v", "other declared types or collations")
+        harness.expect_error(c, q % "v", "other affinities or collations")
     c.execute("DROP TABLE v")
     c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)" % repr(sql))
     same("v", "nv", queries)

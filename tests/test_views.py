@@ -1479,6 +1479,7 @@ def native_group(conn):
         "SELECT g, count(*) FROM t9 WHERE n IN (SELECT uk FROM u) GROUP BY g HAVING count(*) > 1 "
         "ORDER BY 2 DESC, g LIMIT 3 OFFSET 1",
         "SELECT DISTINCT count(*) FROM t9 GROUP BY g",
+        "SELECT a, h, count(*) FROM t9 GROUP BY a, h ORDER BY count(*) DESC, sum(n) LIMIT 3",
     ]
     for sql in accelerated:
         def acc(sql=sql):
@@ -1508,10 +1509,11 @@ def tcase(group, setup, sql, ordered=False, tol=1e-9, threads=1, raw=False):
         c.close()
 
 
-def tchange(group, setup, sql, changes, ordered=False, tol=1e-9):
+def tchange(group, setup, sql, changes, ordered=False, tol=1e-9, error=None):
     """Create the view of sql, scan it, apply the schema/data changes, then
     compare a new scan with sql run natively: every scan must answer for the
-    database as it is now."""
+    database as it is now (or, with error, fail with a message holding
+    it)."""
     c = connect()
     try:
         for st in setup:
@@ -1531,7 +1533,10 @@ def tchange(group, setup, sql, changes, ordered=False, tol=1e-9):
             view = ("ok", c.execute("SELECT * FROM v").fetchall())
         except sqlite3.Error as e:
             view = ("error", str(e))
-        why = compare(native, view, ordered, tol)
+        if error is not None:
+            why = None if view[0] == "error" and error in view[1] else "expected an error: " + error
+        else:
+            why = compare(native, view, ordered, tol)
         if why is None:
             R.ok(group)
         else:
@@ -1961,6 +1966,67 @@ def targeted_group():
         tcase(T, st, "SELECT id, count(*) FROM t GROUP BY id ORDER BY count(*)", ordered=True)
         tcase(T, st, "SELECT id, sum(n) FROM t GROUP BY id LIMIT 2", ordered=True)
         tcase(T, st, "SELECT id FROM t GROUP BY id ORDER BY sum(n) DESC LIMIT 1", ordered=True)
+    # ORDER BY in mixed directions with as many terms as GROUP BY keys:
+    # SQLite makes the groups with each key in its term's direction, which
+    # decides ties and what LIMIT keeps; the final SQL breaks ties by the
+    # keys under their collations.  Keys whose tied values differ (1/1.0,
+    # 'a'/'A' under NOCASE, 'b'/'b ' under RTRIM, 0/-0.0, NULL, blobs).
+    md = ["CREATE TABLE t(a, b TEXT COLLATE NOCASE, r TEXT COLLATE RTRIM, n INTEGER)",
+          rows_of("t", 4, [(1, "a", "b", 1), (1.0, "A", "b ", 2), (2, "b", "a", 1), (None, "B", None, 3),
+                           (0, None, "c", 1), (-0.0, "a", "C", 2), ("x", "c", "b", 1), (b"\x01", "A", "b", 1),
+                           (2, "a", "a ", 2), (None, "b", "c", 1)])]
+    md_sql = ["SELECT a, b, count(*) FROM t GROUP BY a, b ORDER BY a, b DESC",
+              "SELECT count(*) FROM t GROUP BY a, b ORDER BY count(*) DESC, sum(n)",
+              "SELECT sum(n), min(a) FROM t GROUP BY a, b ORDER BY count(*), max(n) DESC LIMIT 3",
+              "SELECT b, r, count(*) FROM t GROUP BY b, r ORDER BY 3 DESC, 1 LIMIT 4",
+              "SELECT r, b, group_concat(n) FROM t GROUP BY r, b ORDER BY count(*), 1 DESC",
+              "SELECT a, b, r, count(*) FROM t GROUP BY a, b, r ORDER BY count(*) DESC, n, 1 DESC LIMIT 5",
+              "SELECT b COLLATE BINARY AS k, a, count(*) FROM t GROUP BY k, a ORDER BY count(*) DESC, a",
+              "SELECT a, b, count(*) FROM t GROUP BY a, b HAVING count(*) >= 1 ORDER BY 3, 1 DESC LIMIT 2 OFFSET 1",
+              "SELECT lower(b), a + 0, count(*) FROM t GROUP BY lower(b), a + 0 ORDER BY count(*) DESC, 2",
+              "SELECT CAST(r AS TEXT), a, count(*) FROM t GROUP BY 1, 2 ORDER BY count(*) DESC, 2"]
+    for sql in md_sql:
+        for threads in (1, 3):
+            tcase(T, md, sql, ordered=True, threads=threads)
+        def md_acc(sql=sql):
+            c = connect()
+            try:
+                c.execute(md[0])
+                c.executemany(*md[1])
+                plan = explain(c, sql)
+                assert not plan.startswith("native:"), plan
+            finally:
+                c.close()
+        check(T, "mixed directions accelerated: %s" % sql, md_acc)
+    # ...through an index SQLite reads the groups in its order instead.
+    for idx in ["a, b", "a DESC, b", "b, a"]:
+        for sql in md_sql[:4]:
+            tcase(T, md + ["CREATE INDEX i ON t(%s)" % idx], sql, ordered=True)
+    # With DISTINCT they still run natively (it keeps the first of equal rows).
+    tcase(T, md, "SELECT DISTINCT count(*) FROM t GROUP BY a, b ORDER BY 1, min(n) DESC", ordered=True)
+
+    # A REAL sum that reaches +-Inf in a group of more than one chunk (65536
+    # rows): SQLite's running sum stays Inf; the view gave NULL (a chunk's
+    # NaN compensation added in: helper-22).  +Inf and -Inf make NaN: NULL.
+    c = connect()
+    try:
+        c.execute("CREATE TABLE t(g INTEGER, x REAL)")
+        c.executemany("INSERT INTO t VALUES(?, ?)",
+                      [(i % 2, 1.0) for i in range(140000)] + [(0, 9e999), (1, -9e999), (2, 9e999),
+                                                               (2, -9e999), (3, 1.5)])
+        c.executemany("INSERT INTO t VALUES(?, ?)", [(2, 1.0)] * 70000 + [(3, 9e999)] + [(3, 2.0)] * 70000)
+        c.execute("SELECT par_config('min_rows', 0)").fetchone()
+        for sql in ["SELECT g, sum(x), total(x), avg(x) FROM t GROUP BY g",
+                    "SELECT sum(x), total(x), avg(x) FROM t WHERE g = 0",
+                    "SELECT sum(x), total(x), avg(x) FROM t WHERE g = 3"]:
+            for strategy in range(5):
+                for threads in (1, 3):
+                    c.execute("SELECT par_config('group_strategy', ?), par_config('threads', ?)",
+                              (strategy, threads)).fetchone()
+                    run_case(c, T, "strategy %d, %d threads" % (strategy, threads), sql, False, 1e-9)
+    finally:
+        c.close()
+
     # Under NOCASE the term stays in HAVING and sees the group's row.
     tcase(O, hw, "SELECT count(*), sum(n) FROM t GROUP BY h COLLATE NOCASE HAVING typeof(h) = 'real'")
     tcase(O, hw, "SELECT count(*), sum(n), h FROM t GROUP BY h HAVING min(n) > 0")
@@ -2016,9 +2082,19 @@ def targeted_group():
     tchange(T, sc, "SELECT lower(e), count(*), total(c) FROM t GROUP BY e", recreate)
     tchange(T, sc, "SELECT lower(e), count(*) FROM t GROUP BY e ORDER BY e DESC", recreate, True)
     tchange(T, sc, "SELECT count(DISTINCT e) FROM t", recreate)
+    # g INTEGER created again as TEXT on this connection: SQLite keeps the
+    # view's column g declared INTEGER, which outer queries would compare
+    # as such, so the view asks to be created again (test_extract
+    # test_view_table_created_again); created again, it follows.
     tchange(T, sc, "SELECT g, count(*), sum(c) FROM t GROUP BY g",
             ["DROP TABLE t", "CREATE TABLE t(g TEXT, c INTEGER)",
-             rows_of("t", 2, [("1", 5), ("1", 7), (1, 1), (2.0, 3)])])
+             rows_of("t", 2, [("1", 5), ("1", 7), (1, 1), (2.0, 3)])],
+            error="drop and create the view again")
+    tchange(T, sc, "SELECT g, count(*), sum(c) FROM t GROUP BY g",
+            ["DROP TABLE t", "CREATE TABLE t(g TEXT, c INTEGER)",
+             rows_of("t", 2, [("1", 5), ("1", 7), (1, 1), (2.0, 3)]),
+             "DROP TABLE v", "CREATE VIRTUAL TABLE temp.v USING parallel("
+             "'SELECT g, count(*), sum(c) FROM t GROUP BY g')"])
     tchange(T, sc, "SELECT g, count(*) FROM t GROUP BY g", ["ALTER TABLE t ADD COLUMN z DEFAULT 7"])
     tchange(T, sc, "SELECT g, count(*) FROM t GROUP BY g",
             ["ALTER TABLE t RENAME COLUMN g TO gg", "ALTER TABLE t ADD COLUMN g INTEGER DEFAULT 9"])
@@ -2207,9 +2283,9 @@ def ties_group(rng, ncases):
             R.ok("ties")
         else:
             R.fail("ties", sql, "native %s\nview   %s" % (short(want), short(got)))
-    # Most shapes must be accelerated (the rest: mixed directions, DISTINCT
-    # with DESC, several COLLATE in one argument).
-    if nacc < ncases * 0.7:
+    # Most shapes must be accelerated (the rest: DISTINCT with DESC, several
+    # COLLATE in one argument; 87% before mixed directions were, 93% after).
+    if nacc < ncases * 0.8:
         R.fail("ties", "only %d of %d cases accelerated" % (nacc, ncases))
     conn.close()
 
