@@ -776,6 +776,7 @@ static void buildPlan(ParBuild *pB){
   sqlite3_stmt *pExtract = 0;
   int bUtf8 = 1, mReplaced;
   int *aBareExpr = 0;    /* extraction column of each bare column */
+  int *aAggOf = 0, *aCallOf = 0;   /* aggregate calls and the plan's aggregates */
   int *aKeyItem = 0;     /* the key that stands for each select-list item, or -1 */
   int eGroupOrder = 0;   /* buildGroupOrder() */
   char *aBareAff = 0;    /* its affinity letter */
@@ -852,14 +853,20 @@ static void buildPlan(ParBuild *pB){
     }
   }
 
-  /* Aggregates: their arguments, and a replacement in the final SQL. */
+  /* Aggregates: their arguments, and a replacement in the final SQL.  A
+  ** call written again (in HAVING, ORDER BY) is computed once: aAggOf[k]
+  ** is the plan's aggregate for call k, aCallOf[m] the first call of
+  ** aggregate m. */
   pPlan->aAgg = sqlite3_malloc64(sizeof(ParPlanAgg)*(pSel->nAgg+1));
-  if( pPlan->aAgg==0 ){ buildNoMem(pB); goto done; }
+  aAggOf = sqlite3_malloc64(sizeof(int)*(pSel->nAgg+1));
+  aCallOf = sqlite3_malloc64(sizeof(int)*(pSel->nAgg+1));
+  if( pPlan->aAgg==0 || aAggOf==0 || aCallOf==0 ){ buildNoMem(pB); goto done; }
   memset(pPlan->aAgg, 0, sizeof(ParPlanAgg)*(pSel->nAgg+1));
-  pPlan->nAgg = pSel->nAgg;
+  pPlan->nAgg = 0;
   for(k=0; k<pSel->nAgg && pB->rc==SQLITE_OK; k++){
     ParAggCall *pA = &pSel->aAgg[k];
-    ParPlanAgg *pP = &pPlan->aAgg[k];
+    ParPlanAgg *pP = &pPlan->aAgg[pPlan->nAgg];
+    int m;
     pP->eFunc = pA->eFunc;
     pP->bDistinct = pA->bDistinct;
     pP->iArg = pP->iText = pP->iSep = -1;
@@ -875,10 +882,27 @@ static void buildPlan(ParBuild *pB){
                    pA->aArg[1].iEnd - pA->aArg[1].iStart, z + pA->aArg[1].iStart));
       }
     }
-    if( PAR_ROWS_MAX<=k ){ buildWhy(pB, "more result columns than par_rows serves%s", ""); goto done; }
+    /* The same function over the same argument texts (and so the same
+    ** collations) as an aggregate before: that one. */
+    for(m=0; m<pPlan->nAgg; m++){
+      const ParPlanAgg *pM = &pPlan->aAgg[m];
+      if( pM->eFunc==pP->eFunc && pM->bDistinct==pP->bDistinct && pM->iArg==pP->iArg
+       && pM->iText==pP->iText && pM->iSep==pP->iSep ){
+        break;
+      }
+    }
+    if( m<pPlan->nAgg ){
+      sqlite3_free(pP->zText);
+      memset(pP, 0, sizeof(*pP));
+    }else{
+      aCallOf[m] = k;
+      pPlan->nAgg++;
+    }
+    aAggOf[k] = m;
+    if( PAR_ROWS_MAX<=m ){ buildWhy(pB, "more result columns than par_rows serves%s", ""); goto done; }
     {
       int bUnknown;
-      char *zText = buildAggText(pSel, pA, k, &bUnknown);
+      char *zText = buildAggText(pSel, pA, m, &bUnknown);
       if( bUnknown ){
         buildWhy(pB, "an aggregate whose result collation is not known: %s", pP->zText);
         goto done;
@@ -915,7 +939,7 @@ static void buildPlan(ParBuild *pB){
         r2 = buildAggRank(pSel, pB2->call);
         if( r2<rank ) rank = r2;
       }
-      if( rank>best ){ best = rank; pPlan->iDecide = k; }
+      if( rank>best ){ best = rank; pPlan->iDecide = aAggOf[k]; }
       if( pA->bDistinct && pSel->nRef>0 ){
         buildWhy(pB, "bare columns together with min/max(DISTINCT ...)%s", "");
         goto done;
@@ -1092,7 +1116,7 @@ static void buildPlan(ParBuild *pB){
         : buildCollation(pB, pExtract, i, aKeyTok[2*i], aKeyTok[2*i+1], bUtf8));
   }
   for(k=0; k<pPlan->nAgg; k++){
-    ParAggCall *pA = &pSel->aAgg[k];
+    ParAggCall *pA = &pSel->aAgg[aCallOf[k]];
     pPlan->aAgg[k].eColl = KNOWN(pA->nArg>=1
         ? buildCollation(pB, pExtract, pPlan->aAgg[k].iArg, pA->aArg[0].iTok,
                          pA->aArg[0].iTokEnd, bUtf8)
@@ -1226,6 +1250,8 @@ done:
   sqlite3_free(aKeyTok);
   sqlite3_free(aKeyColl0);
   sqlite3_free(aBareExpr);
+  sqlite3_free(aAggOf);
+  sqlite3_free(aCallOf);
   sqlite3_free(aBareAff);
   sqlite3_free(aKeyItem);
 }

@@ -2005,6 +2005,35 @@ def targeted_group():
     # With DISTINCT they still run natively (it keeps the first of equal rows).
     tcase(T, md, "SELECT DISTINCT count(*) FROM t GROUP BY a, b ORDER BY 1, min(n) DESC", ordered=True)
 
+    # An aggregate written again (HAVING, ORDER BY, the select list) is
+    # computed once; the results stay SQLite's, bare columns included.
+    dd = ["CREATE TABLE t(g, x, s TEXT COLLATE NOCASE)",
+          rows_of("t", 3, [(1, 2, "a"), (1, None, "B"), (2, 2.5, "A"), (2, "x", None), (1, 7, "b"),
+                           (3, -1, "a"), (3, 4, "A"), (2, 2, "c")])]
+    dd_sql = [("SELECT g, count(*), sum(x) FROM t GROUP BY g HAVING count(*) > 1 AND sum(x) > 0 "
+               "ORDER BY count(*) DESC, sum(x)", "count(*), sum(x)"),
+              ("SELECT g, max(s), min(s), max(s) COLLATE BINARY, x FROM t GROUP BY g ORDER BY max(s)",
+               "max(s), min(s)"),
+              ("SELECT g, group_concat(s), group_concat(s), group_concat(s, '-') FROM t GROUP BY g",
+               "group_concat(s), group_concat(s, '-')"),
+              ("SELECT count(DISTINCT x), count(x), count(DISTINCT x), x FROM t GROUP BY g "
+               "HAVING count(x) > 1", "count(DISTINCT x), count(x)"),
+              ("SELECT max(x), x, max(x) + 1 FROM t GROUP BY g ORDER BY max(x) DESC", "max(x)"),
+              ("SELECT max(s COLLATE BINARY), max(s), max(s) FROM t", "max(s COLLATE BINARY), max(s)")]
+    for sql, aggs in dd_sql:
+        for threads in (1, 3):
+            tcase(T, dd, sql, ordered="ORDER BY" in sql, threads=threads)
+        def dd_once(sql=sql, aggs=aggs):
+            c = connect()
+            try:
+                c.execute(dd[0])
+                c.executemany(*dd[1])
+                plan = explain(c, sql)
+                assert "\naggregates: %s\n" % aggs in plan, plan
+            finally:
+                c.close()
+        check(T, "each aggregate computed once: %s" % sql, dd_once)
+
     # A REAL sum that reaches +-Inf in a group of more than one chunk (65536
     # rows): SQLite's running sum stays Inf; the view gave NULL (a chunk's
     # NaN compensation added in: helper-22).  +Inf and -Inf make NaN: NULL.
