@@ -87,8 +87,17 @@ build/asan/test_kernels_tiny: $(KTEST_SRC) $(ASANT_OBJ) tests/check.h $(HEADERS)
 build/asan/test_batch: $(BTEST_SRC) $(ASANC_OBJ) tests/check.h $(HEADERS)
 	$(CC) $(CFLAGS) $(SANFLAGS) -DPAR_BIG_MIN=4096 -DSQLITE_CORE -Iext -Ikernels -o $@ $(BTEST_SRC) $(ASANC_OBJ) -lsqlite3 $(LDLIBS)
 
-PLAIN_BINS = build/test_kernels build/test_kernels_tiny build/test_batch parallel.so
-ASAN_BINS  = build/asan/test_kernels build/asan/test_kernels_tiny build/asan/test_batch build/asan/parallel.so
+# test_oom loads the extension (the .so) under an allocator that fails.
+build/test_oom: tests/test_oom.c tests/check.c tests/check.h
+	@mkdir -p build
+	$(CC) $(CFLAGS) -o $@ tests/test_oom.c tests/check.c -lsqlite3 $(LDLIBS)
+build/asan/test_oom: tests/test_oom.c tests/check.c tests/check.h
+	@mkdir -p build/asan
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ tests/test_oom.c tests/check.c -lsqlite3 $(LDLIBS)
+
+PLAIN_BINS = build/test_kernels build/test_kernels_tiny build/test_batch build/test_oom parallel.so
+ASAN_BINS  = build/asan/test_kernels build/asan/test_kernels_tiny build/asan/test_batch \
+             build/asan/test_oom build/asan/parallel.so
 
 # make test: the plain suite, then the same suite under the sanitizers; the
 # runner prints one summary line for everything.

@@ -1345,9 +1345,10 @@ int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
   pB = sqlite3_malloc(sizeof(*pB));
   aAt = sqlite3_malloc64(sizeof(sqlite3_int64)*nIn);
   aaMap = sqlite3_malloc64(sizeof(uint32_t*)*nIn);
+  /* Zeroed before anything can fail: the error path frees them. */
+  if( pB ) memset(pB, 0, sizeof(*pB));
+  if( aaMap ) memset(aaMap, 0, sizeof(uint32_t*)*nIn);
   if( pB==0 || aAt==0 || aaMap==0 ) goto nomem;
-  memset(pB, 0, sizeof(*pB));
-  memset(aaMap, 0, sizeof(uint32_t*)*nIn);
   pB->nRef = 1;
   pB->mxMem = mxMem;
   pB->aCol = parBatchRealloc(pB, 0, 0, (sqlite3_int64)aIn[0]->nCol*sizeof(ParColumn));

@@ -240,14 +240,16 @@ static char *parPlanLine(char *zPlan){
 
 /* Does table zTab exist in schema zSchema of db? */
 static int parHasTable(sqlite3 *db, const char *zSchema, const char *zTab){
-  return sqlite3_table_column_metadata(db, zSchema, zTab, 0, 0, 0, 0, 0, 0)==SQLITE_OK;
+  return zTab && sqlite3_table_column_metadata(db, zSchema, zTab, 0, 0, 0, 0, 0, 0)==SQLITE_OK;
 }
 
 /* The schema an unqualified table name zTab resolves to, as SQLite
-** resolves it (temp, main, then attached databases in order), or NULL. */
+** resolves it (temp, main, then attached databases in order), or NULL
+** (zTab NULL: out of memory before). */
 static char *parResolveSchema(sqlite3 *db, const char *zTab){
   const char *zName;
   int i;
+  if( zTab==0 ) return 0;
   if( parHasTable(db, "temp", zTab) ) return sqlite3_mprintf("temp");
   /* Databases by number, without SQL (the authorizer would see it). */
   for(i=0; (zName = sqlite3_db_name(db, i))!=0; i++){
@@ -1605,8 +1607,8 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   run.aLo = sqlite3_malloc64(sizeof(sqlite3_int64)*run.nChunk);
   run.aHi = sqlite3_malloc64(sizeof(sqlite3_int64)*run.nChunk);
   run.apChunk = sqlite3_malloc64(sizeof(ParBatch*)*run.nChunk);
+  if( run.apChunk ) memset(run.apChunk, 0, sizeof(ParBatch*)*run.nChunk);
   if( run.aLo==0 || run.aHi==0 || run.apChunk==0 ){ rc = SQLITE_NOMEM; goto done; }
-  memset(run.apChunk, 0, sizeof(ParBatch*)*run.nChunk);
   run.bPk = pSrc->zPk!=0;
   if( iMax<iMin ){
     run.aLo[0] = 1;

@@ -969,7 +969,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   if( aRun==0 ) return SQLITE_NOMEM;
   memset(aRun, 0, sizeof(ParAggRun)*(nAgg+1));
   rc = prepareRuns(db, pPlan, pIn->aCol, pIn->nRow, 0, 0, nThread, aRun);
-  for(k=0; k<nAgg; k++){
+  for(k=0; k<nAgg && rc==SQLITE_OK; k++){
     int e = aRun[k].pAgg->eFunc;
     aRun[k].bFastSum = (e==PAR_AGG_SUM || e==PAR_AGG_TOTAL || e==PAR_AGG_AVG)
                     && aRun[k].aFirst==0 && aRun[k].pArg->eStore==PAR_COL_INT;
@@ -1115,10 +1115,11 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   int bOverflow = 0;
   px_stop *pStop = px_stop_installed();   /* par.h: asked per chunk and group */
 
+  /* Zeroed before anything can fail: the error path frees what they hold. */
+  if( aG ) memset(aG, 0, sizeof(ParColumn)*(nCol+1));
+  if( aRun ) memset(aRun, 0, sizeof(ParAggRun)*(nAgg+1));
   if( aG==0 || aUsed==0 || aRun==0 ){ rc = SQLITE_NOMEM; goto done; }
-  memset(aG, 0, sizeof(ParColumn)*(nCol+1));
   memset(aUsed, 0, nCol+1);
-  memset(aRun, 0, sizeof(ParAggRun)*(nAgg+1));
   for(k=0; k<nAgg; k++){
     const ParPlanAgg *pA = &pPlan->aAgg[k];
     if( pA->iArg>=0 ) aUsed[pA->iArg] = 1;

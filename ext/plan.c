@@ -172,12 +172,15 @@ static int buildResolves(ParBuild *pB, const char *zExpr){
 static void buildFuncListRead(ParBuild *pB){
   sqlite3_stmt *pStmt = 0;
   int nCheck = 0;
+  int rc;
   pB->eFunc = -1;
-  if( sqlite3_prepare_v2(pB->db,
+  rc = sqlite3_prepare_v2(pB->db,
         "SELECT name, narg, builtin, type IN ('a','w'), "
         "(name='abs' AND builtin AND narg=1 AND type='s') OR "
         "(name='count' AND builtin AND narg=0 AND type IN ('a','w')) "
-        "FROM pragma_function_list", -1, &pStmt, 0)!=SQLITE_OK ){
+        "FROM pragma_function_list", -1, &pStmt, 0);
+  if( rc!=SQLITE_OK ){
+    if( rc==SQLITE_NOMEM ) buildNoMem(pB);
     return;
   }
   while( sqlite3_step(pStmt)==SQLITE_ROW ){
@@ -196,7 +199,9 @@ static void buildFuncListRead(ParBuild *pB){
     a[pB->nFunc].bAgg = bAgg;
     pB->nFunc++;
   }
-  if( sqlite3_finalize(pStmt)==SQLITE_OK && nCheck==2 && pB->rc==SQLITE_OK ) pB->eFunc = 1;
+  rc = sqlite3_finalize(pStmt);
+  if( rc==SQLITE_NOMEM ) buildNoMem(pB);
+  if( rc==SQLITE_OK && nCheck==2 && pB->rc==SQLITE_OK ) pB->eFunc = 1;
 }
 
 /* Does pragma_function_list hold a function named zName (any case) that
@@ -407,6 +412,12 @@ static char *buildLoops(sqlite3 *db, const char *zSql, int *pbGroupSort){
 ** reading an index in group order. */
 /* The names of the collations PAR_COLL_*. */
 static const char *azCollName[] = { "BINARY", "NOCASE", "RTRIM" };
+
+/* Collation e, or PAR_COLL_UNKNOWN when the application replaced it (bit
+** e of mReplaced). */
+static int buildKnownColl(int e, int mReplaced){
+  return e>=0 && (mReplaced & (1<<e)) ? PAR_COLL_UNKNOWN : e;
+}
 
 /* Is ORDER BY term i of pSel descending? */
 static int buildOrderDesc(const ParSelect *pSel, int i){
@@ -827,13 +838,13 @@ static void buildPlan(ParBuild *pB){
   pPlan->nKey = pSel->nGroup;
   pPlan->aKeyColl = sqlite3_malloc64(sizeof(int)*(pSel->nGroup+1));
   pPlan->azKey = sqlite3_malloc64(sizeof(char*)*(pSel->nGroup+1));
+  if( pPlan->azKey ) memset(pPlan->azKey, 0, sizeof(char*)*(pSel->nGroup+1));
   aKeyTok = sqlite3_malloc64(sizeof(int)*2*(pSel->nGroup+1));
   aKeyColl0 = sqlite3_malloc64(sizeof(int)*(pSel->nGroup+1));
   if( pPlan->aKeyColl==0 || pPlan->azKey==0 || aKeyTok==0 || aKeyColl0==0 ){
     buildNoMem(pB);
     goto done;
   }
-  memset(pPlan->azKey, 0, sizeof(char*)*(pSel->nGroup+1));
   for(i=0; i<pSel->nGroup; i++){
     int iTok, iTokEnd, iColl;
     char *zKey;
@@ -1110,7 +1121,7 @@ static void buildPlan(ParBuild *pB){
   /* The kernels compare text as SQLite's own collations do: one the
   ** application replaced is not known to them (text then runs natively). */
   mReplaced = parCollReplaced(pB->db);
-#define KNOWN(e) ((e)>=0 && (mReplaced & (1<<(e))) ? PAR_COLL_UNKNOWN : (e))
+#define KNOWN(e) buildKnownColl((e), mReplaced)
   for(i=0; i<pPlan->nKey; i++){
     pPlan->aKeyColl[i] = KNOWN(aKeyColl0[i]>-2 ? aKeyColl0[i]
         : buildCollation(pB, pExtract, i, aKeyTok[2*i], aKeyTok[2*i+1], bUtf8));

@@ -229,14 +229,17 @@ static int isName(ParParse *pP, int i){
   return (e==PT_ID && !isExprKeyword(pP, i)) || e==PT_QID;
 }
 
-static void *growArray(ParParse *pP, void *a, int n, size_t sz){
-  /* Arrays grow at powers of two. */
+/* Make room for element n of the array *pa of n elements of sz bytes
+** (arrays grow at powers of two).  0 when out of memory: *pa is kept as it
+** was, so that parSelectClear() frees it and what it holds. */
+static int growArray(ParParse *pP, void *pa, int n, size_t sz){
+  void **pp = (void**)pa;
   if( (n & (n-1))==0 ){
-    void *aNew = sqlite3_realloc64(a, (sqlite3_uint64)(n ? n*2 : 1)*sz);
+    void *aNew = sqlite3_realloc64(*pp, (sqlite3_uint64)(n ? n*2 : 1)*sz);
     if( aNew==0 ){ pP->rc = SQLITE_NOMEM; return 0; }
-    return aNew;
+    *pp = aNew;
   }
-  return a;
+  return 1;
 }
 
 static ParSpan spanOf(ParParse *pP, int iFirst, int iEnd){
@@ -335,8 +338,7 @@ static void scanExpr(ParParse *pP, int iFirst, int iEnd){
           setWhy(pP, "DISTINCT aggregate with more than one argument");
           return;
         }
-        p->aAgg = growArray(pP, p->aAgg, p->nAgg, sizeof(ParAggCall));
-        if( p->aAgg==0 ) return;
+        if( !growArray(pP, &p->aAgg, p->nAgg, sizeof(ParAggCall)) ) return;
         pA = &p->aAgg[p->nAgg++];
         memset(pA, 0, sizeof(*pA));
         pA->eFunc = e;
@@ -346,9 +348,10 @@ static void scanExpr(ParParse *pP, int iFirst, int iEnd){
         for(j=0; j<nArg && j<2; j++) pA->aArg[j] = aArg[j];
       }else{
         /* Another function: its arguments are ordinary expressions. */
-        p->aCall = growArray(pP, p->aCall, p->nCall, sizeof(ParSpan));
-        p->aCallArgc = growArray(pP, p->aCallArgc, p->nCall, sizeof(int));
-        if( p->aCall==0 || p->aCallArgc==0 ) return;
+        if( !growArray(pP, &p->aCall, p->nCall, sizeof(ParSpan))
+         || !growArray(pP, &p->aCallArgc, p->nCall, sizeof(int)) ){
+          return;
+        }
         p->aCall[p->nCall] = spanOf(pP, i, i+1);
         p->aCallArgc[p->nCall] = (pP->a[iLp+1].eType==PT_STAR) ? 0 : nArg;
         p->nCall++;
@@ -381,8 +384,7 @@ static void scanExpr(ParParse *pP, int iFirst, int iEnd){
         setWhy(pP, "SELECT table.*");
         return;
       }
-      p->aRef = growArray(pP, p->aRef, p->nRef, sizeof(ParSpan));
-      if( p->aRef==0 ) return;
+      if( !growArray(pP, &p->aRef, p->nRef, sizeof(ParSpan)) ) return;
       p->aRef[p->nRef++] = spanOf(pP, i, j);
       i = j;
       continue;
@@ -405,8 +407,7 @@ static void parseList(ParParse *pP, ParExpr **paList, int *pnList, int bItem, in
       pP->i++;
     }
     iEnd = pP->i;
-    *paList = growArray(pP, *paList, *pnList, sizeof(ParExpr));
-    if( *paList==0 ) return;
+    if( !growArray(pP, paList, *pnList, sizeof(ParExpr)) ) return;
     pE = &(*paList)[(*pnList)++];
     memset(pE, 0, sizeof(*pE));
     if( bItem ){

@@ -240,13 +240,28 @@ static void parViewSetError(sqlite3_vtab *pVtab, const char *zFmt, const char *z
   pVtab->zErrMsg = sqlite3_mprintf(zFmt, zArg);
 }
 
-/* The SQL text of the module argument: one single-quoted string. */
-static char *parViewArgSql(const char *zArg){
+/* The module argument zArg without the blanks around it: *pn bytes from
+** the returned pointer. */
+static const char *parViewArgTrim(const char *zArg, int *pn){
   int n = (int)strlen(zArg);
   while( n>0 && (zArg[n-1]==' ' || zArg[n-1]=='\t' || zArg[n-1]=='\n' || zArg[n-1]=='\r') ) n--;
   while( *zArg==' ' || *zArg=='\t' || *zArg=='\n' || *zArg=='\r' ){ zArg++; n--; }
-  if( n<2 || zArg[0]!='\'' || zArg[n-1]!='\'' ) return 0;
-  return parDequote(zArg, n);
+  *pn = n;
+  return zArg;
+}
+
+/* Is the module argument one single-quoted string? */
+static int parViewArgQuoted(const char *zArg){
+  int n;
+  const char *z = parViewArgTrim(zArg, &n);
+  return n>=2 && z[0]=='\'' && z[n-1]=='\'';
+}
+
+/* The SQL text of a quoted module argument (NULL: out of memory). */
+static char *parViewArgSql(const char *zArg){
+  int n;
+  const char *z = parViewArgTrim(zArg, &n);
+  return parDequote(z, n);
 }
 
 /* What a view needs from its SELECT: the CREATE TABLE text declaring its
@@ -620,11 +635,13 @@ static int parViewInit(sqlite3 *db, void *pAux, int argc, const char *const*argv
         "schema: CREATE VIRTUAL TABLE temp.%s USING parallel('SELECT ...')", argv[2]);
     return SQLITE_ERROR;
   }
-  if( argc!=4 || (zSql = parViewArgSql(argv[3]))==0 ){
+  if( argc!=4 || !parViewArgQuoted(argv[3]) ){
     *pzErr = sqlite3_mprintf("parallel: expected one argument, a SELECT statement "
                              "in single quotes: USING parallel('SELECT ...')");
     return SQLITE_ERROR;
   }
+  zSql = parViewArgSql(argv[3]);
+  if( zSql==0 ) return SQLITE_NOMEM;
   desc.zSql = zSql;
   if( bCreate ){
     parViewDescribeLocked(db, (ParContext*)pAux, &desc);

@@ -36,6 +36,7 @@ for suite in "$@"; do
       run "kernels" build/test_kernels
       run "kernels (8-element blocks)" build/test_kernels_tiny
       run "batches" build/test_batch
+      run "allocation failures" build/test_oom ./parallel.so
       run "sql" $PY tests/test_sql.py ./parallel.so
       run "views" $PY tests/test_views.py ./parallel.so
       run "extract" $PY tests/test_extract.py ./parallel.so
@@ -49,6 +50,7 @@ for suite in "$@"; do
       run "asan kernels" build/asan/test_kernels
       run "asan kernels (8-element blocks)" build/asan/test_kernels_tiny
       run "asan batches" build/asan/test_batch
+      run "asan allocation failures" build/asan/test_oom ./build/asan/parallel.so
       # Python is not built with the sanitizers: preload their runtimes and
       # ignore the interpreter's own never-freed memory.
       pre="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
