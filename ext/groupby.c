@@ -795,9 +795,12 @@ static int outGroup(const ParAggRun *aRun, int nAgg, const ParAcc *a, ParBatch *
 }
 
 /* group_concat over positions [lo, hi) into a new string (sqlite3_malloc);
-** *pn its length, -1 (and NULL) when no value was concatenated. */
+** *pn its length, -1 (and NULL) when no value was concatenated; NULL
+** with *pRc set when the string could not be made (out of memory, too
+** big). */
 static char *groupConcat(const ParColumn *pText, const ParColumn *pSep,
-                         const uint8_t *aFirst, size_t lo, size_t hi, sqlite3_int64 *pn){
+                         const uint8_t *aFirst, size_t lo, size_t hi, sqlite3_int64 *pn,
+                         int *pRc){
   sqlite3_str *pStr = sqlite3_str_new(0);
   size_t p;
   int bFirst = 1;
@@ -823,7 +826,8 @@ static char *groupConcat(const ParColumn *pText, const ParColumn *pSep,
     }
   }
   *pn = bFirst ? -1 : sqlite3_str_length(pStr);
-  if( bFirst ){
+  *pRc = sqlite3_str_errcode(pStr);
+  if( bFirst || *pRc ){
     sqlite3_free(sqlite3_str_finish(pStr));
     return 0;
   }
@@ -915,7 +919,8 @@ static int finishResult(const ParPlan *pPlan, const ParAggRun *aRun, ParColumn *
     for(g=0; g<nGroup && rc==SQLITE_OK; g++){
       sqlite3_int64 nStr = 0;
       char *z = groupConcat(&aCol[pA->iText], pA->iSep>=0 ? &aCol[pA->iSep] : 0,
-                            aRun[k].aFirst, aOff[g], aOff[g+1], &nStr);
+                            aRun[k].aFirst, aOff[g], aOff[g+1], &nStr, &rc);
+      if( rc ) break;
       if( nStr>=0 ){
         uint32_t iCode = 0;
         if( z==0 && nStr>0 ){ rc = SQLITE_NOMEM; break; }

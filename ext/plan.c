@@ -405,11 +405,37 @@ static char *buildLoops(sqlite3 *db, const char *zSql, int *pbGroupSort){
   return sqlite3_str_finish(pStr);
 }
 
-/* Results that depend on the order of rows inside a group (group_concat,
-** bare columns, which of equal values min/max keep) match SQLite's only
-** if the extraction query visits rows in the order SQLite's own plan
-** does: the same loops, and GROUP BY by sorting (stable) rather than by
-** reading an index in group order. */
+/* How many instructions of zSql's program step or seek backwards (Last,
+** Prev, SeekLT, SeekLE) through a table or index (a cursor of OpenRead:
+** an ORDER BY with LIMIT also steps backwards, through an ephemeral
+** table), or -1 when it does not prepare. */
+static int buildBackwardSteps(sqlite3 *db, const char *zSql){
+  sqlite3_stmt *pStmt = 0;
+  char *zExplain = sqlite3_mprintf("EXPLAIN %s", zSql);
+  int n = -1, i, aBack[65];
+  uint64_t mRead = 0;            /* cursors 0..63 opened by OpenRead */
+  memset(aBack, 0, sizeof(aBack));
+  if( zExplain && sqlite3_prepare_v2(db, zExplain, -1, &pStmt, 0)==SQLITE_OK ){
+    while( sqlite3_step(pStmt)==SQLITE_ROW ){
+      const char *zOp = (const char*)sqlite3_column_text(pStmt, 1);
+      int iCur = sqlite3_column_int(pStmt, 2);
+      if( zOp==0 ) continue;
+      if( strcmp(zOp, "OpenRead")==0 || strcmp(zOp, "ReopenIdx")==0 ){
+        if( iCur>=0 && iCur<64 ) mRead |= (uint64_t)1 << iCur;
+      }else if( strcmp(zOp, "Last")==0 || strcmp(zOp, "Prev")==0
+             || strcmp(zOp, "SeekLT")==0 || strcmp(zOp, "SeekLE")==0 ){
+        aBack[iCur>=0 && iCur<64 ? iCur : 64]++;
+      }
+    }
+    if( sqlite3_finalize(pStmt)==SQLITE_OK ){
+      n = aBack[64];             /* cursors beyond 63: counted anyway */
+      for(i=0; i<64; i++) if( (mRead>>i) & 1 ) n += aBack[i];
+    }
+  }
+  sqlite3_free(zExplain);
+  return n;
+}
+
 /* The names of the collations PAR_COLL_*. */
 static const char *azCollName[] = { "BINARY", "NOCASE", "RTRIM" };
 
@@ -439,9 +465,16 @@ static int buildMixedOrder(const ParSelect *pSel){
   return nDesc>0 && nDesc<pSel->nGroup;
 }
 
+/* Results that depend on the order of rows inside a group (group_concat,
+** bare columns, which of equal values min/max keep) match SQLite's only
+** if the extraction query visits rows in the order SQLite's own plan
+** does: the same loops, each in the same direction (SQLite walks an index
+** and an IN list backwards when that gives the GROUP BY keys an ORDER BY's
+** direction; its query plan does not say so, its program does), and GROUP
+** BY by sorting (stable) rather than by reading an index in group order. */
 static void buildCheckOrder(ParBuild *pB){
   ParPlan *pPlan = pB->pPlan;
-  int k, bSensitive = pB->nBareSensitive>0, bSort1 = 0, bSort2 = 0;
+  int k, bSensitive = pB->nBareSensitive>0, bSort1 = 0, bSort2 = 0, nBack1, nBack2;
   char *z1, *z2;
   for(k=0; k<pPlan->nAgg; k++){
     int e = pPlan->aAgg[k].eFunc;
@@ -458,11 +491,13 @@ static void buildCheckOrder(ParBuild *pB){
     }
   }
   z1 = buildLoops(pB->db, pPlan->zSql, &bSort1);
+  nBack1 = buildBackwardSteps(pB->db, pPlan->zSql);
   {
     /* The rows are read through par_sink (batch.c): its plan is the one. */
     char *zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract),
                              pPlan->nExtractCol);
     z2 = zSink ? buildLoops(pB->db, zSink, &bSort2) : 0;
+    nBack2 = zSink ? buildBackwardSteps(pB->db, zSink) : -1;
     sqlite3_free(zSink);
   }
   if( z1==0 || z2==0 ){
@@ -470,6 +505,9 @@ static void buildCheckOrder(ParBuild *pB){
   }else if( strcmp(z1, z2)!=0 ){
     buildWhy(pB, "SQLite would visit the rows in another order than the "
              "extraction query (its plan: %s), and the result depends on it", z1);
+  }else if( nBack1!=nBack2 ){
+    buildWhy(pB, "SQLite walks an index or an IN list backwards where the extraction "
+             "query walks it forwards, and the result depends on the order%s", "");
   }else if( pPlan->nKey>0 && !bSort1 ){
     buildWhy(pB, "SQLite reads the groups in index order, and the result "
              "depends on the order of rows inside groups%s", "");

@@ -1966,6 +1966,22 @@ def targeted_group():
         tcase(T, st, "SELECT id, count(*) FROM t GROUP BY id ORDER BY count(*)", ordered=True)
         tcase(T, st, "SELECT id, sum(n) FROM t GROUP BY id LIMIT 2", ordered=True)
         tcase(T, st, "SELECT id FROM t GROUP BY id ORDER BY sum(n) DESC LIMIT 1", ordered=True)
+    # SQLite walks an index, and the IN list searching it, backwards when
+    # that gives the GROUP BY key the ORDER BY's direction (its query plan
+    # does not say so): rows reach group_concat and bare columns in reverse
+    # (helper-20's repro_2).
+    bw = rows_of("t", 3, [(1, 1, "x"), (1, 1, "y"), (2, 1, "z"), (2, 2, "w"), (3, 2, "v"), (1, 2, "u")])
+    for idx in ["a, b", "a, b DESC", "a DESC, b"]:
+        st = ["CREATE TABLE t(a INTEGER, b INTEGER, s TEXT)", bw, "CREATE INDEX t_ab ON t(%s)" % idx]
+        for sql in ["SELECT b, group_concat(s), s FROM t WHERE a IN (1, 2) GROUP BY b ORDER BY count(*) DESC",
+                    "SELECT b, group_concat(s), s FROM t WHERE a IN (1, 2) GROUP BY b ORDER BY count(*)",
+                    "SELECT b, group_concat(s) FROM t WHERE a IN (1, 2) GROUP BY b ORDER BY b DESC",
+                    "SELECT b, group_concat(s) FROM t WHERE a IN (1, 2) GROUP BY b",
+                    "SELECT b, max(s), s FROM t WHERE a = 1 OR a = 2 GROUP BY b ORDER BY b DESC",
+                    "SELECT b, group_concat(s) FROM t WHERE a IN (SELECT 1 UNION SELECT 2) GROUP BY b "
+                    "ORDER BY b DESC"]:
+            tcase(T, st, sql, ordered=True)
+
     # ORDER BY in mixed directions with as many terms as GROUP BY keys:
     # SQLite makes the groups with each key in its term's direction, which
     # decides ties and what LIMIT keeps; the final SQL breaks ties by the
