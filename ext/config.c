@@ -158,6 +158,17 @@ const char *parTextArg(sqlite3_value *pVal){
   return z;
 }
 
+char *parArgText(sqlite3_value *pVal){
+  switch( sqlite3_value_type(pVal) ){
+    case SQLITE_NULL: return sqlite3_mprintf("NULL");
+    case SQLITE_BLOB: return sqlite3_mprintf("a BLOB");
+    case SQLITE_TEXT:
+      return parTextArg(pVal) ? sqlite3_mprintf("'%q'", sqlite3_value_text(pVal))
+                              : sqlite3_mprintf("a TEXT with a NUL byte inside");
+    default:          return sqlite3_mprintf("%s", sqlite3_value_text(pVal));
+  }
+}
+
 /* par_version(): the extension's version string. */
 static void parVersionFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3_result_text(ctx, PAR_VERSION, -1, SQLITE_STATIC);
@@ -230,11 +241,11 @@ static void parConfigFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( argc==2 ){
     sqlite3_int64 v = 0;
     if( parIntArg(argv[1], &v) || v<pSet->iMin || v>pSet->iMax ){
-      const char *zVal = (const char*)sqlite3_value_text(argv[1]);
+      char *zVal = parArgText(argv[1]);
       char *zErr = sqlite3_mprintf(
-          "par_config: %s must be an integer from %lld to %lld, not %s%s%s",
-          pSet->zName, pSet->iMin, pSet->iMax,
-          zVal ? "'" : "", zVal ? zVal : "NULL", zVal ? "'" : "");
+          "par_config: %s must be an integer from %lld to %lld, not %s",
+          pSet->zName, pSet->iMin, pSet->iMax, zVal ? zVal : "that");
+      sqlite3_free(zVal);
       sqlite3_result_error(ctx, zErr ? zErr : "par_config: bad value", -1);
       sqlite3_free(zErr);
       return;

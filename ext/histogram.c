@@ -300,18 +300,6 @@ error:
   return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
 }
 
-/* An argument as an error message shows it: 'text', NULL, a number. */
-static char *parArgText(sqlite3_value *pVal){
-  switch( sqlite3_value_type(pVal) ){
-    case SQLITE_NULL: return sqlite3_mprintf("NULL");
-    case SQLITE_BLOB: return sqlite3_mprintf("a BLOB");
-    case SQLITE_TEXT:
-      return parTextArg(pVal) ? sqlite3_mprintf("'%q'", sqlite3_value_text(pVal))
-                              : sqlite3_mprintf("a TEXT with a NUL byte inside");
-    default:          return sqlite3_mprintf("%s", sqlite3_value_text(pVal));
-  }
-}
-
 /* A finite number from lo or hi, or an error naming the argument. */
 static int parHistRangeArg(sqlite3_value *pVal, const char *zName, double *pR,
                            char **pzErr){

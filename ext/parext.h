@@ -108,6 +108,10 @@ int parFuncListAsk(sqlite3_stmt *pStmt);
 ** before the text is asked for, which would make a BLOB read as TEXT. */
 const char *parTextArg(sqlite3_value *pVal);
 
+/* A function argument as an error message shows it (sqlite3_malloc):
+** 'text', NULL, a number, "a BLOB"; never bytes that are not text. */
+char *parArgText(sqlite3_value *pVal);
+
 /* How many of the application's statements on db are running now (begun
 ** and not reset), the statements of open parallel view cursors aside
 ** (view.c).  The one scanning a view, or calling par_profile(), is one. */

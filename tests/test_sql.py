@@ -70,6 +70,11 @@ def test_config_bad_values():
         msg = expect_error(c, "SELECT par_config(?, ?)", "par_config: %s must be an integer"
                            % name, (name, value))
         assert "from" in msg and "to" in msg, msg
+    # The value as the message shows it: a BLOB is not copied in as bytes,
+    # which need not be text (helper-21's repro_8).
+    for value, shown in [(-3, "not -3"), ("abc", "not 'abc'"), (None, "not NULL"),
+                         (b"\xff\x00\xaa", "not a BLOB"), ("a\x00b", "a TEXT with a NUL")]:
+        msg = expect_error(c, "SELECT par_config('threads', ?)", shown, (value,))
     # Nothing changed.
     assert c.execute("SELECT par_config('threads')").fetchone()[0] == 2
 
