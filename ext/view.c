@@ -212,7 +212,7 @@ typedef struct ParView {
   char *zSql;          /* the SELECT */
   char *zSem;          /* its columns' affinities and collations as
                        ** declared to SQLite (ParViewDesc.zSem) */
-  char *zColSig;       /* the plan's zColSig when zDecl was last checked */
+  char *zColSig;       /* the plan's zColSig when zSem was last checked */
   int bBroken;         /* connected while the SELECT did not compile: its
                        ** columns are not known, every use fails (see
                        ** parViewBestIndex), DROP TABLE works */
