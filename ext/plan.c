@@ -436,6 +436,20 @@ static int buildBackwardSteps(sqlite3 *db, const char *zSql){
   return n;
 }
 
+/* The bare column of extraction column iExpr among the *pnBare of
+** aBareExpr, added when new; -1 (and the plan runs natively) when
+** par_rows has no column for it. */
+static int buildBare(ParBuild *pB, int *aBareExpr, int *pnBare, int iExpr){
+  int j;
+  for(j=0; j<*pnBare && aBareExpr[j]!=iExpr; j++){}
+  if( j==*pnBare ) aBareExpr[(*pnBare)++] = iExpr;
+  if( pB->pPlan->nAgg + j >= PAR_ROWS_MAX ){
+    buildWhy(pB, "more result columns than par_rows serves%s", "");
+    return -1;
+  }
+  return j;
+}
+
 /* The names of the collations PAR_COLL_*. */
 static const char *azCollName[] = { "BINARY", "NOCASE", "RTRIM" };
 
@@ -826,6 +840,7 @@ static void buildPlan(ParBuild *pB){
   int bUtf8 = 1, mReplaced;
   int *aBareExpr = 0;    /* extraction column of each bare column */
   int *aAggOf = 0, *aCallOf = 0;   /* aggregate calls and the plan's aggregates */
+  int nBareMax;          /* room in aBareExpr */
   int *aKeyItem = 0;     /* the key that stands for each select-list item, or -1 */
   int eGroupOrder = 0;   /* buildGroupOrder() */
   char *aBareAff = 0;    /* its affinity letter */
@@ -1008,10 +1023,13 @@ static void buildPlan(ParBuild *pB){
     }
   }
 
-  aBareExpr = sqlite3_malloc64(sizeof(int)*(pSel->nRef+pSel->nCol+1));
-  aBareAff = sqlite3_malloc64(pSel->nRef+pSel->nCol+1);
+  /* Bare columns: select-list items, references, and keys (ties under a
+  ** mixed-direction ORDER BY). */
+  nBareMax = pSel->nRef + pSel->nCol + pSel->nGroup + 1;
+  aBareExpr = sqlite3_malloc64(sizeof(int)*nBareMax);
+  aBareAff = sqlite3_malloc64(nBareMax);
   aKeyItem = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));
-  pPlan->aBareCol = sqlite3_malloc64(sizeof(int)*(pSel->nRef+pSel->nCol+1));
+  pPlan->aBareCol = sqlite3_malloc64(sizeof(int)*nBareMax);
   if( aBareExpr==0 || aBareAff==0 || aKeyItem==0 || pPlan->aBareCol==0 ){
     buildNoMem(pB);
     goto done;
@@ -1028,13 +1046,8 @@ static void buildPlan(ParBuild *pB){
     for(k=0; k<pPlan->nKey && aKeyItem[i]<0; k++){
       if( buildKeyStandsIn(pSel, aKeyTok[2*k], aKeyTok[2*k+1])
        && buildSameExpr(pSel, pItem->iTok, pItem->iTokEnd, aKeyTok[2*k], aKeyTok[2*k+1]) ){
-        int j;
-        for(j=0; j<nBare && aBareExpr[j]!=k; j++){}
-        if( j==nBare ) aBareExpr[nBare++] = k;
-        if( pPlan->nAgg + j >= PAR_ROWS_MAX ){
-          buildWhy(pB, "more result columns than par_rows serves%s", "");
-          goto done;
-        }
+        int j = buildBare(pB, aBareExpr, &nBare, k);
+        if( j<0 ) goto done;
         /* No affinity, as SQLite's expression has none; the letters are
         ** filled in below. */
         buildRepl(pB, *pItem, sqlite3_mprintf("(" PAR_AS_RESULT("_p??%d") ")", pPlan->nAgg + j));
@@ -1082,14 +1095,8 @@ static void buildPlan(ParBuild *pB){
       continue;
     }
     iExpr = buildExpr(pB, zRef);
-    for(j=0; j<nBare && aBareExpr[j]!=iExpr; j++){}
-    if( j==nBare ){
-      aBareExpr[nBare++] = iExpr;
-    }
-    if( pPlan->nAgg + j >= PAR_ROWS_MAX ){
-      buildWhy(pB, "more result columns than par_rows serves%s", "");
-      goto done;
-    }
+    j = buildBare(pB, aBareExpr, &nBare, iExpr);
+    if( j<0 ) goto done;
     /* The affinity letter is filled in below, after preparing. */
     buildRepl(pB, s, sqlite3_mprintf("_p??%d", pPlan->nAgg + j));
   }
@@ -1101,13 +1108,7 @@ static void buildPlan(ParBuild *pB){
   ** collation). */
   if( buildMixedOrder(pSel) && !pSel->bDistinct ){
     for(k=0; k<pPlan->nKey; k++){
-      int j;
-      for(j=0; j<nBare && aBareExpr[j]!=k; j++){}
-      if( j==nBare ) aBareExpr[nBare++] = k;
-      if( pPlan->nAgg + j >= PAR_ROWS_MAX ){
-        buildWhy(pB, "more result columns than par_rows serves%s", "");
-        goto done;
-      }
+      if( buildBare(pB, aBareExpr, &nBare, k)<0 ) goto done;
     }
   }
   pPlan->nBare = nBare;
@@ -1265,7 +1266,7 @@ static void buildPlan(ParBuild *pB){
       for(k=0; k<pPlan->nKey; k++){
         int j, e = pPlan->aKeyColl[k];
         for(j=0; j<nBare && aBareExpr[j]!=k; j++){}
-        assert( j<nBare );
+        assert( j<nBare );       /* added by buildBare() */
         sqlite3_str_appendf(pStr, ", _pnb%d%s%s%s", pPlan->nAgg + j,
                             e>=0 ? " COLLATE " : "", e>=0 ? azCollName[e] : "",
                             buildOrderDesc(pSel, k) ? " DESC" : "");
