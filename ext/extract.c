@@ -238,18 +238,17 @@ static char *parPlanLine(char *zPlan){
 
 /* ---- the source ------------------------------------------------------------ */
 
-/* Does table zTab exist in schema zSchema of db? */
+/* Does table zTab exist in schema zSchema of db?  No for zTab NULL. */
 static int parHasTable(sqlite3 *db, const char *zSchema, const char *zTab){
   return zTab && sqlite3_table_column_metadata(db, zSchema, zTab, 0, 0, 0, 0, 0, 0)==SQLITE_OK;
 }
 
 /* The schema an unqualified table name zTab resolves to, as SQLite
 ** resolves it (temp, main, then attached databases in order), or NULL
-** (zTab NULL: out of memory before). */
+** (also for zTab NULL: out of memory before). */
 static char *parResolveSchema(sqlite3 *db, const char *zTab){
   const char *zName;
   int i;
-  if( zTab==0 ) return 0;
   if( parHasTable(db, "temp", zTab) ) return sqlite3_mprintf("temp");
   /* Databases by number, without SQL (the authorizer would see it). */
   for(i=0; (zName = sqlite3_db_name(db, i))!=0; i++){

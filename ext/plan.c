@@ -114,6 +114,9 @@ typedef struct ParBuild {
   struct ParBuildFunc { char *zName; int nArg, bBuiltin, bAgg; } *aFunc;
   int nBareSensitive;    /* bare columns 0..n-1 are values of the group's
                          ** row (the rest: keys only ordered by) */
+  int bLoops;            /* the SELECT's loops read (buildSelectLoops) */
+  char *zLoops;          /* ...they (NULL: could not be read) */
+  int bLoopsSort;        /* ...and whether GROUP BY sorts */
   int rc;
 } ParBuild;
 
@@ -305,18 +308,15 @@ static int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
   if( bChain && pB->pSel->from.iEnd>0 ){
     const char *zDb = sqlite3_column_database_name(pExtract, iCol);
     const char *zTab = sqlite3_column_table_name(pExtract, iCol);
-    const char *zCol = sqlite3_column_origin_name(pExtract, iCol);
-    const char *zColl = 0;
+    const char *zColl;
     int e;
     /* Through a subquery or view, the origin column's collation may not
     ** be the one SQLite uses. */
     for(i=pB->pSel->from.iTok; i<pB->pSel->from.iTokEnd; i++){
       if( parTokIs(z, &a[i], "SELECT") ) return PAR_COLL_UNKNOWN;
     }
-    if( zTab==0 || zCol==0 ) return PAR_COLL_UNKNOWN;
-    if( sqlite3_table_column_metadata(pB->db, zDb, zTab, zCol, 0, &zColl, 0, 0, 0) ){
-      return PAR_COLL_UNKNOWN;
-    }
+    zColl = parOriginColl(pB->db, pExtract, iCol);
+    if( zColl==0 ) return PAR_COLL_UNKNOWN;
     {
       /* A view's column: its collation is its expression's. */
       sqlite3_stmt *pStmt = 0;
@@ -405,6 +405,17 @@ static char *buildLoops(sqlite3 *db, const char *zSql, int *pbGroupSort){
   return sqlite3_str_finish(pStr);
 }
 
+/* The loops of the SELECT's query plan and whether its GROUP BY sorts
+** (buildLoops), read once per build; NULL when they cannot be read. */
+static const char *buildSelectLoops(ParBuild *pB, int *pbGroupSort){
+  if( !pB->bLoops ){
+    pB->zLoops = buildLoops(pB->db, pB->pSel->zSql, &pB->bLoopsSort);
+    pB->bLoops = 1;
+  }
+  *pbGroupSort = pB->bLoopsSort;
+  return pB->zLoops;
+}
+
 /* How many instructions of zSql's program step or seek backwards (Last,
 ** Prev, SeekLT, SeekLE) through a table or index (a cursor of OpenRead:
 ** an ORDER BY with LIMIT also steps backwards, through an ephemeral
@@ -489,7 +500,8 @@ static int buildMixedOrder(const ParSelect *pSel){
 static void buildCheckOrder(ParBuild *pB){
   ParPlan *pPlan = pB->pPlan;
   int k, bSensitive = pB->nBareSensitive>0, bSort1 = 0, bSort2 = 0, nBack1, nBack2;
-  char *z1, *z2;
+  const char *z1;
+  char *z2;
   for(k=0; k<pPlan->nAgg; k++){
     int e = pPlan->aAgg[k].eFunc;
     if( e==PAR_AGG_GROUP_CONCAT || e==PAR_AGG_MIN || e==PAR_AGG_MAX ) bSensitive = 1;
@@ -504,7 +516,7 @@ static void buildCheckOrder(ParBuild *pB){
       return;
     }
   }
-  z1 = buildLoops(pB->db, pPlan->zSql, &bSort1);
+  z1 = buildSelectLoops(pB, &bSort1);
   nBack1 = buildBackwardSteps(pB->db, pPlan->zSql);
   {
     /* The rows are read through par_sink (batch.c): its plan is the one. */
@@ -526,7 +538,6 @@ static void buildCheckOrder(ParBuild *pB){
     buildWhy(pB, "SQLite reads the groups in index order, and the result "
              "depends on the order of rows inside groups%s", "");
   }
-  sqlite3_free(z1);
   sqlite3_free(z2);
 }
 
@@ -543,9 +554,10 @@ static void buildKeyRange(ParBuild *pB, const ParExpr *pTerm, int *piTok, int *p
 static int buildGroupOrder(ParBuild *pB, const int *aKeyColl){
   ParSelect *pSel = pB->pSel;
   const char *z = pSel->zSql;
-  char *zLoops, *zIdx = 0;
+  const char *zLoops;
+  char *zIdx = 0;
   int bSort = 0, eOrder = -1, k;
-  zLoops = buildLoops(pB->db, pSel->zSql, &bSort);
+  zLoops = buildSelectLoops(pB, &bSort);
   if( zLoops==0 ){
     buildWhy(pB, "the query plan could not be read%s", "");
     return -1;
@@ -613,12 +625,13 @@ static int buildGroupOrder(ParBuild *pB, const int *aKeyColl){
     eOrder = -1;                 /* SQLite reads the index backwards */
   }
   if( eOrder<0 ){
-    char *c;
-    for(c=zLoops; *c; c++){ if( *c=='\n' ) *c = c[1] ? ';' : 0; }
+    /* The loops on one line (a copy: they are the build's). */
+    char *zLine = sqlite3_mprintf("%s", zLoops), *c;
+    for(c=zLine; c && *c; c++){ if( *c=='\n' ) *c = c[1] ? ';' : 0; }
     buildWhy(pB, "SQLite makes the groups in the order of its plan (%s), which decides the "
-             "rows that tie under ORDER BY or that LIMIT keeps", zLoops);
+             "rows that tie under ORDER BY or that LIMIT keeps", zLine ? zLine : "?");
+    sqlite3_free(zLine);
   }
-  sqlite3_free(zLoops);
   return eOrder;
 }
 
@@ -1160,19 +1173,17 @@ static void buildPlan(ParBuild *pB){
   /* The kernels compare text as SQLite's own collations do: one the
   ** application replaced is not known to them (text then runs natively). */
   mReplaced = parCollReplaced(pB->db);
-#define KNOWN(e) buildKnownColl((e), mReplaced)
   for(i=0; i<pPlan->nKey; i++){
-    pPlan->aKeyColl[i] = KNOWN(aKeyColl0[i]>-2 ? aKeyColl0[i]
-        : buildCollation(pB, pExtract, i, aKeyTok[2*i], aKeyTok[2*i+1], bUtf8));
+    pPlan->aKeyColl[i] = buildKnownColl(aKeyColl0[i]>-2 ? aKeyColl0[i]
+        : buildCollation(pB, pExtract, i, aKeyTok[2*i], aKeyTok[2*i+1], bUtf8), mReplaced);
   }
   for(k=0; k<pPlan->nAgg; k++){
     ParAggCall *pA = &pSel->aAgg[aCallOf[k]];
-    pPlan->aAgg[k].eColl = KNOWN(pA->nArg>=1
+    pPlan->aAgg[k].eColl = buildKnownColl(pA->nArg>=1
         ? buildCollation(pB, pExtract, pPlan->aAgg[k].iArg, pA->aArg[0].iTok,
                          pA->aArg[0].iTokEnd, bUtf8)
-        : PAR_COLL_BINARY);
+        : PAR_COLL_BINARY, mReplaced);
   }
-#undef KNOWN
   if( pPlan->nKey>0 && (pSel->nOrder>0 || pSel->bLimit) ){
     eGroupOrder = buildGroupOrder(pB, pPlan->aKeyColl);
     if( eGroupOrder<0 ) goto done;
@@ -1264,9 +1275,8 @@ static void buildPlan(ParBuild *pB){
       ** key of unknown collation holds no text when the kernels group it
       ** (parGroupBy runs such a SELECT natively). */
       for(k=0; k<pPlan->nKey; k++){
-        int j, e = pPlan->aKeyColl[k];
-        for(j=0; j<nBare && aBareExpr[j]!=k; j++){}
-        assert( j<nBare );       /* added by buildBare() */
+        int j = buildBare(pB, aBareExpr, &nBare, k), e = pPlan->aKeyColl[k];
+        assert( j>=0 && j<pPlan->nBare );    /* added with the bare columns */
         sqlite3_str_appendf(pStr, ", _pnb%d%s%s%s", pPlan->nAgg + j,
                             e>=0 ? " COLLATE " : "", e>=0 ? azCollName[e] : "",
                             buildOrderDesc(pSel, k) ? " DESC" : "");
@@ -1306,6 +1316,18 @@ done:
   sqlite3_free(aKeyItem);
 }
 
+const char *parOriginColl(sqlite3 *db, sqlite3_stmt *pStmt, int iCol){
+  const char *zTab = sqlite3_column_table_name(pStmt, iCol);
+  const char *zCol = sqlite3_column_origin_name(pStmt, iCol);
+  const char *zColl = 0;
+  if( zTab==0 || zCol==0
+   || sqlite3_table_column_metadata(db, sqlite3_column_database_name(pStmt, iCol), zTab, zCol,
+                                    0, &zColl, 0, 0, 0)!=SQLITE_OK ){
+    return 0;
+  }
+  return zColl;
+}
+
 /* The signature of pStmt's columns (ParPlan.zColSig): for each, its
 ** declared type and, when it is a table's column, that column's
 ** collation.  NULL only when out of memory. */
@@ -1314,14 +1336,7 @@ static char *planColumnSig(sqlite3 *db, sqlite3_stmt *pStmt){
   int i, n = sqlite3_column_count(pStmt);
   for(i=0; i<n; i++){
     const char *zType = sqlite3_column_decltype(pStmt, i);
-    const char *zTab = sqlite3_column_table_name(pStmt, i);
-    const char *zOrig = sqlite3_column_origin_name(pStmt, i);
-    const char *zColl = 0;
-    if( zTab && zOrig
-     && sqlite3_table_column_metadata(db, sqlite3_column_database_name(pStmt, i), zTab, zOrig,
-                                      0, &zColl, 0, 0, 0)!=SQLITE_OK ){
-      zColl = 0;
-    }
+    const char *zColl = parOriginColl(db, pStmt, i);
     sqlite3_str_appendf(pStr, "%s\x1f%s\x1e", zType ? zType : "", zColl ? zColl : "");
   }
   if( sqlite3_str_errcode(pStr) ){
@@ -1371,6 +1386,7 @@ int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr){
       for(i=0; i<b.nFunc; i++) sqlite3_free(b.aFunc[i].zName);
       sqlite3_free(b.aFunc);
       sqlite3_free(b.zFrom);
+      sqlite3_free(b.zLoops);
     }
   }else if( rc==SQLITE_OK ){
     rc = SQLITE_NOMEM;

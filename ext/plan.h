@@ -85,6 +85,10 @@ char *parPlanExplain(const ParPlan *p, const char *zMode);
 ** returns SQLITE_OK and, if ppStmt is not NULL, the prepared statement. */
 int parPrepareSelect(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt, char **pzErr);
 
+/* The collation (owned by SQLite) of the table column result column iCol
+** of pStmt is taken straight from, or NULL when it is not one. */
+const char *parOriginColl(sqlite3 *db, sqlite3_stmt *pStmt, int iCol);
+
 /* The letter of PAR_ROWS_AFF for the affinity of declared type zType
 ** (NULL: none), by SQLite's rules (datatype3.html section 3.1). */
 char parAffinityLetter(const char *zType);

@@ -385,7 +385,7 @@ static sqlite3_stmt *parViewPrepareAlone(sqlite3 *db, const ParSelect *pSel, int
 static char *parViewColumnColl(sqlite3 *db, const ParSelect *pSel, sqlite3_stmt *pStmt,
                                int iCol){
   sqlite3_stmt *pAlone = 0, *p = pStmt;
-  const char *zTab, *zOrig, *zColl = 0;
+  const char *zColl;
   char *zOut = 0;
   if( pSel ){
     int t0 = pSel->aCol[iCol].span.iTok, t1 = pSel->aCol[iCol].span.iTokEnd;
@@ -394,10 +394,7 @@ static char *parViewColumnColl(sqlite3 *db, const ParSelect *pSel, sqlite3_stmt 
       p = pAlone = parViewPrepareAlone(db, pSel, iCol, t0, t1);
     }
   }
-  if( p && (zTab = sqlite3_column_table_name(p, iCol))!=0
-   && (zOrig = sqlite3_column_origin_name(p, iCol))!=0
-   && sqlite3_table_column_metadata(db, sqlite3_column_database_name(p, iCol), zTab, zOrig,
-                                    0, &zColl, 0, 0, 0)==SQLITE_OK ){
+  if( p && (zColl = parOriginColl(db, p, iCol))!=0 ){
     zOut = sqlite3_mprintf("%s", zColl);
   }
   sqlite3_finalize(pAlone);

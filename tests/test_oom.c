@@ -77,18 +77,21 @@ static const char *zSetup =
   "CREATE VIRTUAL TABLE temp.v USING parallel('SELECT g, count(*), sum(k), min(s), "
   "group_concat(s) FROM t GROUP BY g HAVING count(*) > 1 ORDER BY 2 DESC, 1');";
 
-static const char *azStmt[] = {
-  "CREATE VIRTUAL TABLE temp.w USING parallel('SELECT s COLLATE NOCASE AS c, g % 3, "
-  "count(DISTINCT k), max(r), avg(r) FROM t WHERE k > 2 GROUP BY 1, 2 ORDER BY 3, 1 DESC')",
-  "SELECT * FROM v",
-  "SELECT * FROM v, (SELECT 1 UNION SELECT 2)",
-  "SELECT d.name, count(*), sum(t.k) FROM t JOIN d ON d.id = t.g GROUP BY d.name",
-  "SELECT par_explain('SELECT g, sum(k) FROM t GROUP BY g')",
-  "SELECT * FROM par_histogram('t', 'r', 4)",
-  "SELECT g, par_median(r), par_percentile(r, 90), par_histogram(r, 2) FROM t GROUP BY g",
-  "SELECT source, columns, rows FROM par_cache",
+/* Each statement, and the query whose answer shows what it did (NULL:
+** the statement's own rows). */
+static const struct OomStmt { const char *zSql, *zCheck; } aStmt[] = {
+  { "CREATE VIRTUAL TABLE temp.w USING parallel('SELECT s COLLATE NOCASE AS c, g % 3, "
+    "count(DISTINCT k), max(r), avg(r) FROM t WHERE k > 2 GROUP BY 1, 2 ORDER BY 3, 1 DESC')",
+    "SELECT * FROM w" },
+  { "SELECT * FROM v", 0 },
+  { "SELECT * FROM v, (SELECT 1 UNION SELECT 2)", 0 },
+  { "SELECT d.name, count(*), sum(t.k) FROM t JOIN d ON d.id = t.g GROUP BY d.name", 0 },
+  { "SELECT par_explain('SELECT g, sum(k) FROM t GROUP BY g')", 0 },
+  { "SELECT * FROM par_histogram('t', 'r', 4)", 0 },
+  { "SELECT g, par_median(r), par_percentile(r, 90), par_histogram(r, 2) FROM t GROUP BY g", 0 },
+  { "SELECT source, columns, rows FROM par_cache", 0 },
 };
-#define N_STMT ((int)(sizeof(azStmt)/sizeof(azStmt[0])))
+#define N_STMT ((int)(sizeof(aStmt)/sizeof(aStmt[0])))
 
 /* Text appended to a malloc'd buffer: the harness's own memory is not
 ** SQLite's, so no failure is injected into it. */
@@ -160,40 +163,46 @@ static void childFail(const char *zFmt, ...){
   _exit(1);
 }
 
+/* Does the error of a statement that failed under an injected allocation
+** failure say so?  SQLite's own "no such table" counts too: a CREATE it
+** rolled back leaves none. */
+static int namesFailure(sqlite3 *db, int rc){
+  const char *zMsg = sqlite3_errmsg(db);
+  return rc==SQLITE_NOMEM || sqlite3_errcode(db)==SQLITE_NOMEM
+      || strstr(zMsg, "memory")!=0 || strstr(zMsg, "no such")!=0;
+}
+
 /* Child: statement iStmt with allocation nFail failing (0: none).
 ** Writes to fd: the allocations the statement made, then the answer.
 ** Exit status 0, or 1 when something checked went wrong (printed). */
 static void child(int iStmt, long nFail, int fd){
+  const struct OomStmt *pS = &aStmt[iStmt];
   sqlite3 *db;
   char *zFirst, *zAgain;
-  int rc, rc2;
+  int rc;
   long nBefore = nLive, nMade;
   db = openLoaded();
   nCall = 0;
   nFailAt = nFail;
   bArmed = 1;
-  zFirst = runText(db, azStmt[iStmt], &rc);
+  zFirst = runText(db, pS->zSql, &rc);
   bArmed = 0;
   nMade = nCall;
-  if( zFirst==0 && rc!=SQLITE_NOMEM && sqlite3_errcode(db)!=SQLITE_NOMEM
-   && strstr(sqlite3_errmsg(db), "out of memory")==0 ){
-    /* Another error is fine if it names the failure (SQLite's own
-    ** messages for some: "no such table" after a failed CREATE). */
-    if( strstr(sqlite3_errmsg(db), "memory")==0 && strstr(sqlite3_errmsg(db), "no such")==0
-     && strstr(sqlite3_errmsg(db), "already exists")==0 ){
-      childFail("N=%ld: %s failed with: %s", nFail, azStmt[iStmt], sqlite3_errmsg(db));
+  if( zFirst==0 && !namesFailure(db, rc) ){
+    childFail("N=%ld: %s failed with: %s", nFail, pS->zSql, sqlite3_errmsg(db));
+  }
+  /* Unarmed, the connection must work: a statement that failed runs
+  ** again, then the answer the parent compares. */
+  if( zFirst==0 && pS->zCheck ){
+    zFirst = runText(db, pS->zSql, &rc);
+    if( zFirst==0 ){
+      childFail("N=%ld: %s then failed again unarmed: %s", nFail, pS->zSql,
+                sqlite3_errmsg(db));
     }
   }
-  /* Again, unarmed: a CREATE that worked the first time now fails with
-  ** "already exists"; run the answer the parent compares. */
-  zAgain = runText(db, iStmt==0 && zFirst ? "SELECT * FROM w" : azStmt[iStmt], &rc2);
-  if( iStmt==0 && zFirst==0 && zAgain ){
-    free(zAgain);
-    zAgain = runText(db, "SELECT * FROM w", &rc2);
-  }
+  zAgain = runText(db, pS->zCheck ? pS->zCheck : pS->zSql, &rc);
   if( zAgain==0 ){
-    childFail("N=%ld: %s then failed again unarmed: %s", nFail, azStmt[iStmt],
-              sqlite3_errmsg(db));
+    childFail("N=%ld: %s then failed again unarmed: %s", nFail, pS->zSql, sqlite3_errmsg(db));
   }
   if( write(fd, &nMade, sizeof(nMade))!=(ssize_t)sizeof(nMade)
    || write(fd, zAgain, strlen(zAgain))<0 ){
@@ -207,7 +216,7 @@ static void child(int iStmt, long nFail, int fd){
     childFail("N=%ld: sqlite3_close: %s", nFail, sqlite3_errmsg(db));
   }
   if( nLive!=nBefore ){
-    childFail("N=%ld: %s: %ld allocations left after close", nFail, azStmt[iStmt],
+    childFail("N=%ld: %s: %ld allocations left after close", nFail, aStmt[iStmt].zSql,
               nLive - nBefore);
   }
   _exit(0);
@@ -244,7 +253,7 @@ static int runChild(int iStmt, long nFail, long *pnMade, char **pzAnswer){
   waitpid(pid, &st, 0);
   *pzAnswer = z;
   if( WIFSIGNALED(st) ){
-    printf("  N=%ld: %s: killed by signal %d\n", nFail, azStmt[iStmt], WTERMSIG(st));
+    printf("  N=%ld: %s: killed by signal %d\n", nFail, aStmt[iStmt].zSql, WTERMSIG(st));
     return 1;
   }
   return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
@@ -297,7 +306,7 @@ int main(int argc, char **argv){
     char *zWant = 0;
     if( getenv("OOM_STMT") && atoi(getenv("OOM_STMT"))!=i ) continue;
     long nTotal = 0, nFail, nStep, nMade;
-    check_case("every allocation of: %s", azStmt[i]);
+    check_case("every allocation of: %s", aStmt[i].zSql);
     if( runChild(i, 0, &nTotal, &zWant) || nTotal<=0 ){
       CHECK(0, "the statement fails without an allocation failure");
       free(zWant);
