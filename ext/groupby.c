@@ -28,12 +28,18 @@
 **     sum() (an error only if a running sum overflows before any REAL is
 **     seen, SQLite 3.40's rule), which of equal values min()/max() keep,
 **     group_concat() order, and the row bare columns come from (see
-**     bareRow()).  Floating-point sums that overflow to Inf stay Inf, as
-**     SQLite's do.  Large groups are cut into fixed
-**     chunks whose partial results are combined in order; chunks of all
-**     groups run in parallel.  Floating-point sums use Neumaier's
-**     compensated summation.  Chunk boundaries depend on the data only,
-**     so results are the same for every thread count.
+**     bareRow()).  Large groups are cut into fixed chunks whose partial
+**     results are combined in order; chunks of all groups run in
+**     parallel.  Chunk boundaries depend on the data only, so results are
+**     the same for every thread count.
+**  2b. REAL sums (sum, total, avg of anything but integers that provably
+**     add exactly as doubles) are SQLite's own, bit for bit: each group's
+**     values are added by one thread in row order with the steps of the
+**     SQLite library loaded (sumStep() in func.c: plain double addition
+**     before 3.43, Kahan-Babuska-Neumaier steps from 3.43 on; see
+**     seqStep()).  Such an aggregate is not folded in chunks: it runs as
+**     one task per group (direct strategies: over a stable partition of
+**     the rows by key value), many groups at once.
 **  3. DISTINCT keeps the first row of each (group, value) pair: a stable
 **     radix sort by (group, value words) marks them.
 **  TEXT and BLOB arguments of sum/total/avg are converted by SQLite itself
@@ -143,13 +149,16 @@ static int parNumGet(const ParNum *p, sqlite3_int64 iRow, sqlite3_int64 *pI, dou
 /* ---- accumulators ------------------------------------------------------------- */
 
 /* The state of one aggregate over a run of rows.  Combining the states of
-** two consecutive runs gives the state of their concatenation. */
+** two consecutive runs gives the state of their concatenation, except for
+** sequential sums (ParAggRun.bSeq), which one pass over all of a group's
+** rows in order fills as SQLite's SumCtx (seqStep()). */
 typedef struct ParAcc {
   sqlite3_int64 n;        /* non-NULL values (rows for count(*)) */
-  __int128 iSum;          /* integer sum before the first non-integer */
+  __int128 iSum;          /* integer sum (sequential: SQLite's iSum) */
   __int128 iMin, iMax;    /* least and greatest running sum over those */
-  double rS, rC;          /* Neumaier sum of every value as a double */
-  int bApprox;            /* a non-integer was seen */
+  double rSum, rErr;      /* sequential sums: SQLite's rSum and rErr */
+  uint8_t bApprox;        /* sequential sums: a non-integer was seen */
+  uint8_t bOvfl;          /* sequential sums: SQLite's overflow flag */
   sqlite3_int64 iBest;    /* min/max: row of the kept value, -1 none */
   uint64_t kBest;         /* min/max with one-word keys: its key */
 } ParAcc;
@@ -159,24 +168,103 @@ static void accInit(ParAcc *a){
   a->iBest = -1;
 }
 
-static void neumaierAdd(double *pS, double *pC, double x){
-  double s = *pS, t = s + x;
-  if( fabs(s)>=fabs(x) ) *pC += (s - t) + x;
-  else *pC += (x - t) + s;
-  *pS = t;
+/* ---- SQLite's sums, step by step -------------------------------------------- */
+
+/* Does the SQLite library loaded sum with Kahan-Babuska-Neumaier steps
+** (3.43 and later) rather than plain double additions? */
+static int seqKbn(void){
+  return sqlite3_libversion_number()>=3043000;
 }
 
-/* The compensated sum; once the running sum overflows to +-Inf (or is
-** NaN) the compensation means nothing and the plain sum is SQLite's. */
-static double accSum(const ParAcc *a){
-  return isfinite(a->rS) ? a->rS + a->rC : a->rS;
+/* One compensated step (func.c kahanBabuskaNeumaierStep; C11 evaluates
+** each operation in double, in this order: no contraction, no reordering). */
+static void kbnStep(ParAcc *a, double r){
+  double s = a->rSum, t = s + r;
+  if( fabs(s)>fabs(r) ) a->rErr += (s - t) + r;
+  else a->rErr += (r - t) + s;
+  a->rSum = t;
 }
 
-/* The sum of every value as a double: while only integers were seen,
-** their exact sum rounded once (more accurate than SQLite's running double
-** sum, and the integer fast path of foldChunk() keeps no double sum). */
-static double accTotal(const ParAcc *a){
-  return a->bApprox ? accSum(a) : (double)a->iSum;
+/* An integer of 2^52 or more in magnitude goes in as a multiple of 16384
+** and the rest, each exact as a double (kahanBabuskaNeumaierStepInt64). */
+static void kbnStepInt(ParAcc *a, sqlite3_int64 v){
+  if( v<=-4503599627370496LL || v>=4503599627370496LL ){
+    sqlite3_int64 sm = v % 16384;
+    kbnStep(a, (double)(v - sm));
+    kbnStep(a, (double)sm);
+  }else{
+    kbnStep(a, (double)v);
+  }
+}
+
+/* The switch from the exact integer sum to the compensated one
+** (kahanBabuskaNeumaierInit). */
+static void kbnInit(ParAcc *a, sqlite3_int64 v){
+  if( v<=-4503599627370496LL || v>=4503599627370496LL ){
+    sqlite3_int64 sm = v % 16384;
+    a->rSum = (double)(v - sm);
+    a->rErr = (double)sm;
+  }else{
+    a->rSum = (double)v;
+    a->rErr = 0.0;
+  }
+}
+
+/* SQLite's sumStep() for one non-NULL value: an INTEGER v (bInt) or a
+** REAL r.  Before 3.43 every value is added to rSum as a double and the
+** integer sum is followed, for the overflow error, until a REAL comes;
+** from 3.43 the integer sum is exact until a REAL or an overflow, then
+** everything goes through the compensated steps. */
+static void seqStep(ParAcc *a, int bKbn, int bInt, sqlite3_int64 v, double r){
+  a->n++;
+  if( !bKbn ){
+    if( bInt ){
+      sqlite3_int64 x = (sqlite3_int64)a->iSum;
+      a->rSum += (double)v;
+      if( !a->bApprox && !a->bOvfl ){
+        if( __builtin_add_overflow(x, v, &x) ) a->bOvfl = 1;
+        else a->iSum = x;
+      }
+    }else{
+      a->rSum += r;
+      a->bApprox = 1;
+    }
+  }else if( !a->bApprox ){
+    if( bInt ){
+      sqlite3_int64 x = (sqlite3_int64)a->iSum;
+      if( !__builtin_add_overflow(x, v, &x) ){
+        a->iSum = x;
+      }else{
+        a->bOvfl = 1;
+        kbnInit(a, (sqlite3_int64)a->iSum);
+        a->bApprox = 1;
+        kbnStepInt(a, v);
+      }
+    }else{
+      kbnInit(a, (sqlite3_int64)a->iSum);
+      a->bApprox = 1;
+      kbnStep(a, r);
+    }
+  }else if( bInt ){
+    kbnStepInt(a, v);
+  }else{
+    a->bOvfl = 0;
+    kbnStep(a, r);
+  }
+}
+
+/* The REAL result of a sequential sum (SQLite's sumFinalize, totalFinalize
+** and avgFinalize before the division): rSum, plus rErr from 3.43 on
+** unless it overflowed; the exact integer sum while no REAL came (3.43+). */
+static double seqReal(const ParAcc *a, int bKbn){
+  if( !bKbn ) return a->rSum;
+  if( !a->bApprox ) return (double)(sqlite3_int64)a->iSum;
+  return isfinite(a->rErr) ? a->rSum + a->rErr : a->rSum;
+}
+
+/* Is the integer sum the result of sum() (no REAL, no overflow)? */
+static int seqIsInt(const ParAcc *a, int bKbn){
+  return bKbn ? !a->bApprox : (!a->bApprox && !a->bOvfl);
 }
 
 /* Keys of a min/max argument: lexicographic (k1, k2). */
@@ -200,6 +288,10 @@ typedef struct ParAggRun {
   int bFastSum;              /* sum/total/avg of INT storage: folded by
                              ** aggregateDirect() without following the
                              ** running sum first (see foldChunk()) */
+  int bSeq;                  /* sum/total/avg added in row order by one
+                             ** thread per group (seqFold()): not folded in
+                             ** chunks, never combined */
+  int bKbn;                  /* the sums of SQLite 3.43 and later */
 } ParAggRun;
 
 /* Compare the min/max argument at rows i and j: <0, 0, >0.  Stored
@@ -246,21 +338,16 @@ static void accStep(const ParAggRun *pR, ParAcc *a, sqlite3_int64 iRow){
       if( parColumnType(pR->pArg, iRow)!=SQLITE_NULL ) a->n++;
       return;
     case PAR_AGG_SUM: case PAR_AGG_TOTAL: case PAR_AGG_AVG: {
+      /* Not sequential: an INTEGER column, whose sum is exact. */
       sqlite3_int64 i = 0;
       double r = 0;
+      assert( !pR->bSeq && pR->pArg->eStore==PAR_COL_INT );
       e = parNumGet(&pR->num, iRow, &i, &r);
-      if( e==SQLITE_NULL ) return;
+      if( e!=SQLITE_INTEGER ) return;
       a->n++;
-      neumaierAdd(&a->rS, &a->rC, r);
-      if( e==SQLITE_INTEGER ){
-        if( !a->bApprox ){
-          a->iSum += i;
-          if( a->iSum < a->iMin ) a->iMin = a->iSum;
-          if( a->iSum > a->iMax ) a->iMax = a->iSum;
-        }
-      }else{
-        a->bApprox = 1;
-      }
+      a->iSum += i;
+      if( a->iSum < a->iMin ) a->iMin = a->iSum;
+      if( a->iSum > a->iMax ) a->iMax = a->iSum;
       return;
     }
     case PAR_AGG_MIN: case PAR_AGG_MAX: {
@@ -303,6 +390,7 @@ static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t
   const ParColumn *pCol = pR->pArg;
   int e = pR->pAgg->eFunc;
   size_t r;
+  if( pR->bSeq ) return;        /* seqFold() adds these, group by group */
   if( pR->aFirst==0 && (e==PAR_AGG_COUNT_STAR
        || (e==PAR_AGG_COUNT && pCol->nNull==0 && pCol->eStore!=PAR_COL_MIXED
            && pCol->eStore!=PAR_COL_NULL)) ){
@@ -348,31 +436,6 @@ static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t
       }
       return;
     }
-    if( pCol->eStore==PAR_COL_REAL && aBin==0 && pCol->aNull==0 ){
-      /* One accumulator, no NULLs: neumaierAdd() in registers. */
-      const double *v = pCol->aReal;
-      double sum = a[0].rS, c = a[0].rC;
-      for(r=lo; r<hi; r++){
-        double x = v[r], t = sum + x;
-        c += fabs(sum)>=fabs(x) ? (sum - t) + x : (x - t) + sum;
-        sum = t;
-      }
-      a[0].rS = sum;
-      a[0].rC = c;
-      a[0].n += (sqlite3_int64)(hi-lo);
-      if( hi>lo ) a[0].bApprox = 1;
-      return;
-    }
-    if( pCol->eStore==PAR_COL_REAL ){
-      for(r=lo; r<hi; r++){
-        ParAcc *p = &a[aBin ? (size_t)aBin[r]*stride : 0];
-        if( pCol->aNull && (pCol->aNull[r>>3] >> (r&7)) & 1 ) continue;
-        p->n++;
-        neumaierAdd(&p->rS, &p->rC, pCol->aReal[r]);
-        p->bApprox = 1;
-      }
-      return;
-    }
   }
   if( pR->aFirst==0 && pR->bValue ){
     /* Only a strictly better value replaces: ties keep the first. */
@@ -401,22 +464,67 @@ static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t
   for(r=lo; r<hi; r++) accStep(pR, &a[aBin ? (size_t)aBin[r]*stride : 0], (sqlite3_int64)r);
 }
 
+/* Add the values of sequential sum pR at positions [lo, hi) to a, in
+** order, as SQLite's sumStep() does: rows aIdx[p] of the argument, or
+** rows p when aIdx is NULL.  The one pass over a group's rows that gives
+** SQLite's bits; REAL columns get loops of their own. */
+static void seqFold(const ParAggRun *pR, ParAcc *a, const uint32_t *aIdx,
+                    size_t lo, size_t hi){
+  const ParColumn *pCol = pR->pArg;
+  size_t p;
+  assert( pR->bSeq );
+  if( pCol->eStore==PAR_COL_REAL && pR->aFirst==0 ){
+    const double *v = pCol->aReal;
+    const uint8_t *aNull = pCol->nNull ? pCol->aNull : 0;
+    sqlite3_int64 c = 0;
+    if( !pR->bKbn ){
+      double sum = a->rSum;
+      for(p=lo; p<hi; p++){
+        size_t r = aIdx ? aIdx[p] : p;
+        if( aNull && (aNull[r>>3] >> (r&7)) & 1 ) continue;
+        sum += v[r];
+        c++;
+      }
+      a->rSum = sum;
+      a->n += c;
+      if( c ) a->bApprox = 1;
+      return;
+    }
+    /* 3.43+: the first REAL switches to the compensated sum (from an
+    ** integer sum of 0); after that each value is one kbnStep(). */
+    for(p=lo; p<hi; p++){
+      size_t r = aIdx ? aIdx[p] : p;
+      if( aNull && (aNull[r>>3] >> (r&7)) & 1 ) continue;
+      if( a->bApprox ){
+        a->n++;
+        a->bOvfl = 0;
+        kbnStep(a, v[r]);
+      }else{
+        seqStep(a, 1, 0, 0, v[r]);
+      }
+    }
+    return;
+  }
+  for(p=lo; p<hi; p++){
+    size_t r = aIdx ? aIdx[p] : p;
+    sqlite3_int64 i = 0;
+    double x = 0;
+    int e;
+    if( pR->aFirst && !pR->aFirst[r] ) continue;
+    e = parNumGet(&pR->num, (sqlite3_int64)r, &i, &x);
+    if( e==SQLITE_NULL ) continue;
+    seqStep(a, pR->bKbn, e==SQLITE_INTEGER, i, x);
+  }
+}
+
 /* a = a followed by b. */
 static void accCombine(const ParAggRun *pR, ParAcc *a, const ParAcc *b){
+  if( pR->bSeq ) return;        /* filled by seqFold(), not in chunks */
   switch( pR->pAgg->eFunc ){
     case PAR_AGG_SUM: case PAR_AGG_TOTAL: case PAR_AGG_AVG:
-      if( !a->bApprox ){
-        if( a->iSum + b->iMin < a->iMin ) a->iMin = a->iSum + b->iMin;
-        if( a->iSum + b->iMax > a->iMax ) a->iMax = a->iSum + b->iMax;
-        a->iSum += b->iSum;
-        a->bApprox = b->bApprox;
-      }
-      neumaierAdd(&a->rS, &a->rC, b->rS);
-      /* A sum that reached +-Inf (or NaN) has a meaningless compensation,
-      ** NaN when an infinite value came after finite ones: adding it
-      ** would turn +-Inf into NaN, which SQLite's running sum never is
-      ** then (its result is +-Inf). */
-      if( isfinite(b->rS) ) neumaierAdd(&a->rS, &a->rC, b->rC);
+      if( a->iSum + b->iMin < a->iMin ) a->iMin = a->iSum + b->iMin;
+      if( a->iSum + b->iMax > a->iMax ) a->iMax = a->iSum + b->iMax;
+      a->iSum += b->iSum;
       break;
     case PAR_AGG_MIN: case PAR_AGG_MAX:
       if( b->iBest>=0 ){
@@ -769,20 +877,32 @@ static int outGroup(const ParAggRun *aRun, int nAgg, const ParAcc *a, ParBatch *
         break;
       case PAR_AGG_SUM:
         if( a[j].n==0 ) break;
-        if( a[j].iMin < INT64_MIN || a[j].iMax > INT64_MAX ){
+        if( aRun[j].bSeq ){
+          int bKbn = aRun[j].bKbn;
+          if( a[j].bOvfl && (!bKbn || a[j].bApprox) ){
+            bOverflow = 1;        /* SQLite's "integer overflow" */
+          }else if( seqIsInt(&a[j], bKbn) ){
+            pDst->aType[gi] = SQLITE_INTEGER;
+            pDst->aVal[gi] = (uint64_t)(sqlite3_int64)a[j].iSum;
+          }else{
+            outFloat(pDst, gi, seqReal(&a[j], bKbn));
+          }
+        }else if( a[j].iMin < INT64_MIN || a[j].iMax > INT64_MAX ){
           bOverflow = 1;
-        }else if( a[j].bApprox ){
-          outFloat(pDst, gi, accSum(&a[j]));
         }else{
           pDst->aType[gi] = SQLITE_INTEGER;
           pDst->aVal[gi] = (uint64_t)(sqlite3_int64)a[j].iSum;
         }
         break;
       case PAR_AGG_TOTAL:
-        outFloat(pDst, gi, accTotal(&a[j]));
+        /* Not sequential: integers whose running double sum is exact. */
+        outFloat(pDst, gi, aRun[j].bSeq ? seqReal(&a[j], aRun[j].bKbn)
+                                        : (double)a[j].iSum);
         break;
       case PAR_AGG_AVG:
-        if( a[j].n>0 ) outFloat(pDst, gi, accTotal(&a[j])/(double)a[j].n);
+        if( a[j].n==0 ) break;
+        outFloat(pDst, gi, (aRun[j].bSeq ? seqReal(&a[j], aRun[j].bKbn)
+                                         : (double)a[j].iSum)/(double)a[j].n);
         break;
       case PAR_AGG_MIN: case PAR_AGG_MAX:
         outCopy(pDst, gi, aRun[j].pArg, a[j].iBest);
@@ -834,6 +954,28 @@ static char *groupConcat(const ParColumn *pText, const ParColumn *pSep,
   return sqlite3_str_finish(pStr);
 }
 
+static void intRange(const ParColumn *pCol, size_t n, int nThread,
+                     sqlite3_int64 *pLo, sqlite3_int64 *pHi);
+
+/* Must sum/total/avg pR over nRow rows add in row order, one thread per
+** group (bSeq)?  Yes unless its argument is an INTEGER column whose sums
+** are exact whatever the order: sum() (exact, or an overflow that sends
+** the query to SQLite), and total() and avg() when every running sum is
+** exact as a double too: below 2^53 in magnitude before 3.43 (SQLite adds
+** each integer to a double), below 2^63 from 3.43 on (its integer sum is
+** exact until it overflows). */
+static int seqNeeded(const ParAggRun *pR, sqlite3_int64 nRow, int nThread){
+  sqlite3_int64 mn, mx;
+  uint64_t m;
+  if( pR->pArg->eStore!=PAR_COL_INT ) return 1;
+  if( pR->pAgg->eFunc==PAR_AGG_SUM ) return 0;
+  intRange(pR->pArg, (size_t)nRow, nThread, &mn, &mx);
+  if( mn>mx ) return 0;                     /* NULLs only */
+  m = intMagnitude(mn, mx);
+  if( pR->bKbn ) return !sumCannotOverflow(m, (size_t)nRow);
+  return (unsigned __int128)m*(uint64_t)nRow > ((unsigned __int128)1 << 53);
+}
+
 /* Prepare aRun[j] for aggregate j over the columns aCol (rows or group
 ** positions, whichever the caller aggregates over). */
 static int prepareRuns(sqlite3 *db, const ParPlan *pPlan, ParColumn *aCol,
@@ -848,6 +990,8 @@ static int prepareRuns(sqlite3 *db, const ParPlan *pPlan, ParColumn *aCol,
     pR->pArg = pA->iArg>=0 ? &aCol[pA->iArg] : 0;
     if( pA->eFunc==PAR_AGG_SUM || pA->eFunc==PAR_AGG_TOTAL || pA->eFunc==PAR_AGG_AVG ){
       rc = parNumInit(db, pR->pArg, &pR->num);
+      pR->bKbn = seqKbn();
+      pR->bSeq = seqNeeded(pR, nRow, nThread);
     }
     if( (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX)
      && (pR->pArg->eStore==PAR_COL_INT || pR->pArg->eStore==PAR_COL_REAL) ){
@@ -948,6 +1092,52 @@ static sqlite3_int64 bareRow(const ParAcc *a, int iDecide, sqlite3_int64 iFirst,
 
 /* ---- the two strategies ----------------------------------------------------------- */
 
+static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin,
+                        uint32_t *aPerm, int nThread);
+
+/* The sequential sums of aggregateDirect() (aRun[j].bSeq) into *paSeq
+** ([b*nAgg+j] for key value b; malloc): every key value's rows in order,
+** by a stable counting sort of the rows by aBin (all rows when aBin is
+** NULL), then one task per key value and sum, many at once. */
+static int directSeq(const ParAggRun *aRun, int nAgg, const uint32_t *aBin, uint32_t nBin,
+                     size_t n, int nThread, ParAcc **paSeq){
+  uint32_t *aPerm = 0;
+  size_t *aOff = sqlite3_malloc64(sizeof(size_t)*((size_t)nBin+1));
+  ParAcc *aSeq = malloc(sizeof(ParAcc)*(size_t)nBin*nAgg);   /* 16-byte aligned */
+  px_stop *pStop = px_stop_installed();
+  sqlite3_int64 t, nTask = (sqlite3_int64)nBin*nAgg;
+  size_t b, i;
+  int rc = SQLITE_OK;
+  *paSeq = 0;
+  if( aOff==0 || aSeq==0 ){ rc = SQLITE_NOMEM; goto done; }
+  for(i=0; i<(size_t)nBin*nAgg; i++) accInit(&aSeq[i]);
+  if( aBin ){
+    aPerm = sqlite3_malloc64((n+1)*sizeof(uint32_t));
+    if( aPerm==0 ){ rc = SQLITE_NOMEM; goto done; }
+    rc = countingSort(aBin, n, nBin, aPerm, nThread);
+    if( rc ) goto done;
+    memset(aOff, 0, sizeof(size_t)*((size_t)nBin+1));
+    for(i=0; i<n; i++) aOff[aBin[i]+1]++;
+    for(b=0; b<nBin; b++) aOff[b+1] += aOff[b];
+  }else{
+    aOff[0] = 0;
+    aOff[1] = n;
+  }
+  #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1)
+  for(t=0; t<nTask; t++){
+    size_t bb = (size_t)t/nAgg;
+    int j = (int)(t%nAgg);
+    if( !aRun[j].bSeq || aOff[bb]==aOff[bb+1] || px_stopping(pStop) ) continue;
+    seqFold(&aRun[j], &aSeq[t], aPerm, aOff[bb], aOff[bb+1]);
+  }
+  if( px_stopping(pStop) ) rc = SQLITE_INTERRUPT;
+done:
+  sqlite3_free(aPerm);
+  sqlite3_free(aOff);
+  if( rc ) free(aSeq); else *paSeq = aSeq;
+  return rc;
+}
+
 /* Few key values: no sorting.  Fixed row chunks (boundaries depend on n
 ** and nBin only) each fold their rows, in order, into private accumulators
 ** per key value; then each key value combines its chunks in order.  aBin
@@ -961,7 +1151,8 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   ParAcc *aAcc = 0;
   sqlite3_int64 *aCnt = 0, *aFirst = 0, *aLast = 0, *aGid = 0;
   uint64_t *aMag = 0;           /* [c*nAgg+j]: integer sums, see foldChunk() */
-  int bOverflow = 0;
+  ParAcc *aSeq = 0;             /* [b*nAgg+j]: sequential sum j of key value b */
+  int bOverflow = 0, nSeq = 0;
 
   nChunk = (n + PAR_CHUNK - 1)/PAR_CHUNK;
   if( nChunk > PAR_DIRECT_ACC/nBin ) nChunk = PAR_DIRECT_ACC/nBin;
@@ -977,7 +1168,9 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   for(k=0; k<nAgg && rc==SQLITE_OK; k++){
     int e = aRun[k].pAgg->eFunc;
     aRun[k].bFastSum = (e==PAR_AGG_SUM || e==PAR_AGG_TOTAL || e==PAR_AGG_AVG)
-                    && aRun[k].aFirst==0 && aRun[k].pArg->eStore==PAR_COL_INT;
+                    && aRun[k].aFirst==0 && aRun[k].pArg->eStore==PAR_COL_INT
+                    && !aRun[k].bSeq;
+    if( aRun[k].bSeq ) nSeq++;
   }
   if( rc==SQLITE_OK ){
     /* malloc: ParAcc needs the 16-byte alignment of __int128. */
@@ -1034,6 +1227,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
         foldChunk(&aRun[k], &aAcc[c*accStride + k], nAgg, aBin, lo, hi, 0);
       }
     }
+    if( rc==SQLITE_OK && nSeq>0 ) rc = directSeq(aRun, nAgg, aBin, nBin, n, nThread, &aSeq);
     /* Groups are the key values that occur, in key order. */
     for(b=0; b<nBin && rc==SQLITE_OK; b++){
       size_t c2;
@@ -1065,6 +1259,9 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
         iLast = aLast[c*cntStride+bi];
       }
       if( a0==0 ) a0 = &aAcc[bi*nAgg];   /* no rows: chunk 0's empty state */
+      for(j=0; j<nAgg && aSeq; j++){
+        if( aRun[j].bSeq ) a0[j] = aSeq[bi*nAgg + j];
+      }
       bOverflow |= outGroup(aRun, nAgg, a0, *ppOut, aGid[bi]);
       for(j=0; j<pPlan->nBare; j++){
         outCopy(&(*ppOut)->aCol[nAgg+j], aGid[bi], &pIn->aCol[pPlan->aBareCol[j]],
@@ -1087,6 +1284,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
   sqlite3_free(aLast);
   sqlite3_free(aGid);
   sqlite3_free(aMag);
+  free(aSeq);
   return rc;
 }
 
@@ -1179,6 +1377,16 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
         foldChunk(&aRun[j], &a[j], 1, 0, lo, hi, 0);
       }
     }
+    /* Sequential sums of the large groups: one task per group and sum,
+    ** into the state of the group's first chunk. */
+    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1)
+    for(ci=0; ci<(sqlite3_int64)nChunk*nAgg; ci++){
+      size_t c1 = (size_t)ci/nAgg, g1 = aChunkGroup[c1];
+      int j = (int)(ci%nAgg);
+      if( !aRun[j].bSeq || (c1>0 && aChunkGroup[c1-1]==g1) ) continue;
+      if( px_stopping(pStop) ) continue;
+      seqFold(&aRun[j], &aAcc[c1*nAgg + j], 0, aOff[g1], aOff[g1+1]);
+    }
   }
   if( px_stopping(pStop) ){ rc = SQLITE_INTERRUPT; goto done; }
 
@@ -1201,6 +1409,7 @@ static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
         for(j=0; j<nAgg; j++){
           accInit(&a[j]);
           foldChunk(&aRun[j], &a[j], 1, 0, lo, hi, 0);
+          if( aRun[j].bSeq ) seqFold(&aRun[j], &a[j], 0, lo, hi);
         }
       }else{
         /* The group's first chunk; its others follow it. */
@@ -1542,7 +1751,8 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
   memset(aaVal, 0, sizeof(sqlite3_int64*)*((size_t)nThread*nVal+1));
   memset(aaCnt, 0, sizeof(uint32_t*)*((size_t)nThread*nCnt+1));
   /* Integer sums: no running sum can overflow when the count of values
-  ** times the greatest magnitude stays below 2^63. */
+  ** times the greatest magnitude stays below 2^63; total() and avg()
+  ** before SQLite 3.43 add doubles, exact only below 2^53 (seqNeeded()). */
   for(j=0; j<nAgg; j++){
     sqlite3_int64 mn, mx;
     if( aD[j].eFunc!=PAR_AGG_SUM && aD[j].eFunc!=PAR_AGG_TOTAL && aD[j].eFunc!=PAR_AGG_AVG ){
@@ -1550,6 +1760,10 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
     }
     intRange(aD[j].pArg, n, nThread, &mn, &mx);
     if( mn<=mx && !sumCannotOverflow(intMagnitude(mn, mx), n) ) goto done;
+    if( mn<=mx && aD[j].eFunc!=PAR_AGG_SUM && !seqKbn()
+     && (unsigned __int128)intMagnitude(mn, mx)*n > ((unsigned __int128)1 << 53) ){
+      goto done;
+    }
   }
 
   /* One slot per thread: a slot runs on some thread even when OpenMP

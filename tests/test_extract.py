@@ -12,6 +12,7 @@ import json
 import os
 import random
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -77,8 +78,7 @@ def key(row):
 
 
 def same(c, sql, ordered=False, name="v"):
-    """The view of sql returns what sql returns natively (REALs within a
-    relative 1e-9: sums are added in another order)."""
+    """The view of sql returns what sql returns natively, REALs bit for bit."""
     got = view_rows(c, sql, name)
     return agree(sql, got, c.execute(sql).fetchall(), ordered)
 
@@ -90,7 +90,7 @@ def agree(sql, got, want, ordered=False):
     for g, w in zip(got, want):
         for x, y in zip(g, w):
             if isinstance(x, float) and isinstance(y, float):
-                assert abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1.0), (sql, g, w)
+                assert struct.pack("<d", x) == struct.pack("<d", y), (sql, g, w)
             else:
                 assert type(x) == type(y) and x == y, (sql, g, w)
     return got
