@@ -2031,6 +2031,91 @@ static int textKeyBins(ParColumn *pCol, int eColl, size_t n, int nThread,
   return SQLITE_OK;
 }
 
+/* The bins of key k of several (see parGroupBy()): *paBin (n of them,
+** sqlite3_malloc) and *pnBin, in the order of the key's sort keys, equal
+** keys in one bin; *pnBin stays 0 (and *paBin NULL) when the key's values
+** span PAR_COUNT_MAX-1 or more, or need two words. */
+static int oneKeyBins(const ParPlan *pPlan, ParBatch *pIn, int k, size_t n, int nThread,
+                      uint32_t **paBin, uint32_t *pnBin){
+  ParColumn *pCol = &pIn->aCol[k];
+  int eColl = pPlan->aKeyColl[k], rc = SQLITE_OK;
+  *paBin = 0;
+  *pnBin = 0;
+  if( pCol->eStore==PAR_COL_INT ){
+    sqlite3_int64 iLo = 0;
+    intKeyRange(pCol, n, nThread, pnBin, &iLo);
+    if( *pnBin ) rc = intKeyBins(pCol, n, nThread, iLo, paBin);
+  }else if( pCol->eStore==PAR_COL_TEXT && pCol->pDict && eColl>=0 && eColl<PAR_N_COLL ){
+    rc = textKeyBins(pCol, eColl, n, nThread, paBin, pnBin);
+  }else{
+    uint64_t *a1 = 0, *a2 = 0;
+    rc = parColumnKeys(pCol, (sqlite3_int64)n, eColl<0 ? PAR_COLL_BINARY : eColl, 0, nThread,
+                       &a1, &a2);
+    if( rc==SQLITE_OK && a2==0 ){
+      uint64_t lo = UINT64_MAX, hi = 0;
+      size_t i;
+      #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
+      for(i=0; i<n; i++){
+        if( a1[i]<lo ) lo = a1[i];
+        if( a1[i]>hi ) hi = a1[i];
+      }
+      if( hi-lo < PAR_COUNT_MAX-1 ){
+        uint32_t *aBin = sqlite3_malloc64(n*sizeof(uint32_t) + 1);
+        if( aBin==0 ){
+          rc = SQLITE_NOMEM;
+        }else{
+          #pragma omp parallel for num_threads(nThread)
+          for(i=0; i<n; i++) aBin[i] = (uint32_t)(a1[i]-lo);
+          *paBin = aBin;
+          *pnBin = (uint32_t)(hi-lo+1);
+        }
+      }
+    }
+    sqlite3_free(a1);
+    sqlite3_free(a2);
+  }
+  if( rc ){
+    sqlite3_free(*paBin);
+    *paBin = 0;
+    *pnBin = 0;
+  }
+  return rc;
+}
+
+/* Bins for several keys whose value combinations are few: each key's bins
+** (oneKeyBins()), combined as one number per row, most significant key
+** first, so that bins are in key order and each is one group.  *pnBin
+** stays 0 when a key has none or the combinations reach PAR_COUNT_MAX. */
+static int multiKeyBins(const ParPlan *pPlan, ParBatch *pIn, size_t n, int nThread,
+                        uint32_t **paBin, uint32_t *pnBin){
+  uint32_t *aBin = 0, nBin = 1;
+  int k, rc = SQLITE_OK;
+  *paBin = 0;
+  *pnBin = 0;
+  for(k=0; k<pPlan->nKey && rc==SQLITE_OK; k++){
+    uint32_t *aK = 0, nK = 0;
+    size_t i;
+    rc = oneKeyBins(pPlan, pIn, k, n, nThread, &aK, &nK);
+    if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+    if( rc || nK==0 || (uint64_t)nBin*nK >= PAR_COUNT_MAX ){
+      sqlite3_free(aK);
+      sqlite3_free(aBin);
+      return rc;
+    }
+    if( aBin==0 ){
+      aBin = aK;
+    }else{
+      #pragma omp parallel for num_threads(nThread)
+      for(i=0; i<n; i++) aBin[i] = aBin[i]*nK + aK[i];
+      sqlite3_free(aK);
+    }
+    nBin *= nK;
+  }
+  *paBin = aBin;
+  *pnBin = nBin;
+  return rc;
+}
+
 /* Is there room under memory_mb for pIn's rows and nExtra more bytes of
 ** the group-by's own arrays?  Else *pzErr, before those are made. */
 static int groupFits(const ParContext *pCtx, const ParBatch *pIn, double nExtra,
@@ -2134,6 +2219,8 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   ** without GROUP BY. */
   if( pPlan->nKey==0 ){
     nBin = 1;                    /* one bin, and no array of bins */
+  }else if( pPlan->nKey>1 && n>0 && eForce!=PAR_GROUP_RADIX ){
+    rc = multiKeyBins(pPlan, pIn, n, nThread, &aBin, &nBin);
   }else if( pPlan->nKey==1 && n>0 && eForce!=PAR_GROUP_RADIX ){
     if( pIn->aCol[0].eStore==PAR_COL_INT ){
       /* An INTEGER key: straight from the values (NULL first, then the
