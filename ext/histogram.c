@@ -65,6 +65,16 @@
 ** buffer the values SQLite hands them row by row and do the same in their
 ** final step.  All counts are integers and every edge is computed on one
 ** thread, so results are identical for any thread count.
+**
+** Memory.  What the functions hold at once counts against
+** par_config('memory_mb') and is checked before it is allocated, with an
+** error "memory limit of N MB exceeded while ...": the input (the
+** extracted column, or a group's values), the edges, the slot counts and
+** the rows; the sorted copy for quantile bins, or par_median's values
+** with the sort's scratch; and the aggregate's JSON text, as it is
+** written.  Each thread's private histogram comes on top: when those do
+** not fit, fewer threads bin (same counts).  Error messages quote an
+** argument up to PAR_HIST_QUOTE_MAX characters.
 */
 #include "batch.h"
 #include "extract.h"
@@ -72,14 +82,26 @@
 #include "histogram.h"
 #include "quantile.h"
 
+#include <assert.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Most bins one histogram may have. */
+/* Most bins one histogram may have (bins = n, or n+1 edges). */
 #define PAR_HIST_MAX_BINS (1 << 20)
+
+/* Most characters of an argument an error message quotes: a longer one
+** is cut to its first PAR_HIST_QUOTE_MAX-3 characters and "...". */
+#define PAR_HIST_QUOTE_MAX 80
+
+/* Bytes of one object of the aggregate's JSON: at least those of
+** {"bin":0,"lo":0.0,"hi":0.0,"count":0,"cumulative":0,"fraction":0.0,
+** "kind":"bin"}; at most those with three reals of 39 characters
+** (parFmtReal's buffers), three integers of 20 and the longest kind. */
+#define PAR_HIST_JSON_ROW_MIN 80
+#define PAR_HIST_JSON_ROW_MAX 320
 
 /* How the edges are chosen. */
 #define PAR_HIST_RANGE    0   /* equal width over the input's min..max */
@@ -156,9 +178,136 @@ static void parHistSpecClear(ParHistSpec *p){
   memset(p, 0, sizeof(*p));
 }
 
+/* The bytes *pSpec holds. */
+static sqlite3_int64 parHistSpecBytes(const ParHistSpec *pSpec){
+  return pSpec->aEdge ? (sqlite3_int64)sizeof(double) * ((sqlite3_int64)pSpec->nBin + 1) : 0;
+}
+
 static void parHistOutClear(ParHistOut *p){
   sqlite3_free(p->aRow);
   memset(p, 0, sizeof(*p));
+}
+
+/* The message for going over memory_mb while doing zWhile, in zFunc. */
+static char *parHistMemError(const ParContext *pCtx, const char *zFunc, const char *zWhile){
+  return sqlite3_mprintf("%s: memory limit of %lld MB exceeded while %s "
+                         "(see par_config('memory_mb'))", zFunc,
+                         parMemLimit(pCtx)/(1024*1024), zWhile);
+}
+
+/* The bytes left under memory_mb when nUsed are held, for parBufPush():
+** -1 without a limit. */
+static sqlite3_int64 parHistRoom(const ParContext *pCtx, sqlite3_int64 nUsed){
+  sqlite3_int64 mx = parMemLimit(pCtx);
+  if( mx<=0 ) return -1;
+  return nUsed<mx ? mx - nUsed : 0;
+}
+
+/* Is there room under memory_mb for nByte bytes, all that the function
+** holds at once (its input included)?  Else *pzErr, before any of it is
+** allocated, and SQLITE_ERROR (SQLITE_FULL would roll back the caller's
+** transaction).  A limit of 0 is none. */
+static int parHistFits(const ParContext *pCtx, double nByte, const char *zWhile,
+                       char **pzErr){
+  sqlite3_int64 mx = parMemLimit(pCtx);
+  if( mx>0 && nByte > (double)mx ){
+    *pzErr = parHistMemError(pCtx, "par_histogram", zWhile);
+    return SQLITE_ERROR;
+  }
+  return SQLITE_OK;
+}
+
+static int parIsSpace(char c){
+  return c==' ' || c=='\t' || c=='\n' || c=='\r';
+}
+
+/* Where to cut the n bytes at z when quoting them: the bytes of their
+** first PAR_HIST_QUOTE_MAX-3 characters (UTF-8) when there are more than
+** PAR_HIST_QUOTE_MAX characters, else -1 (quote them whole). */
+static int parHistCutAt(const char *z, size_t n){
+  size_t i;
+  int nChar = 0, iCut = 0;
+  for(i=0; i<n; i++){
+    if( ((unsigned char)z[i] & 0xc0)==0x80 ) continue;   /* inside a character */
+    if( nChar==PAR_HIST_QUOTE_MAX-3 ) iCut = (int)i;
+    if( nChar==PAR_HIST_QUOTE_MAX ) return iCut;
+    nChar++;
+  }
+  return -1;
+}
+
+/* Append the n bytes at z to pStr, cut as parHistCutAt() says. */
+static void parHistAppendCut(sqlite3_str *pStr, const char *z, size_t n){
+  int k = parHistCutAt(z, n);
+  if( k<0 ){
+    sqlite3_str_append(pStr, z, (int)n);
+  }else{
+    sqlite3_str_append(pStr, z, k);
+    sqlite3_str_appendall(pStr, "...");
+  }
+}
+
+/* "par_histogram: " and zMsg, a message from elsewhere (SQLite, the
+** extraction) that may quote the source or the column (zSource, zCol;
+** either may be NULL) whole, or a name or token from inside a SELECT:
+** those are cut, and so is every other run of text without a space and
+** every text in double quotes (SQLite's near "...": syntax error) that is
+** too long.  The result comes from sqlite3_malloc. */
+static char *parHistErrMsg(const char *zMsg, const char *zSource, const char *zCol){
+  const char *azArg[2], *zEnd;
+  size_t anArg[2], i = 0, iWord = 0;
+  int a;
+  sqlite3_str *pStr = sqlite3_str_new(0);
+  azArg[0] = zSource;
+  azArg[1] = zCol;
+  for(a=0; a<2; a++){
+    anArg[a] = azArg[a] ? strlen(azArg[a]) : 0;
+    if( parHistCutAt(azArg[a], anArg[a])<0 ) anArg[a] = 0;   /* short: never cut */
+  }
+  sqlite3_str_appendall(pStr, "par_histogram: ");
+  for(;;){
+    if( i==iWord && zMsg[i]=='"' && (zEnd = strrchr(&zMsg[i+1], '"'))!=0 ){
+      /* Up to the last '"': a token may hold spaces and quotes. */
+      sqlite3_str_appendchar(pStr, 1, '"');
+      parHistAppendCut(pStr, &zMsg[i+1], (size_t)(zEnd - &zMsg[i+1]));
+      i = iWord = (size_t)(zEnd - zMsg);     /* the '"' starts the next word */
+      continue;
+    }
+    for(a=0; a<2; a++){
+      if( anArg[a] && strncmp(&zMsg[i], azArg[a], anArg[a])==0 ) break;
+    }
+    if( a<2 || zMsg[i]==0 || parIsSpace(zMsg[i]) ){
+      /* The word before, then the argument or the space. */
+      parHistAppendCut(pStr, &zMsg[iWord], i - iWord);
+      if( zMsg[i]==0 ) break;
+      if( a<2 ){
+        parHistAppendCut(pStr, azArg[a], anArg[a]);
+        i += anArg[a];
+      }else{
+        sqlite3_str_appendchar(pStr, 1, zMsg[i++]);
+      }
+      iWord = i;
+    }else{
+      i++;
+    }
+  }
+  return sqlite3_str_finish(pStr);
+}
+
+/* The text zArg as an error message quotes it (sqlite3_malloc). */
+static char *parHistQuote(const char *zArg){
+  sqlite3_str *pStr = sqlite3_str_new(0);
+  parHistAppendCut(pStr, zArg, strlen(zArg));
+  return sqlite3_str_finish(pStr);
+}
+
+/* A function argument as an error message quotes it: parArgText(), cut
+** (sqlite3_malloc). */
+static char *parHistArgText(sqlite3_value *pVal){
+  char *z = parArgText(pVal);
+  int k = z ? parHistCutAt(z, strlen(z)) : -1;
+  if( k>=0 ) memcpy(&z[k], "...", 4);   /* the cut-off text had room */
+  return z;
 }
 
 /* A double as text that reads back as the same double, in the C locale:
@@ -227,14 +376,37 @@ static int parJsonNumber(const char *z, int *pi, double *pR){
   return 0;
 }
 
-static int parIsSpace(char c){
-  return c==' ' || c=='\t' || c=='\n' || c=='\r';
+/* Append nElem elements of sz bytes from pElem at *pa (count *pn,
+** allocated *pnAlloc), growing it to at most mxMem bytes (no limit when
+** mxMem < 0).  Returns SQLITE_OK, SQLITE_NOMEM or SQLITE_TOOBIG (over
+** mxMem: nothing appended). */
+static int parBufPush(void **pa, sqlite3_int64 *pn, sqlite3_int64 *pnAlloc, size_t sz,
+                      const void *pElem, sqlite3_int64 nElem, sqlite3_int64 mxMem){
+  if( *pn + nElem > *pnAlloc ){
+    sqlite3_int64 nNew = *pnAlloc ? *pnAlloc * 2 : 256;
+    void *aNew;
+    if( nNew < *pn + nElem ) nNew = *pn + nElem;
+    if( mxMem>=0 && nNew * (sqlite3_int64)sz > mxMem ){
+      nNew = mxMem / (sqlite3_int64)sz;
+      if( nNew < *pn + nElem ) return SQLITE_TOOBIG;
+    }
+    aNew = sqlite3_realloc64(*pa, (sqlite3_uint64)nNew * sz);
+    if( aNew==0 ) return SQLITE_NOMEM;
+    *pa = aNew;
+    *pnAlloc = nNew;
+  }
+  memcpy((char*)*pa + (size_t)*pn * sz, pElem, (size_t)nElem * sz);
+  *pn += nElem;
+  return SQLITE_OK;
 }
 
-/* The edges of requirement (4) from the JSON array zJson into pSpec. */
-static int parHistParseEdges(const char *zJson, ParHistSpec *pSpec, char **pzErr){
+/* The edges of requirement (4) from the JSON array zJson into pSpec,
+** within PAR_HIST_MAX_BINS bins and memory_mb. */
+static int parHistParseEdges(const ParContext *pCtx, const char *zJson, ParHistSpec *pSpec,
+                             char **pzErr){
   double *aEdge = 0;
-  int nEdge = 0, nAlloc = 0, i = 0;
+  sqlite3_int64 nEdge = 0, nAlloc = 0;
+  int i = 0, rc;
   while( parIsSpace(zJson[i]) ) i++;
   if( zJson[i]!='[' ) goto malformed;
   i++;
@@ -243,31 +415,32 @@ static int parHistParseEdges(const char *zJson, ParHistSpec *pSpec, char **pzErr
     for(;;){
       double r;
       if( parJsonNumber(zJson, &i, &r) ) goto malformed;
-      if( nEdge>=nAlloc ){
-        double *aNew;
-        if( nEdge>PAR_HIST_MAX_BINS ){
-          *pzErr = sqlite3_mprintf("par_histogram: at most %d edges", PAR_HIST_MAX_BINS + 1);
-          goto error;
-        }
-        nAlloc = nAlloc ? nAlloc*2 : 16;
-        aNew = sqlite3_realloc64(aEdge, sizeof(double)*(sqlite3_uint64)nAlloc);
-        if( aNew==0 ) goto nomem;
-        aEdge = aNew;
+      /* n+1 edges are n bins: the limit of bins = n holds here too. */
+      if( nEdge>PAR_HIST_MAX_BINS ){
+        *pzErr = sqlite3_mprintf("par_histogram: a JSON array of edges may have at most "
+                                 "%d edges (%d bins)", PAR_HIST_MAX_BINS + 1,
+                                 PAR_HIST_MAX_BINS);
+        goto error;
       }
       if( !isfinite(r) ){
-        *pzErr = sqlite3_mprintf("par_histogram: edge %d is not a finite number", nEdge);
+        *pzErr = sqlite3_mprintf("par_histogram: edge %lld is not a finite number", nEdge);
         goto error;
       }
       if( nEdge>0 && !(r > aEdge[nEdge-1]) ){
         char zA[40], zB[40];
         parFmtReal(r, zA, sizeof(zA));
         parFmtReal(aEdge[nEdge-1], zB, sizeof(zB));
-        *pzErr = sqlite3_mprintf("par_histogram: edges must be increasing, but edge %d "
-                                 "(%s) is not greater than edge %d (%s)", nEdge, zA,
+        *pzErr = sqlite3_mprintf("par_histogram: edges must be increasing, but edge %lld "
+                                 "(%s) is not greater than edge %lld (%s)", nEdge, zA,
                                  nEdge-1, zB);
         goto error;
       }
-      aEdge[nEdge++] = r;
+      rc = parBufPush((void**)&aEdge, &nEdge, &nAlloc, sizeof(r), &r, 1,
+                      parHistRoom(pCtx, 0));
+      if( rc==SQLITE_TOOBIG ){
+        *pzErr = parHistMemError(pCtx, "par_histogram", "reading the edges");
+      }
+      if( rc ) goto error;
       while( parIsSpace(zJson[i]) ) i++;
       if( zJson[i]==']' ) break;
       if( zJson[i]!=',' ) goto malformed;
@@ -279,8 +452,10 @@ static int parHistParseEdges(const char *zJson, ParHistSpec *pSpec, char **pzErr
   while( parIsSpace(zJson[i]) ) i++;
   if( zJson[i] ) goto malformed;
   if( nEdge<2 ){
+    char *zArg = parHistQuote(zJson);
     *pzErr = sqlite3_mprintf("par_histogram: a JSON array of edges needs at least two "
-                             "numbers (one bin): %s", zJson);
+                             "numbers (one bin): %s", zArg ? zArg : "");
+    sqlite3_free(zArg);
     goto error;
   }
   pSpec->eMode = PAR_HIST_EDGES;
@@ -288,13 +463,12 @@ static int parHistParseEdges(const char *zJson, ParHistSpec *pSpec, char **pzErr
   pSpec->aEdge = aEdge;
   return SQLITE_OK;
 
-malformed:
-  *pzErr = sqlite3_mprintf("par_histogram: bins is not a JSON array of numbers "
-                           "(error at character %d): %s", i, zJson);
-  goto error;
-nomem:
-  sqlite3_free(aEdge);
-  return SQLITE_NOMEM;
+malformed: {
+    char *zArg = parHistQuote(zJson);
+    *pzErr = sqlite3_mprintf("par_histogram: bins is not a JSON array of numbers "
+                             "(error at character %d): %s", i, zArg ? zArg : "");
+    sqlite3_free(zArg);
+  }
 error:
   sqlite3_free(aEdge);
   return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
@@ -315,7 +489,7 @@ static int parHistRangeArg(sqlite3_value *pVal, const char *zName, double *pR,
     *pR = sqlite3_value_double(pVal);
   }
   if( eType!=SQLITE_INTEGER && eType!=SQLITE_FLOAT ){
-    char *zArg = parArgText(pVal);
+    char *zArg = parHistArgText(pVal);
     *pzErr = sqlite3_mprintf("par_histogram: %s must be a number, not %s", zName,
                              zArg ? zArg : "that");
     sqlite3_free(zArg);
@@ -330,8 +504,8 @@ static int parHistRangeArg(sqlite3_value *pVal, const char *zName, double *pR,
 
 /* Parse bins and the optional pA4, pA5 (NULL pointers when absent) into
 ** *pSpec: requirements (3) to (5). */
-static int parHistParseSpec(sqlite3_value *pBins, sqlite3_value *pA4, sqlite3_value *pA5,
-                            ParHistSpec *pSpec, char **pzErr){
+static int parHistParseSpec(const ParContext *pCtx, sqlite3_value *pBins, sqlite3_value *pA4,
+                            sqlite3_value *pA5, ParHistSpec *pSpec, char **pzErr){
   int eType = sqlite3_value_type(pBins), rc;
   const char *zBins = parTextArg(pBins);
   memset(pSpec, 0, sizeof(*pSpec));
@@ -344,7 +518,7 @@ static int parHistParseSpec(sqlite3_value *pBins, sqlite3_value *pA4, sqlite3_va
                                  "give no lo, hi or 'quantile'");
         return SQLITE_ERROR;
       }
-      return parHistParseEdges(zBins, pSpec, pzErr);
+      return parHistParseEdges(pCtx, zBins, pSpec, pzErr);
     }
   }
   {
@@ -357,7 +531,7 @@ static int parHistParseSpec(sqlite3_value *pBins, sqlite3_value *pA4, sqlite3_va
     sqlite3_value_free(pDup);
     if( (eType!=SQLITE_INTEGER && eType!=SQLITE_FLOAT) || r!=floor(r)
      || r<1 || r>PAR_HIST_MAX_BINS ){
-      char *zArg = parArgText(pBins);
+      char *zArg = parHistArgText(pBins);
       *pzErr = sqlite3_mprintf("par_histogram: bins must be an integer from 1 to %d "
                                "or a JSON array of edges, not %s", PAR_HIST_MAX_BINS,
                                zArg ? zArg : "that");
@@ -379,7 +553,7 @@ static int parHistParseSpec(sqlite3_value *pBins, sqlite3_value *pA4, sqlite3_va
     return SQLITE_OK;
   }
   if( pA5==0 ){
-    char *zArg = parArgText(pA4);
+    char *zArg = parHistArgText(pA4);
     *pzErr = sqlite3_mprintf("par_histogram: after bins give lo and hi, or 'quantile', "
                              "not only %s", zArg ? zArg : "one argument");
     sqlite3_free(zArg);
@@ -400,21 +574,19 @@ static int parHistParseSpec(sqlite3_value *pBins, sqlite3_value *pA4, sqlite3_va
 }
 
 /* The edges of a 'quantile' histogram, requirement (5): the finite
-** numbers, integers rounded down, sorted; edge b at offset b*N/n. */
-static int parHistQuantileEdges(const ParHistData *pD, uint64_t nFinite, double rTop,
-                                uint32_t nBin, sqlite3_int64 mxMem, int nThread,
+** numbers, integers rounded down, sorted; edge b at offset b*N/n.  The
+** sorted copy and the sort's scratch (16 bytes a number) come on top of
+** the nHeld bytes held already. */
+static int parHistQuantileEdges(ParContext *pCtx, const ParHistData *pD, uint64_t nFinite,
+                                double rTop, uint32_t nBin, double nHeld, int nThread,
                                 double *aEdge, char **pzErr){
   double *aSorted;       /* the finite numbers, owned here */
   size_t i, j = 0;
   uint32_t b;
   int rc;
-  if( (sqlite3_int64)nFinite > mxMem / 16 ){
-    *pzErr = sqlite3_mprintf("par_histogram: quantile bins over %llu numbers need %lld "
-                             "MiB of working memory, more than memory_mb allows",
-                             (unsigned long long)nFinite,
-                             (sqlite3_int64)(nFinite * 16 >> 20) + 1);
-    return SQLITE_ERROR;
-  }
+  rc = parHistFits(pCtx, nHeld + 16.0*(double)nFinite, "sorting the numbers for quantile "
+                   "bins", pzErr);
+  if( rc ) return rc;
   aSorted = sqlite3_malloc64(sizeof(double) * (nFinite ? nFinite : 1));
   if( aSorted==0 ) return SQLITE_NOMEM;
   for(i=0; i<pD->nReal; i++){
@@ -438,23 +610,44 @@ static int parHistQuantileEdges(const ParHistData *pD, uint64_t nFinite, double 
   return SQLITE_OK;
 }
 
+/* The bytes of the private histograms of nSlot slots that binning pD on
+** nThread threads makes (histogram.h): one per thread of each kernel
+** that starts several, the larger of the two (they run one after the
+** other). */
+static double parHistPrivBytes(const ParHistData *pD, size_t nSlot, int nThread){
+  int ntR = px_threads_for(px_nblocks(pD->nReal), nThread);
+  int ntI = px_threads_for(px_nblocks(pD->nInt), nThread);
+  int nt = ntR>ntI ? ntR : ntI;
+  return nt>1 ? (double)nt * (double)nSlot * sizeof(uint64_t) : 0.0;
+}
+
 /* Compute the histogram of *pD under *pSpec into *pOut: requirements (1)
-** to (6). */
+** to (6).  The caller holds nHeld bytes meanwhile (input, spec); with
+** them, every array made here is checked against memory_mb before it is
+** made: the edges, the slot counts, the rows and each thread's private
+** histogram (fewer threads when those do not fit: the counts are the
+** same for any number). */
 static int parHistCompute(ParContext *pCtx, const ParHistSpec *pSpec, const ParHistData *pD,
-                          ParHistOut *pOut, char **pzErr){
+                          double nHeld, ParHistOut *pOut, char **pzErr){
   static const double aNoEdge[2] = { 0.0, 0.0 };
   double *aEdge = 0;           /* nBin+1 edges (owned) */
   uint64_t *aCount = 0;        /* slot counts, PX_HIST_SLOTS(nBin) (owned) */
   uint64_t *aTmp = 0;          /* the integers' slot counts (owned) */
   const double *aUse;
   uint32_t nBin = pSpec->nBin, nUse, b;
-  size_t s, nSlot;
+  size_t s, nSlot, nRowMax;
   sqlite3_int64 nNull = pD->nNull, nCum = 0, nRow = 0;
   int nThread = parThreadsFor(pCtx, (sqlite3_int64)(pD->nReal + pD->nInt));
+  int nBinThread;               /* threads for the kernels that bin */
   int rc = SQLITE_OK, bBins = 1;
-  ParHistRow *aRow;
+  sqlite3_int64 mx = parMemLimit(pCtx);
+  double nNeed;
+  ParHistRow *aRow = 0;
 
   memset(pOut, 0, sizeof(*pOut));
+  nHeld += sizeof(double) * ((double)nBin + 1);
+  rc = parHistFits(pCtx, nHeld, "binning", pzErr);
+  if( rc ) return rc;
   aEdge = sqlite3_malloc64(sizeof(double) * ((sqlite3_uint64)nBin + 1));
   if( aEdge==0 ) return SQLITE_NOMEM;
   if( pSpec->eMode==PAR_HIST_FIXED ){
@@ -473,8 +666,8 @@ static int parHistCompute(ParContext *pCtx, const ParHistSpec *pSpec, const ParH
       lo = nI==0 ? mnR : nR==0 ? px_f64_below_i64(mnI) : fmin(mnR, px_f64_below_i64(mnI));
       hi = nI==0 ? mxR : nR==0 ? px_f64_above_i64(mxI) : fmax(mxR, px_f64_above_i64(mxI));
       if( pSpec->eMode==PAR_HIST_QUANTILE ){
-        rc = parHistQuantileEdges(pD, nR + nI, hi, nBin, parMemLimit(pCtx), nThread,
-                                  aEdge, pzErr);
+        rc = parHistQuantileEdges(pCtx, pD, nR + nI, hi, nBin, nHeld, nThread, aEdge,
+                                  pzErr);
       }else{
         px_edges_uniform(lo, hi, nBin, aEdge);
       }
@@ -486,26 +679,34 @@ static int parHistCompute(ParContext *pCtx, const ParHistSpec *pSpec, const ParH
   aUse = bBins ? aEdge : aNoEdge;
   nUse = bBins ? nBin : 1;
   nSlot = PX_HIST_SLOTS(nUse);
+  nRowMax = (bBins ? (size_t)nBin : 0) + 4;     /* null, under, bins, over, other */
+  nNeed = nHeld + 2.0 * sizeof(uint64_t) * (double)nSlot
+        + sizeof(ParHistRow) * (double)nRowMax;
+  if( rc==SQLITE_OK ) rc = parHistFits(pCtx, nNeed, "binning", pzErr);
   if( rc==SQLITE_OK ){
     aCount = sqlite3_malloc64(sizeof(uint64_t) * nSlot);
     aTmp = sqlite3_malloc64(sizeof(uint64_t) * nSlot);
-    if( aCount==0 || aTmp==0 ) rc = SQLITE_NOMEM;
-  }
-  if( rc==SQLITE_OK ){
-    px_histogram_f64(pD->aReal, pD->aRealSkip, pD->nReal, aUse, nUse, aCount, nThread);
-    px_histogram_i64(pD->aInt, pD->aIntSkip, pD->nInt, aUse, nUse, aTmp, nThread);
-    for(s=0; s<nSlot; s++) aCount[s] += aTmp[s];
-    nNull += (sqlite3_int64)aCount[nUse + 2];    /* NaN is NULL to SQLite */
-    aRow = sqlite3_malloc64(sizeof(ParHistRow) * ((sqlite3_uint64)nBin + 4));
-    if( aRow==0 ) rc = SQLITE_NOMEM;
+    aRow = sqlite3_malloc64(sizeof(ParHistRow) * nRowMax);
+    if( aCount==0 || aTmp==0 || aRow==0 ) rc = SQLITE_NOMEM;
   }
   if( rc ){
     sqlite3_free(aEdge);
     sqlite3_free(aCount);
     sqlite3_free(aTmp);
+    sqlite3_free(aRow);
     return rc;
   }
-  memset(aRow, 0, sizeof(ParHistRow) * ((size_t)nBin + 4));
+  /* Each thread's private histogram comes on top: as many threads as fit. */
+  nBinThread = nThread;
+  while( mx>0 && nBinThread>1
+      && nNeed + parHistPrivBytes(pD, nSlot, nBinThread) > (double)mx ){
+    nBinThread--;
+  }
+  px_histogram_f64(pD->aReal, pD->aRealSkip, pD->nReal, aUse, nUse, aCount, nBinThread);
+  px_histogram_i64(pD->aInt, pD->aIntSkip, pD->nInt, aUse, nUse, aTmp, nBinThread);
+  for(s=0; s<nSlot; s++) aCount[s] += aTmp[s];
+  nNull += (sqlite3_int64)aCount[nUse + 2];    /* NaN is NULL to SQLite */
+  memset(aRow, 0, sizeof(ParHistRow) * nRowMax);
   /* Rows in SQLite's order of their values (6). */
   if( nNull ){
     aRow[nRow].eKind = PAR_KIND_NULL;
@@ -564,15 +765,26 @@ static void parHistRowResult(const ParHistOut *pOut, const ParHistRow *r, int iC
   }
 }
 
-/* The rows of pOut as a JSON array of objects (the aggregate's result). */
-static char *parHistJson(const ParHistOut *pOut){
-  sqlite3_str *pStr = sqlite3_str_new(0);
-  sqlite3_int64 i;
+/* The rows of pOut as a JSON array of objects (the aggregate's result),
+** in *pzJson (sqlite3_malloc: *pnJson bytes and a 0).  The text may take
+** at most mxByte bytes (no limit when mxByte < 0): the least it can take
+** is checked first, then each row before it is added.  Returns SQLITE_OK,
+** SQLITE_NOMEM or SQLITE_TOOBIG (more than mxByte: nothing returned). */
+static int parHistJson(const ParHistOut *pOut, sqlite3_int64 mxByte, char **pzJson,
+                       sqlite3_int64 *pnJson){
+  char *zJson = 0;
+  sqlite3_int64 nJson = 0, nAlloc = 0, i;
+  int rc = SQLITE_OK;
   char zA[40], zB[40], zF[40];
-  sqlite3_str_appendchar(pStr, 1, '[');
-  for(i=0; i<pOut->nRow; i++){
+  *pzJson = 0;
+  *pnJson = 0;
+  if( mxByte>=0 && pOut->nRow*(PAR_HIST_JSON_ROW_MIN + 1) + 2 > mxByte ){
+    return SQLITE_TOOBIG;
+  }
+  for(i=0; rc==SQLITE_OK && i<pOut->nRow; i++){
     const ParHistRow *r = &pOut->aRow[i];
-    char zBin[24];
+    char zBin[24], zObj[PAR_HIST_JSON_ROW_MAX + 4];
+    int n;
     if( r->bLo ) parFmtReal(r->lo, zA, sizeof(zA)); else memcpy(zA, "null", 5);
     if( r->bHi ) parFmtReal(r->hi, zB, sizeof(zB)); else memcpy(zB, "null", 5);
     if( pOut->nTotal ){
@@ -582,13 +794,25 @@ static char *parHistJson(const ParHistOut *pOut){
     }
     if( r->eKind==PAR_KIND_BIN ) snprintf(zBin, sizeof(zBin), "%lld", r->iBin);
     else memcpy(zBin, "null", 5);
-    sqlite3_str_appendf(pStr, "%s{\"bin\":%s,\"lo\":%s,\"hi\":%s,\"count\":%lld,"
-                        "\"cumulative\":%lld,\"fraction\":%s,\"kind\":\"%s\"}",
-                        i ? "," : "", zBin, zA, zB, r->nCount, r->nCum, zF,
-                        azKind[r->eKind]);
+    /* The object with the '[' or ',' before it, and "]" after the last. */
+    n = snprintf(zObj, sizeof(zObj), "%c{\"bin\":%s,\"lo\":%s,\"hi\":%s,\"count\":%lld,"
+                 "\"cumulative\":%lld,\"fraction\":%s,\"kind\":\"%s\"}%s",
+                 i ? ',' : '[', zBin, zA, zB, r->nCount, r->nCum, zF, azKind[r->eKind],
+                 i==pOut->nRow-1 ? "]" : "");
+    assert( n>0 && n<(int)sizeof(zObj) );
+    rc = parBufPush((void**)&zJson, &nJson, &nAlloc, 1, zObj, n, mxByte);
   }
-  sqlite3_str_appendchar(pStr, 1, ']');
-  return sqlite3_str_finish(pStr);
+  if( rc==SQLITE_OK && pOut->nRow==0 ){
+    rc = parBufPush((void**)&zJson, &nJson, &nAlloc, 1, "[]", 2, mxByte);
+  }
+  if( rc==SQLITE_OK ) rc = parBufPush((void**)&zJson, &nJson, &nAlloc, 1, "", 1, mxByte);
+  if( rc ){
+    sqlite3_free(zJson);
+    return rc;
+  }
+  *pzJson = zJson;
+  *pnJson = nJson - 1;
+  return SQLITE_OK;
 }
 
 /* An identifier quoted with backticks: never read as a string literal,
@@ -653,7 +877,7 @@ static int parHistSourceSql(sqlite3 *db, const char *zSource, const char *zCol,
     char *zErr = 0;
     rc = parPrepareSelect(db, zSource, 0, &zErr);
     if( rc ){
-      *pzErr = sqlite3_mprintf("par_histogram: %s", zErr ? zErr : sqlite3_errstr(rc));
+      *pzErr = parHistErrMsg(zErr ? zErr : sqlite3_errstr(rc), zSource, zCol);
       sqlite3_free(zErr);
     }
     /* A newline ends a trailing -- comment before the parenthesis. */
@@ -672,10 +896,13 @@ static int parHistSourceSql(sqlite3 *db, const char *zSource, const char *zCol,
         char *zErr = 0;
         rc = SQLITE_ERROR;
         if( !bName && parPrepareSelect(db, zSource, 0, &zErr)!=SQLITE_OK && zErr ){
-          *pzErr = sqlite3_mprintf("par_histogram: %s", zErr);
+          *pzErr = parHistErrMsg(zErr, zSource, zCol);
         }else{
+          char *zArg = parHistQuote(zSource);
           *pzErr = sqlite3_mprintf("par_histogram: no such table: %s (the source must "
-                                   "be a table name or a SELECT statement)", zSource);
+                                   "be a table name or a SELECT statement)",
+                                   zArg ? zArg : "");
+          sqlite3_free(zArg);
         }
         sqlite3_free(zErr);
       }
@@ -705,6 +932,7 @@ static int parHistRun(ParHist *pTab, const char *zSource, const char *zCol,
   char *zCols = 0, *zFrom = 0, *zSql = 0, *zErr = 0, *zWhy = 0;
   ParPlan plan;           /* just the extraction part of a plan */
   ParStamp stamp;
+  double nHeld;           /* bytes held while binning: input, split, spec */
   int rc, eMode;
 
   /* The versions a serial read is kept in the cache under, taken before
@@ -727,11 +955,12 @@ static int parHistRun(ParHist *pTab, const char *zSource, const char *zCol,
   sqlite3_free(zFrom);
   sqlite3_free(zSql);
   if( rc ){
-    *pzErr = sqlite3_mprintf("par_histogram: %s", zErr ? zErr : sqlite3_errstr(rc));
+    *pzErr = parHistErrMsg(zErr ? zErr : sqlite3_errstr(rc), zSource, zCol);
     sqlite3_free(zErr);
     return rc;
   }
   memset(&d, 0, sizeof(d));
+  nHeld = (double)(parBatchBytes(pB) + parHistSpecBytes(pSpec));
   pCol = &pB->aCol[0];
   d.nNull = pCol->nNull;
   switch( pCol->eStore ){
@@ -751,6 +980,10 @@ static int parHistRun(ParHist *pTab, const char *zSource, const char *zCol,
     case PAR_COL_MIXED: {
       /* Split the numbers by type; the rest is NULL or other. */
       sqlite3_int64 i;
+      double nSplit = 16.0 * ((double)pB->nRow + 1);
+      rc = parHistFits(pTab->pCtx, nHeld + nSplit, "binning", pzErr);
+      if( rc ) break;
+      nHeld += nSplit;
       aReal = sqlite3_malloc64(sizeof(double) * (pB->nRow + 1));
       aInt = sqlite3_malloc64(sizeof(int64_t) * (pB->nRow + 1));
       if( aReal==0 || aInt==0 ){
@@ -778,7 +1011,7 @@ static int parHistRun(ParHist *pTab, const char *zSource, const char *zCol,
     /* An interrupt stops the sort of quantile bins (parext.h). */
     ParStop stop;
     parStopBegin(pTab->db, &stop);
-    rc = parHistCompute(pTab->pCtx, pSpec, &d, pOut, pzErr);
+    rc = parHistCompute(pTab->pCtx, pSpec, &d, nHeld, pOut, pzErr);
     parStopEnd(&stop);
   }
   sqlite3_free(aReal);
@@ -900,13 +1133,16 @@ static int parHistFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxSt
     zErr = sqlite3_mprintf("par_histogram: the column must be a column name");
     rc = SQLITE_ERROR;
   }else{
-    rc = parHistParseSpec(pCur->apArg[2], pCur->apArg[3], pCur->apArg[4], &spec, &zErr);
+    rc = parHistParseSpec(pTab->pCtx, pCur->apArg[2], pCur->apArg[3], pCur->apArg[4],
+                          &spec, &zErr);
   }
   if( rc==SQLITE_OK ) rc = parHistRun(pTab, zSource, zCol, &spec, &pCur->out, &zErr);
   parHistSpecClear(&spec);
   if( rc ){
     parHistSetError(&pTab->base, zErr ? zErr : sqlite3_mprintf("%s", sqlite3_errstr(rc)));
-    return rc;
+    /* SQLITE_FULL (the extraction over memory_mb) would make SQLite roll
+    ** back the caller's transaction, as for SQLITE_NOMEM: it is an error. */
+    return rc==SQLITE_FULL ? SQLITE_ERROR : rc;
   }
   return SQLITE_OK;
 }
@@ -989,28 +1225,6 @@ static int parValueSame(sqlite3_value *a, sqlite3_value *b){
   }
 }
 
-/* Append one element of sz bytes at *pa (count *pn, allocated *pnAlloc),
-** growing it within the memory limit.  Returns SQLITE_OK, SQLITE_NOMEM or
-** SQLITE_TOOBIG (over the limit). */
-static int parBufPush(void **pa, sqlite3_int64 *pn, sqlite3_int64 *pnAlloc, size_t sz,
-                      const void *pElem, sqlite3_int64 mxMem){
-  if( *pn>=*pnAlloc ){
-    sqlite3_int64 nNew = *pnAlloc ? *pnAlloc * 2 : 256;
-    void *aNew;
-    if( nNew * (sqlite3_int64)sz > mxMem ){
-      nNew = mxMem / (sqlite3_int64)sz;
-      if( nNew<=*pn ) return SQLITE_TOOBIG;
-    }
-    aNew = sqlite3_realloc64(*pa, (sqlite3_uint64)nNew * sz);
-    if( aNew==0 ) return SQLITE_NOMEM;
-    *pa = aNew;
-    *pnAlloc = nNew;
-  }
-  memcpy((char*)*pa + (size_t)*pn * sz, pElem, sz);
-  (*pn)++;
-  return SQLITE_OK;
-}
-
 static void parHistAggStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   ParContext *pCtx = (ParContext*)sqlite3_user_data(ctx);
   ParHistAgg *p = sqlite3_aggregate_context(ctx, sizeof(*p));
@@ -1019,7 +1233,7 @@ static void parHistAggStep(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if( !p->bInit ){
     char *zErr = 0;
     p->bInit = 1;
-    rc = parHistParseSpec(argv[1], argc>2 ? argv[2] : 0, argc>3 ? argv[3] : 0,
+    rc = parHistParseSpec(pCtx, argv[1], argc>2 ? argv[2] : 0, argc>3 ? argv[3] : 0,
                           &p->spec, &zErr);
     if( rc ){
       p->bFailed = 1;
@@ -1044,19 +1258,22 @@ static void parHistAggStep(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     }
   }
   if( rc==SQLITE_OK ){
-    sqlite3_int64 mxMem = parMemLimit(pCtx);
+    /* The group's values, with its edges, within memory_mb. */
+    sqlite3_int64 nSpec = parHistSpecBytes(&p->spec);
     switch( sqlite3_value_type(argv[0]) ){
       case SQLITE_NULL:
         p->nNull++;
         break;
       case SQLITE_INTEGER: {
         int64_t v = sqlite3_value_int64(argv[0]);
-        rc = parBufPush((void**)&p->aInt, &p->nInt, &p->nIntAlloc, sizeof(v), &v, mxMem);
+        rc = parBufPush((void**)&p->aInt, &p->nInt, &p->nIntAlloc, sizeof(v), &v, 1,
+                        parHistRoom(pCtx, nSpec + 8*p->nRealAlloc));
         break;
       }
       case SQLITE_FLOAT: {
         double v = sqlite3_value_double(argv[0]);
-        rc = parBufPush((void**)&p->aReal, &p->nReal, &p->nRealAlloc, sizeof(v), &v, mxMem);
+        rc = parBufPush((void**)&p->aReal, &p->nReal, &p->nRealAlloc, sizeof(v), &v, 1,
+                        parHistRoom(pCtx, nSpec + 8*p->nIntAlloc));
         break;
       }
       default:
@@ -1067,8 +1284,10 @@ static void parHistAggStep(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if( rc ){
     p->bFailed = 1;
     if( rc==SQLITE_TOOBIG ){
-      sqlite3_result_error(ctx, "par_histogram: the values of one group need more "
-                           "memory than memory_mb allows", -1);
+      char *zErr = parHistMemError(pCtx, "par_histogram", "buffering the values of a group");
+      if( zErr ) sqlite3_result_error(ctx, zErr, -1);
+      else sqlite3_result_error_nomem(ctx);
+      sqlite3_free(zErr);
     }else{
       sqlite3_result_error_code(ctx, rc);
     }
@@ -1092,16 +1311,28 @@ static void parHistAggFinal(sqlite3_context *ctx){
     d.nInt = (size_t)p->nInt;
     d.nNull = p->nNull;
     d.nOther = p->nOther;
-    rc = parHistCompute(pCtx, &p->spec, &d, &out, &zErr);
+    rc = parHistCompute(pCtx, &p->spec, &d, (double)(parHistSpecBytes(&p->spec)
+                        + 8*(p->nRealAlloc + p->nIntAlloc)), &out, &zErr);
     if( rc==SQLITE_OK ){
-      char *zJson = parHistJson(&out);
+      /* The values are done with; the rows and the spec stay while the
+      ** JSON is written. */
+      char *zJson = 0;
+      sqlite3_int64 nJson = 0;
+      sqlite3_free(p->aReal);
+      sqlite3_free(p->aInt);
+      p->aReal = 0;
+      p->aInt = 0;
+      rc = parHistJson(&out, parHistRoom(pCtx, parHistSpecBytes(&p->spec)
+                       + (sqlite3_int64)sizeof(ParHistRow)*out.nRow), &zJson, &nJson);
       parHistOutClear(&out);
-      if( zJson ) sqlite3_result_text(ctx, zJson, -1, sqlite3_free);
-      else sqlite3_result_error_nomem(ctx);
-    }else if( zErr ){
-      sqlite3_result_error(ctx, zErr, -1);
-    }else{
-      sqlite3_result_error_code(ctx, rc);
+      if( rc==SQLITE_TOOBIG ){
+        zErr = parHistMemError(pCtx, "par_histogram", "writing the JSON result");
+      }
+      if( rc==SQLITE_OK ) sqlite3_result_text64(ctx, zJson, nJson, sqlite3_free, SQLITE_UTF8);
+    }
+    if( rc!=SQLITE_OK ){
+      if( zErr ) sqlite3_result_error(ctx, zErr, -1);
+      else sqlite3_result_error_code(ctx, rc);
     }
     sqlite3_free(zErr);
   }
@@ -1136,6 +1367,7 @@ static void parPctStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   ParContext *pCtx = (ParContext*)sqlite3_user_data(ctx);
   ParPctile *p;
   double rPct = 0.5, y;
+  sqlite3_int64 mxBuf;
   int eType, rc;
   if( argc==2 ){
     /* p must be a number from 0 to 100. */
@@ -1170,11 +1402,22 @@ static void parPctStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     parPctError(ctx, argc, "Inf input to %s()");
     return;
   }
-  rc = parBufPush((void**)&p->a, &p->n, &p->nAlloc, sizeof(y), &y, parMemLimit(pCtx));
+  /* The values may take half of memory_mb: the sort's scratch, as large,
+  ** takes the other half (quantile.h). */
+  mxBuf = parHistRoom(pCtx, 0);
+  rc = parBufPush((void**)&p->a, &p->n, &p->nAlloc, sizeof(y), &y, 1,
+                  mxBuf<0 ? -1 : mxBuf/2);
   if( rc ){
     p->bFailed = 1;
-    if( rc==SQLITE_TOOBIG ) parPctError(ctx, argc, "%s(): more values than memory_mb allows");
-    else sqlite3_result_error_code(ctx, rc);
+    if( rc==SQLITE_TOOBIG ){
+      char *zErr = parHistMemError(pCtx, argc==1 ? "par_median" : "par_percentile",
+                                   "buffering the values to sort");
+      if( zErr ) sqlite3_result_error(ctx, zErr, -1);
+      else sqlite3_result_error_nomem(ctx);
+      sqlite3_free(zErr);
+    }else{
+      sqlite3_result_error_code(ctx, rc);
+    }
   }
 }
 

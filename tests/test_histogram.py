@@ -608,19 +608,180 @@ def test_not_in_views_or_triggers():
 
 
 def test_memory_limit():
+    """Over memory_mb: an error that leaves an open transaction as it was
+    (the table form's SQLITE_FULL rolled it back)."""
     c = connect()
     c.execute("CREATE TABLE t(x REAL)")
     c.execute("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 300000) "
               "INSERT INTO t SELECT i * 0.5 FROM s")
+    c.execute("INSERT INTO t VALUES(0.25)")   # opens a transaction
+    assert c.in_transaction
     c.execute("SELECT par_config('memory_mb', 1)")
-    msg = expect_error(c, "SELECT * FROM par_histogram('t', 'x', 4)", "par_histogram: ")
-    assert "memory" in msg, msg
-    expect_error(c, "SELECT par_histogram(x, 4) FROM t", "more memory than memory_mb allows")
-    expect_error(c, "SELECT par_median(x) FROM t", "par_median(): more values than memory_mb")
+    fails_cleanly(c, "SELECT * FROM par_histogram('t', 'x', 4)", "par_histogram: " + over_limit(
+        1, "reading rows"))
+    fails_cleanly(c, "SELECT par_histogram(x, 4) FROM t", "par_histogram: " + over_limit(
+        1, "buffering the values of a group"))
+    fails_cleanly(c, "SELECT par_median(x) FROM t", "par_median: " + over_limit(
+        1, "buffering the values to sort"))
     c.execute("SELECT par_config('memory_mb', 1024)")
-    assert sum(r[3] for r in c.execute("SELECT * FROM par_histogram('t', 'x', 4)")) == 300000
+    assert sum(r[3] for r in c.execute("SELECT * FROM par_histogram('t', 'x', 4)")) == 300001
 
 
+def over_limit(mb, what):
+    return "memory limit of %d MB exceeded while %s (see par_config('memory_mb'))" % (mb, what)
+
+
+def snapshot(conn):
+    """What an error must leave unchanged: the schema and every table's rows."""
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                         "ORDER BY name")]
+    return (conn.execute("SELECT * FROM sqlite_master ORDER BY name").fetchall(),
+            [conn.execute("SELECT * FROM %s ORDER BY rowid" % t).fetchall() for t in tables])
+
+
+def fails_cleanly(conn, sql, fragment, params=()):
+    """sql fails with fragment in its message, changes nothing (an open
+    transaction stays open), and the connection answers the next query;
+    returns the message."""
+    before = snapshot(conn), conn.in_transaction
+    msg = expect_error(conn, sql, fragment, params)
+    assert (snapshot(conn), conn.in_transaction) == before, sql
+    assert conn.execute("SELECT count(*) FROM par_histogram('SELECT 1 AS x', 'x', 1)"
+                        ).fetchone()[0] == 1
+    return msg
+
+
+def test_memory_limit_bins():
+    """memory_mb bounds the bins' arrays (edges, counts, rows, each
+    thread's private counts) and the aggregate's JSON, checked before they
+    are made: a 1048576-bin aggregate wrote 120 MB under a 100 MB limit."""
+    c = connect()
+    c.execute("CREATE TABLE t(g, x)")
+    c.executemany("INSERT INTO t VALUES(?, ?)", [(i % 2, i * 0.5) for i in range(1000)])
+    edges = "[%s]" % ", ".join(str(i) for i in range(20001))
+    c.execute("SELECT par_config('memory_mb', 1)")
+    binning = over_limit(1, "binning")
+    for args in ("1048576", "20000", "20000, 0, 1", "20000, 'quantile'", "?"):
+        params = (edges,) if args == "?" else ()
+        fails_cleanly(c, "SELECT * FROM par_histogram('t', 'x', %s)" % args, binning, params)
+        fails_cleanly(c, "SELECT g, par_histogram(x, %s) FROM t GROUP BY g" % args, binning, params)
+    # Under the limit: 10000 bins take about 800 kB as rows of the table
+    # form; as JSON they do not fit, whether the least it could take
+    # (80 bytes an object) is already too much (10000 bins) or only the
+    # text written so far (7000 bins with 17-digit edges).
+    assert c.execute("SELECT count(*) FROM par_histogram('t', 'x', 10000, 0, 0.1)"
+                     ).fetchone()[0] == 10001
+    text = c.execute("SELECT par_histogram(x, 5000, 0, 0.1) FROM t").fetchone()[0]
+    assert len(json.loads(text)) == 5001
+    json_over = over_limit(1, "writing the JSON result")
+    for n in (10000, 7000):
+        fails_cleanly(c, "SELECT par_histogram(x, %d, 0, 0.1) FROM t" % n, json_over)
+    # The issue's case: at 100 MB the bins fit, their JSON (120 MB) not.
+    c.execute("SELECT par_config('memory_mb', 100)")
+    assert c.execute("SELECT count(*) FROM par_histogram('t', 'x', 1048576)"
+                     ).fetchone()[0] == 1048576
+    fails_cleanly(c, "SELECT par_histogram(x, 1048576) FROM t", over_limit(100, "writing the "
+                  "JSON result"))
+    # Private counts per thread that do not fit mean fewer threads, not an
+    # error or another answer: 200000 values and 50000 bins take 5.3 MB,
+    # and 0.4 MB more a thread: under 6 MB they are binned on one.
+    c.execute("CREATE TABLE big(x)")
+    c.execute("WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < 199999) "
+              "INSERT INTO big SELECT (i * 7919) % 100003 FROM s")
+    sql = "SELECT * FROM par_histogram('big', 'x', 50000)"
+    c.execute("SELECT par_config('memory_mb', 1024)")
+    want = at_threads(c, sql)
+    c.execute("SELECT par_config('memory_mb', 6)")
+    assert exact(at_threads(c, sql)) == exact(want)
+    c.execute("SELECT par_config('memory_mb', 5)")
+    fails_cleanly(c, sql, over_limit(5, "binning"))
+
+
+def test_memory_limit_values():
+    """What the values take counts too: a group's INTEGER and REAL values
+    together (each used to have the whole limit), the input with the
+    sorted copy of quantile bins, and par_median's values with the sort's
+    scratch."""
+    c = connect()
+    c.execute("CREATE TABLE t(x)")
+    # 70000 INTEGER and 70000 REAL values: 1.1 MB.
+    c.execute("WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < 139999) "
+              "INSERT INTO t SELECT CASE WHEN i % 2 THEN i ELSE i + 0.5 END FROM s")
+    c.execute("CREATE TABLE r(x REAL)")
+    c.execute("INSERT INTO r SELECT x FROM t LIMIT 50000")
+    c.execute("CREATE TABLE m(x REAL)")
+    c.execute("INSERT INTO m SELECT x FROM t LIMIT 100000")
+    c.execute("SELECT par_config('memory_mb', 1)")
+    fails_cleanly(c, "SELECT par_histogram(x, 4) FROM t", "par_histogram: " + over_limit(
+        1, "buffering the values of a group"))
+    # 50000 numbers (400 kB), sorted into a copy with scratch (800 kB).
+    sorting = over_limit(1, "sorting the numbers for quantile bins")
+    fails_cleanly(c, "SELECT par_histogram(x, 4, 'quantile') FROM r", sorting)
+    fails_cleanly(c, "SELECT * FROM par_histogram('r', 'x', 4, 'quantile')", sorting)
+    assert len(json.loads(c.execute("SELECT par_histogram(x, 4) FROM r").fetchone()[0])) == 4
+    # 100000 values (800 kB) to sort with as much scratch.
+    for f in ("par_median(x)", "par_percentile(x, 10)"):
+        fails_cleanly(c, "SELECT %s FROM m" % f, "%s: %s" % (f.split("(")[0], over_limit(
+            1, "buffering the values to sort")))
+    assert c.execute("SELECT par_median(x) FROM r").fetchone()[0] is not None
+    c.execute("SELECT par_config('memory_mb', 1024)")
+    assert len(json.loads(c.execute("SELECT par_histogram(x, 4) FROM t").fetchone()[0])) == 4
+
+
+def test_edges_limit():
+    """A JSON array of edges has the limit of bins = n: 1048577 edges
+    (1048576 bins) and no more (1048578 were taken)."""
+    c = connect()
+    c.execute("CREATE TABLE t(x)")
+    c.executemany("INSERT INTO t VALUES(?)", [(i,) for i in range(10)])
+    at_limit = "[%s]" % ",".join(str(i) for i in range(1048577))
+    past = at_limit[:-1] + ",1048577]"
+    assert c.execute("SELECT count(*), sum(count) FROM par_histogram('t', 'x', ?) "
+                     "WHERE kind = 'bin'", (at_limit,)).fetchone() == (1048576, 10)
+    assert c.execute("SELECT count(*) FROM par_histogram('t', 'x', 1048576)").fetchone()[0] \
+        == 1048576
+    msg = "a JSON array of edges may have at most 1048577 edges (1048576 bins)"
+    fails_cleanly(c, "SELECT * FROM par_histogram('t', 'x', ?)", msg, (past,))
+    fails_cleanly(c, "SELECT par_histogram(x, ?) FROM t", msg, (past,))
+    fails_cleanly(c, "SELECT * FROM par_histogram('t', 'x', 1048577)", "not 1048577")
+
+
+def test_errors_cut_long_arguments():
+    """An error message quotes an argument up to about 80 characters: a
+    longer one as its first 77 and "..." (whole characters)."""
+    c = connect()
+    c.execute("CREATE TABLE t(x)")
+    c.executemany("INSERT INTO t VALUES(?)", [(i,) for i in range(10)])
+    assert c.in_transaction
+    long_ = "a" * 1000
+    cut = "a" * 77 + "..."
+    quoted = "'" + "a" * 76 + "..."     # 'text' as quoted, cut the same
+    h = "SELECT * FROM par_histogram(%s)"
+    cases = [
+        (h % "'t', 'x', ?", long_, "bins must be an integer from 1 to 1048576 or a JSON array "
+         "of edges, not " + quoted),
+        (h % "'t', 'x', ?", "[1, 2" + long_, "(error at character 5): [1, 2" + "a" * 72 + "..."),
+        (h % "'t', 'x', ?", "[5" + " " * 1000 + "]", "needs at least two numbers (one bin): [5 "),
+        (h % "'t', 'x', 3, ?, 1", long_, "lo must be a number, not " + quoted),
+        (h % "'t', 'x', 3, 0, ?", long_, "hi must be a number, not " + quoted),
+        (h % "'t', 'x', 3, ?", long_, "not only " + quoted),
+        (h % "?, 'x', 3", long_, "no such table: " + cut + " (the source must be"),
+        (h % "?, 'x', 3", "DELETE FROM t WHERE x = '%s'" % long_,
+         "not a read-only SELECT statement: DELETE FROM t WHERE x = '" + "a" * 52 + "..."),
+        (h % "?, 'x', 3", "SELECT %s(x) AS x FROM t" % long_, "no such function: " + cut),
+        (h % "'t', ?, 3", long_, "no such column: " + cut),
+        (h % "?, 'x', 3", "SELECT x FROM t WHERE %s %s" % (long_, long_),
+         'near "' + cut + '": syntax error'),
+        (h % "?, 'x', 3", "SELECT x FROM t WHERE x = '" + "a b " * 250,
+         "unrecognized token: \"'" + "a b " * 19 + "...\""),
+        (h % "'t', 'x', ?", "é" * 1000, "not '" + "é" * 76 + "..."),
+        ("SELECT par_histogram(x, ?) FROM t", long_, "not " + quoted),
+        ("SELECT par_histogram(x, ?) FROM t", "[1, 2" + long_, "[1, 2" + "a" * 72 + "..."),
+        ("SELECT par_histogram(x, 3, ?, 1) FROM t", long_, "lo must be a number, not " + quoted),
+    ]
+    for sql, param, frag in cases:
+        msg = fails_cleanly(c, sql, frag, (param,))
+        assert len(msg) < 200 and "a" * 78 not in msg and "é" * 78 not in msg, msg
 # ---- aggregate form --------------------------------------------------------------
 
 def json_rows(text):
