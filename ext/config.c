@@ -158,6 +158,15 @@ const char *parTextArg(sqlite3_value *pVal){
   return z;
 }
 
+const char *parFirstParam(sqlite3_stmt *pStmt){
+  int i, n = sqlite3_bind_parameter_count(pStmt);
+  for(i=1; i<=n; i++){
+    const char *z = sqlite3_bind_parameter_name(pStmt, i);
+    if( z ) return z;
+  }
+  return "?";
+}
+
 char *parArgText(sqlite3_value *pVal){
   switch( sqlite3_value_type(pVal) ){
     case SQLITE_NULL: return sqlite3_mprintf("NULL");

@@ -875,7 +875,15 @@ static int parHistSourceSql(sqlite3 *db, const char *zSource, const char *zCol,
   pStr = sqlite3_str_new(db);
   if( bSelect ){
     char *zErr = 0;
-    rc = parPrepareSelect(db, zSource, 0, &zErr);
+    sqlite3_stmt *pSel = 0;
+    rc = parPrepareSelect(db, zSource, &pSel, &zErr);
+    if( rc==SQLITE_OK && sqlite3_bind_parameter_count(pSel)>0 ){
+      /* Nothing could bind them: refused, as CREATE VIEW does. */
+      const char *zP = parFirstParam(pSel);
+      zErr = sqlite3_mprintf("parameters are not allowed in the source: %s", zP);
+      rc = SQLITE_ERROR;
+    }
+    sqlite3_finalize(pSel);
     if( rc ){
       *pzErr = parHistErrMsg(zErr ? zErr : sqlite3_errstr(rc), zSource, zCol);
       sqlite3_free(zErr);

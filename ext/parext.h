@@ -112,6 +112,10 @@ const char *parTextArg(sqlite3_value *pVal);
 ** 'text', NULL, a number, "a BLOB"; never bytes that are not text. */
 char *parArgText(sqlite3_value *pVal);
 
+/* The name of pStmt's first parameter that has one ("?2", ":lo"), or "?"
+** when none has (only ? parameters); for error messages. */
+const char *parFirstParam(sqlite3_stmt *pStmt);
+
 /* How many of the application's statements on db are running now (begun
 ** and not reset), the statements of open parallel view cursors aside
 ** (view.c).  The one scanning a view, or calling par_profile(), is one. */

@@ -453,6 +453,13 @@ static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
   memset(&sel, 0, sizeof(sel));
   rc = parPrepareSelect(db, pD->zSql, &pStmt, &pD->zErr);
   if( rc ) goto done;
+  if( sqlite3_bind_parameter_count(pStmt)>0 ){
+    /* A scan could only bind NULL to them: refused, as CREATE VIEW does. */
+    const char *zP = parFirstParam(pStmt);
+    pD->zErr = sqlite3_mprintf("parameters are not allowed in views: %s", zP);
+    rc = SQLITE_ERROR;
+    goto done;
+  }
   nCol = sqlite3_column_count(pStmt);
   /* The select list as written, for its COLLATE operators. */
   if( parSelectParse(pD->zSql, &sel)!=SQLITE_OK ){ rc = SQLITE_NOMEM; goto done; }

@@ -465,6 +465,8 @@ def test_errors_table_form():
         ("'t', 'x', 3, 'quantile', 5", "'quantile' takes no further argument"),
         ("'t', 'x', 3, 'quantil'", "not only 'quantil'"),
         ("'t', 'x', '[1, 2', 1", "give no lo, hi or 'quantile'"),
+        ("'SELECT x FROM t WHERE x > ?', 'x', 3", "parameters are not allowed in the source: ?"),
+        ("'SELECT x FROM t WHERE x > :lo', 'x', 3", "parameters are not allowed in the source: :lo"),
         ("'t', 'x', '[1, 2'", "bins is not a JSON array of numbers (error at character 5): [1, 2"),
         ("'t', 'x', '[1,, 2]'", "not a JSON array of numbers"),
         ("'t', 'x', '[1, 2] x'", "not a JSON array of numbers"),
