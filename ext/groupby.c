@@ -60,6 +60,7 @@
                                ** key values (and fewer than the rows) */
 #define PAR_CHUNK      65536   /* rows per chunk of a large group */
 #define PAR_DIRECT_ACC 262144  /* most (chunk, key value) accumulators */
+#define PAR_SCATTER_MAX 16     /* REAL columns a counting sort scatters */
 
 /* A value of a batch column: storage class and bits (int64, double bits,
 ** or dictionary code). */
@@ -350,7 +351,7 @@ static void accStep(const ParAggRun *pR, ParAcc *a, sqlite3_int64 iRow){
       if( a->iSum > a->iMax ) a->iMax = a->iSum;
       return;
     }
-    case PAR_AGG_MIN: case PAR_AGG_MAX: {
+    case PAR_AGG_MIN: case PAR_SCATTER_MAX: {
       /* Only a strictly better value replaces: ties keep the first. */
       int c;
       if( parColumnType(pR->pArg, iRow)==SQLITE_NULL ) return;
@@ -448,7 +449,7 @@ static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t
     }
     return;
   }
-  if( pR->aFirst==0 && (e==PAR_AGG_MIN || e==PAR_AGG_MAX) && pR->key.a2==0 ){
+  if( pR->aFirst==0 && (e==PAR_AGG_MIN || e==PAR_SCATTER_MAX) && pR->key.a2==0 ){
     /* One-word keys: compare with the kept key, not the kept row's. */
     const uint64_t *k = pR->key.a1;
     for(r=lo; r<hi; r++){
@@ -526,7 +527,7 @@ static void accCombine(const ParAggRun *pR, ParAcc *a, const ParAcc *b){
       if( a->iSum + b->iMax > a->iMax ) a->iMax = a->iSum + b->iMax;
       a->iSum += b->iSum;
       break;
-    case PAR_AGG_MIN: case PAR_AGG_MAX:
+    case PAR_AGG_MIN: case PAR_SCATTER_MAX:
       if( b->iBest>=0 ){
         int c = a->iBest<0 ? 1 : runCmp(pR, a->iBest, b->iBest);
         if( a->iBest<0 || (pR->pAgg->eFunc==PAR_AGG_MIN ? c>0 : c<0) ) a->iBest = b->iBest;
@@ -573,9 +574,11 @@ static int keyEqualButDifferent(const ParColumn *pCol, size_t n){
 }
 
 /* Stable counting sort of rows by aBin (values < nBin): aPerm gets the rows
-** bin by bin, in order within each bin. */
-static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin,
-                        uint32_t *aPerm, int nThread){
+** bin by bin, in order within each bin, and each aaDst[k] (k < nVal) the
+** values aaSrc[k] of those rows (a scatter: each thread writes its rows'
+** values in sequence per bin, where a gather would read them at random). */
+static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin, uint32_t *aPerm,
+                        int nVal, const double **aaSrc, double **aaDst, int nThread){
   /* Counts and offsets fit 32 bits: row numbers do (aPerm). */
   uint32_t *aHist = calloc((size_t)nThread*nBin + 1, sizeof(uint32_t));
   px_stop *pStop = px_stop_installed();
@@ -605,8 +608,15 @@ static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin,
       }
       bStop = pStop && __atomic_load_n(&pStop->bStop, __ATOMIC_RELAXED);
     }
-    if( !bStop ){
+    if( !bStop && nVal==0 ){
       for(i=lo; i<hi; i++) aPerm[h[aBin[i]]++] = (uint32_t)i;
+    }else if( !bStop ){
+      for(i=lo; i<hi; i++){
+        uint32_t pos = h[aBin[i]]++;
+        int k;
+        aPerm[pos] = (uint32_t)i;
+        for(k=0; k<nVal; k++) aaDst[k][pos] = aaSrc[k][i];
+      }
     }
   }
   free(aHist);
@@ -645,7 +655,7 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
   int k, rc = SQLITE_OK;
   if( aPerm==0 ) return SQLITE_NOMEM;
   if( aBin ){
-    rc = countingSort(aBin, n, nBin, aPerm, nThread);
+    rc = countingSort(aBin, n, nBin, aPerm, 0, 0, 0, nThread);
     if( rc==SQLITE_OK ){
       /* Bins are the groups (one word: equal bin, equal word): the
       ** non-empty ones, in order, each as many rows as it counts. */
@@ -904,7 +914,7 @@ static int outGroup(const ParAggRun *aRun, int nAgg, const ParAcc *a, ParBatch *
         outFloat(pDst, gi, (aRun[j].bSeq ? seqReal(&a[j], aRun[j].bKbn)
                                          : (double)a[j].iSum)/(double)a[j].n);
         break;
-      case PAR_AGG_MIN: case PAR_AGG_MAX:
+      case PAR_AGG_MIN: case PAR_SCATTER_MAX:
         outCopy(pDst, gi, aRun[j].pArg, a[j].iBest);
         break;
       default:
@@ -993,10 +1003,10 @@ static int prepareRuns(sqlite3 *db, const ParPlan *pPlan, ParColumn *aCol,
       pR->bKbn = seqKbn();
       pR->bSeq = seqNeeded(pR, nRow, nThread);
     }
-    if( (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX)
+    if( (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_SCATTER_MAX)
      && (pR->pArg->eStore==PAR_COL_INT || pR->pArg->eStore==PAR_COL_REAL) ){
       pR->bValue = 1;
-    }else if( rc==SQLITE_OK && (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX) ){
+    }else if( rc==SQLITE_OK && (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_SCATTER_MAX) ){
       rc = parColumnKeys(&aCol[pA->iArg], nRow, eColl, 0, nThread,
                          &pR->key.a1, &pR->key.a2);
     }
@@ -1044,7 +1054,7 @@ static int finishResult(const ParPlan *pPlan, const ParAggRun *aRun, ParColumn *
   size_t g;
   for(k=0; k<nAgg; k++){
     int e = pPlan->aAgg[k].eFunc;
-    if( e==PAR_AGG_MIN || e==PAR_AGG_MAX ){
+    if( e==PAR_AGG_MIN || e==PAR_SCATTER_MAX ){
       pOut->aCol[k].pDict = aRun[k].pArg->pDict;
       pOut->aCol[k].bBorrowDict = 1;
     }
@@ -1092,46 +1102,73 @@ static sqlite3_int64 bareRow(const ParAcc *a, int iDecide, sqlite3_int64 iFirst,
 
 /* ---- the two strategies ----------------------------------------------------------- */
 
-static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin,
-                        uint32_t *aPerm, int nThread);
+static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin, uint32_t *aPerm,
+                        int nVal, const double **aaSrc, double **aaDst, int nThread);
 
 /* The sequential sums of aggregateDirect() (aRun[j].bSeq) into *paSeq
 ** ([b*nAgg+j] for key value b; malloc): every key value's rows in order,
 ** by a stable counting sort of the rows by aBin (all rows when aBin is
-** NULL), then one task per key value and sum, many at once. */
+** NULL), then one task per key value and sum, many at once.  A REAL
+** argument without NULLs is gathered into that order first, so that each
+** task reads its values in sequence.  aCnt[c*cntStride+b]: the rows of key
+** value b in chunk c of nChunk. */
 static int directSeq(const ParAggRun *aRun, int nAgg, const uint32_t *aBin, uint32_t nBin,
+                     const sqlite3_int64 *aCnt, size_t cntStride, size_t nChunk,
                      size_t n, int nThread, ParAcc **paSeq){
   uint32_t *aPerm = 0;
   size_t *aOff = sqlite3_malloc64(sizeof(size_t)*((size_t)nBin+1));
   ParAcc *aSeq = malloc(sizeof(ParAcc)*(size_t)nBin*nAgg);   /* 16-byte aligned */
+  ParAggRun *aOrd = sqlite3_malloc64(sizeof(ParAggRun)*(nAgg+1));  /* aRun, gathered */
+  ParColumn *aCol = sqlite3_malloc64(sizeof(ParColumn)*(nAgg+1));
   px_stop *pStop = px_stop_installed();
   sqlite3_int64 t, nTask = (sqlite3_int64)nBin*nAgg;
-  size_t b, i;
-  int rc = SQLITE_OK;
+  size_t b, c, i;
+  int j, rc = SQLITE_OK;
   *paSeq = 0;
-  if( aOff==0 || aSeq==0 ){ rc = SQLITE_NOMEM; goto done; }
+  if( aCol ) memset(aCol, 0, sizeof(ParColumn)*(nAgg+1));
+  if( aOff==0 || aSeq==0 || aOrd==0 || aCol==0 ){ rc = SQLITE_NOMEM; goto done; }
+  memcpy(aOrd, aRun, sizeof(ParAggRun)*nAgg);
   for(i=0; i<(size_t)nBin*nAgg; i++) accInit(&aSeq[i]);
+  aOff[0] = 0;
   if( aBin ){
+    const double *aaSrc[PAR_SCATTER_MAX];
+    double *aaDst[PAR_SCATTER_MAX];
+    int nVal = 0;
     aPerm = sqlite3_malloc64((n+1)*sizeof(uint32_t));
     if( aPerm==0 ){ rc = SQLITE_NOMEM; goto done; }
-    rc = countingSort(aBin, n, nBin, aPerm, nThread);
+    for(j=0; j<nAgg && nVal<PAR_SCATTER_MAX; j++){
+      const ParColumn *pArg = aRun[j].pArg;
+      if( !aRun[j].bSeq || pArg->eStore!=PAR_COL_REAL || pArg->nNull ) continue;
+      aCol[j].eStore = PAR_COL_REAL;
+      aCol[j].aReal = parBigMalloc((sqlite3_int64)(n+1)*8);
+      if( aCol[j].aReal==0 ){ rc = SQLITE_NOMEM; goto done; }
+      aOrd[j].pArg = &aCol[j];
+      aaSrc[nVal] = pArg->aReal;
+      aaDst[nVal++] = aCol[j].aReal;
+    }
+    rc = countingSort(aBin, n, nBin, aPerm, nVal, aaSrc, aaDst, nThread);
     if( rc ) goto done;
-    memset(aOff, 0, sizeof(size_t)*((size_t)nBin+1));
-    for(i=0; i<n; i++) aOff[aBin[i]+1]++;
-    for(b=0; b<nBin; b++) aOff[b+1] += aOff[b];
+    for(b=0; b<nBin; b++){
+      size_t m = 0;
+      for(c=0; c<nChunk; c++) m += (size_t)aCnt[c*cntStride+b];
+      aOff[b+1] = aOff[b] + m;
+    }
+    assert( aOff[nBin]==n );
   }else{
-    aOff[0] = 0;
     aOff[1] = n;
   }
   #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1)
   for(t=0; t<nTask; t++){
     size_t bb = (size_t)t/nAgg;
-    int j = (int)(t%nAgg);
-    if( !aRun[j].bSeq || aOff[bb]==aOff[bb+1] || px_stopping(pStop) ) continue;
-    seqFold(&aRun[j], &aSeq[t], aPerm, aOff[bb], aOff[bb+1]);
+    int jj = (int)(t%nAgg);
+    if( !aRun[jj].bSeq || aOff[bb]==aOff[bb+1] || px_stopping(pStop) ) continue;
+    seqFold(&aOrd[jj], &aSeq[t], aCol[jj].aReal ? 0 : aPerm, aOff[bb], aOff[bb+1]);
   }
   if( px_stopping(pStop) ) rc = SQLITE_INTERRUPT;
 done:
+  for(j=0; aCol && j<nAgg; j++) parBigFree(aCol[j].aReal);
+  sqlite3_free(aCol);
+  sqlite3_free(aOrd);
   sqlite3_free(aPerm);
   sqlite3_free(aOff);
   if( rc ) free(aSeq); else *paSeq = aSeq;
@@ -1227,7 +1264,8 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
         foldChunk(&aRun[k], &aAcc[c*accStride + k], nAgg, aBin, lo, hi, 0);
       }
     }
-    if( rc==SQLITE_OK && nSeq>0 ) rc = directSeq(aRun, nAgg, aBin, nBin, n, nThread, &aSeq);
+    if( rc==SQLITE_OK && nSeq>0 ) rc = directSeq(aRun, nAgg, aBin, nBin, aCnt, cntStride, nChunk, n,
+                                             nThread, &aSeq);
     /* Groups are the key values that occur, in key order. */
     for(b=0; b<nBin && rc==SQLITE_OK; b++){
       size_t c2;
@@ -1543,7 +1581,7 @@ static int denseFits(const ParPlan *pPlan, const ParBatch *pIn, int bIntKey){
       case PAR_AGG_SUM: case PAR_AGG_TOTAL: case PAR_AGG_AVG:
         if( pArg->eStore!=PAR_COL_INT ) return 0;
         break;
-      case PAR_AGG_MIN: case PAR_AGG_MAX:
+      case PAR_AGG_MIN: case PAR_SCATTER_MAX:
         if( pArg->eStore!=PAR_COL_INT && pArg->eStore!=PAR_COL_REAL ) return 0;
         break;
       default:
@@ -1620,7 +1658,7 @@ static void denseFold(const ParDense *pD, const ParBinOf *pBins, size_t lo, size
       }
       break;
     }
-    case PAR_AGG_MIN: case PAR_AGG_MAX: {
+    case PAR_AGG_MIN: case PAR_SCATTER_MAX: {
       /* Only a strictly better value replaces: ties keep the first (for
       ** REAL, 0.0 and -0.0 are equal but print differently). */
       int bMin = pD->eFunc==PAR_AGG_MIN;
@@ -1646,7 +1684,7 @@ static void denseFold(const ParDense *pD, const ParBinOf *pBins, size_t lo, size
 /* The starting value of min/max accumulators: the worst possible, so the
 ** first value always replaces it (and an equal one leaves the same bits). */
 static sqlite3_int64 denseStart(const ParDense *pD){
-  if( pD->eFunc!=PAR_AGG_MIN && pD->eFunc!=PAR_AGG_MAX ) return 0;
+  if( pD->eFunc!=PAR_AGG_MIN && pD->eFunc!=PAR_SCATTER_MAX ) return 0;
   if( pD->pArg->eStore==PAR_COL_INT ){
     return pD->eFunc==PAR_AGG_MIN ? INT64_MAX : INT64_MIN;
   }else{
@@ -1671,7 +1709,7 @@ static int denseResult(const ParPlan *pPlan, const ParDense *aD, const ParColumn
     if( k<nAgg ){
       int e = aD[k].eFunc;
       aStore[k] = (e==PAR_AGG_TOTAL || e==PAR_AGG_AVG) ? PAR_COL_REAL
-                : (e==PAR_AGG_MIN || e==PAR_AGG_MAX) ? aD[k].pArg->eStore : PAR_COL_INT;
+                : (e==PAR_AGG_MIN || e==PAR_SCATTER_MAX) ? aD[k].pArg->eStore : PAR_COL_INT;
     }else{
       aStore[k] = pPlan->aBareCol[k-nAgg]==0 && pIntKey ? PAR_COL_INT : PAR_COL_MIXED;
     }
@@ -1785,7 +1823,7 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
       if( aD[jj].iVal<0 ) continue;
       aV[aD[jj].iVal] = parBigMalloc((sqlite3_int64)sizeof(sqlite3_int64)*((sqlite3_int64)nBin+1));
       if( aV[aD[jj].iVal]==0 ){ bOk = 0; break; }
-      if( aD[jj].eFunc==PAR_AGG_MIN || aD[jj].eFunc==PAR_AGG_MAX ){
+      if( aD[jj].eFunc==PAR_AGG_MIN || aD[jj].eFunc==PAR_SCATTER_MAX ){
         sqlite3_int64 v0 = denseStart(&aD[jj]), *p = aV[aD[jj].iVal];
         for(bb=0; bb<nBin; bb++) p[bb] = v0;
       }else{
@@ -1847,7 +1885,7 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
           if( pD->iVal<0 ) continue;
           p0 = &aaVal[pD->iVal][bi];
           x = aaVal[(size_t)u*nVal+pD->iVal][bi];
-          if( pD->eFunc==PAR_AGG_MIN || pD->eFunc==PAR_AGG_MAX ){
+          if( pD->eFunc==PAR_AGG_MIN || pD->eFunc==PAR_SCATTER_MAX ){
             int bMin = pD->eFunc==PAR_AGG_MIN;
             if( pD->pArg->eStore==PAR_COL_INT ){
               if( bMin ? x<*p0 : x>*p0 ) *p0 = x;
@@ -2152,7 +2190,7 @@ static double sortedBytes(const ParPlan *pPlan, const ParBatch *pIn, size_t n,
   for(k=0; k<pPlan->nAgg; k++){
     const ParPlanAgg *pA = &pPlan->aAgg[k];
     if( pA->bDistinct ) perRow += 49;
-    if( pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX ) perRow += 16;
+    if( pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_SCATTER_MAX ) perRow += 16;
   }
   agg = (double)n*perRow + nGroup*(9.0*(pPlan->nAgg + pPlan->nBare) + 8);
   return sort>agg ? sort : agg;
@@ -2186,7 +2224,7 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     }else{
       const ParPlanAgg *pA = &pPlan->aAgg[k-pPlan->nKey];
       if( pA->bDistinct || pA->eFunc==PAR_AGG_GROUP_CONCAT ) bOrdered = 1;
-      if( pA->eFunc!=PAR_AGG_MIN && pA->eFunc!=PAR_AGG_MAX && !pA->bDistinct ) continue;
+      if( pA->eFunc!=PAR_AGG_MIN && pA->eFunc!=PAR_SCATTER_MAX && !pA->bDistinct ) continue;
       eColl = pA->eColl;
       pCol = &pIn->aCol[pA->iArg];
     }
