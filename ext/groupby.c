@@ -351,7 +351,7 @@ static void accStep(const ParAggRun *pR, ParAcc *a, sqlite3_int64 iRow){
       if( a->iSum > a->iMax ) a->iMax = a->iSum;
       return;
     }
-    case PAR_AGG_MIN: case PAR_SCATTER_MAX: {
+    case PAR_AGG_MIN: case PAR_AGG_MAX: {
       /* Only a strictly better value replaces: ties keep the first. */
       int c;
       if( parColumnType(pR->pArg, iRow)==SQLITE_NULL ) return;
@@ -449,7 +449,7 @@ static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t
     }
     return;
   }
-  if( pR->aFirst==0 && (e==PAR_AGG_MIN || e==PAR_SCATTER_MAX) && pR->key.a2==0 ){
+  if( pR->aFirst==0 && (e==PAR_AGG_MIN || e==PAR_AGG_MAX) && pR->key.a2==0 ){
     /* One-word keys: compare with the kept key, not the kept row's. */
     const uint64_t *k = pR->key.a1;
     for(r=lo; r<hi; r++){
@@ -527,7 +527,7 @@ static void accCombine(const ParAggRun *pR, ParAcc *a, const ParAcc *b){
       if( a->iSum + b->iMax > a->iMax ) a->iMax = a->iSum + b->iMax;
       a->iSum += b->iSum;
       break;
-    case PAR_AGG_MIN: case PAR_SCATTER_MAX:
+    case PAR_AGG_MIN: case PAR_AGG_MAX:
       if( b->iBest>=0 ){
         int c = a->iBest<0 ? 1 : runCmp(pR, a->iBest, b->iBest);
         if( a->iBest<0 || (pR->pAgg->eFunc==PAR_AGG_MIN ? c>0 : c<0) ) a->iBest = b->iBest;
@@ -914,7 +914,7 @@ static int outGroup(const ParAggRun *aRun, int nAgg, const ParAcc *a, ParBatch *
         outFloat(pDst, gi, (aRun[j].bSeq ? seqReal(&a[j], aRun[j].bKbn)
                                          : (double)a[j].iSum)/(double)a[j].n);
         break;
-      case PAR_AGG_MIN: case PAR_SCATTER_MAX:
+      case PAR_AGG_MIN: case PAR_AGG_MAX:
         outCopy(pDst, gi, aRun[j].pArg, a[j].iBest);
         break;
       default:
@@ -1003,10 +1003,10 @@ static int prepareRuns(sqlite3 *db, const ParPlan *pPlan, ParColumn *aCol,
       pR->bKbn = seqKbn();
       pR->bSeq = seqNeeded(pR, nRow, nThread);
     }
-    if( (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_SCATTER_MAX)
+    if( (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX)
      && (pR->pArg->eStore==PAR_COL_INT || pR->pArg->eStore==PAR_COL_REAL) ){
       pR->bValue = 1;
-    }else if( rc==SQLITE_OK && (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_SCATTER_MAX) ){
+    }else if( rc==SQLITE_OK && (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX) ){
       rc = parColumnKeys(&aCol[pA->iArg], nRow, eColl, 0, nThread,
                          &pR->key.a1, &pR->key.a2);
     }
@@ -1054,7 +1054,7 @@ static int finishResult(const ParPlan *pPlan, const ParAggRun *aRun, ParColumn *
   size_t g;
   for(k=0; k<nAgg; k++){
     int e = pPlan->aAgg[k].eFunc;
-    if( e==PAR_AGG_MIN || e==PAR_SCATTER_MAX ){
+    if( e==PAR_AGG_MIN || e==PAR_AGG_MAX ){
       pOut->aCol[k].pDict = aRun[k].pArg->pDict;
       pOut->aCol[k].bBorrowDict = 1;
     }
@@ -1581,7 +1581,7 @@ static int denseFits(const ParPlan *pPlan, const ParBatch *pIn, int bIntKey){
       case PAR_AGG_SUM: case PAR_AGG_TOTAL: case PAR_AGG_AVG:
         if( pArg->eStore!=PAR_COL_INT ) return 0;
         break;
-      case PAR_AGG_MIN: case PAR_SCATTER_MAX:
+      case PAR_AGG_MIN: case PAR_AGG_MAX:
         if( pArg->eStore!=PAR_COL_INT && pArg->eStore!=PAR_COL_REAL ) return 0;
         break;
       default:
@@ -1658,7 +1658,7 @@ static void denseFold(const ParDense *pD, const ParBinOf *pBins, size_t lo, size
       }
       break;
     }
-    case PAR_AGG_MIN: case PAR_SCATTER_MAX: {
+    case PAR_AGG_MIN: case PAR_AGG_MAX: {
       /* Only a strictly better value replaces: ties keep the first (for
       ** REAL, 0.0 and -0.0 are equal but print differently). */
       int bMin = pD->eFunc==PAR_AGG_MIN;
@@ -1684,7 +1684,7 @@ static void denseFold(const ParDense *pD, const ParBinOf *pBins, size_t lo, size
 /* The starting value of min/max accumulators: the worst possible, so the
 ** first value always replaces it (and an equal one leaves the same bits). */
 static sqlite3_int64 denseStart(const ParDense *pD){
-  if( pD->eFunc!=PAR_AGG_MIN && pD->eFunc!=PAR_SCATTER_MAX ) return 0;
+  if( pD->eFunc!=PAR_AGG_MIN && pD->eFunc!=PAR_AGG_MAX ) return 0;
   if( pD->pArg->eStore==PAR_COL_INT ){
     return pD->eFunc==PAR_AGG_MIN ? INT64_MAX : INT64_MIN;
   }else{
@@ -1709,7 +1709,7 @@ static int denseResult(const ParPlan *pPlan, const ParDense *aD, const ParColumn
     if( k<nAgg ){
       int e = aD[k].eFunc;
       aStore[k] = (e==PAR_AGG_TOTAL || e==PAR_AGG_AVG) ? PAR_COL_REAL
-                : (e==PAR_AGG_MIN || e==PAR_SCATTER_MAX) ? aD[k].pArg->eStore : PAR_COL_INT;
+                : (e==PAR_AGG_MIN || e==PAR_AGG_MAX) ? aD[k].pArg->eStore : PAR_COL_INT;
     }else{
       aStore[k] = pPlan->aBareCol[k-nAgg]==0 && pIntKey ? PAR_COL_INT : PAR_COL_MIXED;
     }
@@ -1823,7 +1823,7 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
       if( aD[jj].iVal<0 ) continue;
       aV[aD[jj].iVal] = parBigMalloc((sqlite3_int64)sizeof(sqlite3_int64)*((sqlite3_int64)nBin+1));
       if( aV[aD[jj].iVal]==0 ){ bOk = 0; break; }
-      if( aD[jj].eFunc==PAR_AGG_MIN || aD[jj].eFunc==PAR_SCATTER_MAX ){
+      if( aD[jj].eFunc==PAR_AGG_MIN || aD[jj].eFunc==PAR_AGG_MAX ){
         sqlite3_int64 v0 = denseStart(&aD[jj]), *p = aV[aD[jj].iVal];
         for(bb=0; bb<nBin; bb++) p[bb] = v0;
       }else{
@@ -1885,7 +1885,7 @@ static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *a
           if( pD->iVal<0 ) continue;
           p0 = &aaVal[pD->iVal][bi];
           x = aaVal[(size_t)u*nVal+pD->iVal][bi];
-          if( pD->eFunc==PAR_AGG_MIN || pD->eFunc==PAR_SCATTER_MAX ){
+          if( pD->eFunc==PAR_AGG_MIN || pD->eFunc==PAR_AGG_MAX ){
             int bMin = pD->eFunc==PAR_AGG_MIN;
             if( pD->pArg->eStore==PAR_COL_INT ){
               if( bMin ? x<*p0 : x>*p0 ) *p0 = x;
@@ -2190,7 +2190,7 @@ static double sortedBytes(const ParPlan *pPlan, const ParBatch *pIn, size_t n,
   for(k=0; k<pPlan->nAgg; k++){
     const ParPlanAgg *pA = &pPlan->aAgg[k];
     if( pA->bDistinct ) perRow += 49;
-    if( pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_SCATTER_MAX ) perRow += 16;
+    if( pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX ) perRow += 16;
   }
   agg = (double)n*perRow + nGroup*(9.0*(pPlan->nAgg + pPlan->nBare) + 8);
   return sort>agg ? sort : agg;
@@ -2224,7 +2224,7 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     }else{
       const ParPlanAgg *pA = &pPlan->aAgg[k-pPlan->nKey];
       if( pA->bDistinct || pA->eFunc==PAR_AGG_GROUP_CONCAT ) bOrdered = 1;
-      if( pA->eFunc!=PAR_AGG_MIN && pA->eFunc!=PAR_SCATTER_MAX && !pA->bDistinct ) continue;
+      if( pA->eFunc!=PAR_AGG_MIN && pA->eFunc!=PAR_AGG_MAX && !pA->bDistinct ) continue;
       eColl = pA->eColl;
       pCol = &pIn->aCol[pA->iArg];
     }
