@@ -781,7 +781,7 @@ static ParSpan buildTokSpan(ParSelect *pSel, int iTok, int iTokEnd){
   s.iTok = iTok;
   s.iTokEnd = iTokEnd;
   s.iStart = pSel->aTok[iTok].i;
-  s.iEnd = pSel->aTok[iTokEnd-1].i + pSel->aTok[iTokEnd-1].n;
+  s.iEnd = iTokEnd>iTok ? pSel->aTok[iTokEnd-1].i + pSel->aTok[iTokEnd-1].n : s.iStart;
   return s;
 }
 

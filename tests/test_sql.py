@@ -240,6 +240,76 @@ def test_sink_from_sql():
     assert c.execute("SELECT count(*) FROM t").fetchone()[0] == 5
 
 
+# Parameters in SQLite's forms, with the Tcl array index ("$a(...)": up to
+# the first ")", no space inside) that makes "(" and ")" part of the token
+# ("#a(((" has no ")": an unrecognized token).
+PARAMS = ["$a", "@a", ":a", "#a", "$a(x)", "@a(((()", ":a((((((((()", "#a(((", "$a::b(((()",
+          "$::a(()", ":a::", "?", "?7"]
+
+
+def test_parser_nasty_input():
+    """SQL that SQLite reads other than token by token the way it looks
+    ("$a((((()" is one parameter), that does not balance its parentheses,
+    or that ends inside a string or comment: par_explain, par_profile and
+    a view of it answer with rows or a clean SQLite error.  The parser used
+    to split "$a(((()" into "(" tokens and walk past the end of its token
+    array looking for their ")" (a crash)."""
+    c = connect()
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("CREATE TABLE t(k, v)")
+    c.executemany("INSERT INTO t VALUES(?, ?)", [(i % 3, i) for i in range(30)])
+    nasty = ["", "   ", "-- only a comment", "/* only a comment */", "/* unterminated",
+             ";", "(((", ")))", "SELECT", "SELECT (((", "SELECT count(*)) FROM t",
+             "SELECT count(* FROM t", "SELECT sum(", "SELECT sum(v", "SELECT CAST(",
+             "SELECT CAST(v AS", "SELECT 'abc", "SELECT \"abc", "SELECT [abc", "SELECT `abc",
+             "SELECT x'ab", "SELECT count(*) FROM t /* open", "SELECT count(*) FROM t -- c",
+             "SELECT count(*) FROM t )", "SELECT count(*) FROM t; (((",
+             "SELECT k, count(*) FROM t GROUP BY k (((", "SELECT k FROM t GROUP BY (k",
+             "SELECT k, count(*) FROM t GROUP BY k ORDER BY 1 LIMIT (((",
+             "SELECT k, sum(v) FROM t GROUP BY k HAVING sum(v) > ((",
+             "SELECT $a((((((((( ) FROM t", "SELECT $a(x y), count(*) FROM t", "SELECT $a(",
+             "SELECT $ FROM t", "SELECT @ FROM t", "SELECT $::, count(*) FROM t"]
+    for p in PARAMS:
+        nasty += ["SELECT %s FROM t" % p,
+                  "SELECT count(*), %s FROM t" % p,
+                  "SELECT k, sum(v), %s AS x FROM t GROUP BY k" % p,
+                  "SELECT k, sum(v) FROM t GROUP BY k HAVING %s IS NULL OR 1" % p,
+                  "SELECT k, count(*) FROM t GROUP BY k ORDER BY %s, k" % p,
+                  "SELECT k, count(%s) FROM t WHERE %s IS NULL GROUP BY k" % (p, p),
+                  "SELECT k, max(v) FROM t GROUP BY k, %s" % p,
+                  "SELECT k, count(*) FROM t GROUP BY k LIMIT coalesce(%s, 2)" % p]
+    for sql in nasty:
+        for q in ("SELECT par_explain(?)", "SELECT par_profile(?)"):
+            try:
+                c.execute(q, (sql,)).fetchall()
+            except sqlite3.Error:
+                pass
+        try:
+            c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)"
+                      % ("'" + sql.replace("'", "''") + "'"))
+        except sqlite3.Error:
+            continue
+        # The view's rows are the native ones, where a parameter nothing
+        # binds is NULL.
+        native = sql
+        for p in sorted(PARAMS, key=len, reverse=True):
+            native = native.replace(p, "NULL")
+        outcome = []
+        for q in ("SELECT * FROM v", native):
+            try:
+                outcome.append(sorted(map(repr, c.execute(q).fetchall())))
+            except sqlite3.Error as e:
+                outcome.append("error: %s" % e)
+        c.execute("DROP TABLE temp.v")
+        assert outcome[0] == outcome[1], (sql, outcome)
+    # The parser follows such statements: they are accelerated.
+    for p in ["$a(x)", "@a(((()", ":a((((((((()", "$a::b(((()", "$::a(()"]:
+        plan = c.execute("SELECT par_explain(?)", ("SELECT k, sum(v), %s AS x FROM t GROUP BY k"
+                                                   % p,)).fetchone()[0]
+        assert plan.startswith("extract:"), (p, plan)
+    assert c.execute("SELECT count(*) FROM t").fetchone()[0] == 30
+
+
 def main():
     return harness.run("sql", globals())
 
