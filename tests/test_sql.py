@@ -310,6 +310,64 @@ def test_parser_nasty_input():
     assert c.execute("SELECT count(*) FROM t").fetchone()[0] == 30
 
 
+
+def test_collation_names_like_final_sql():
+    """The final SQL names par_rows columns "_p<aff><coll><n>".  The
+    planner used to write "_p??<n>" for a bare column, then patch the text
+    by searching it for "?" (the letters) and "_p" (the column number), so
+    an application collation named "a?b" in an aggregate's argument had a
+    byte read from before an array written into its name (the final SQL no
+    longer prepared) and "a?99999999" read far past the array (a crash).
+    With such collations in aggregate arguments, GROUP BY, ORDER BY and
+    bare columns, each view returns the native rows (as a multiset) and its
+    final SQL names the collation as written."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import test_views as views
+    names = ["a?b", "a?9", "a?99999999", "?", "??1", "_p??0", "_pn1", "_pnb0", "x_p3",
+             "_pnb", "P_Pt2", "a\"?b"]
+    c = connect()
+    c.execute("SELECT par_config('min_rows', 0)")
+    for i, name in enumerate(names):
+        if i % 2:
+            c.create_collation(name, lambda a, b: (a < b) - (a > b))        # reversed
+        else:
+            c.create_collation(name, lambda a, b: (a.lower() > b.lower()) - (a.lower() < b.lower()))
+    c.execute("CREATE TABLE t(g INTEGER, n INTEGER, x TEXT)")
+    words = ["a", "B", "b", "A", "c", "C ", None, "ab", "Ab"]
+    c.executemany("INSERT INTO t VALUES(?, ?, ?)",
+                  [(i % 4, (i * 7) % 11, words[(i * 5) % len(words)]) for i in range(60)])
+    queries = [  # (SQL with {c} for the quoted name, whether {c} is inside an aggregate)
+        ("SELECT g, max(x COLLATE {c}) FROM t GROUP BY g", True),
+        ("SELECT max(x COLLATE {c}), min(n COLLATE {c}) FROM t", True),
+        ("SELECT g, max(n COLLATE {c}) AS m, sum(n) FROM t GROUP BY g", True),
+        ("SELECT g, min(x COLLATE {c}), count(*) FROM t GROUP BY g "
+         "ORDER BY min(x COLLATE {c}), g", True),
+        ("SELECT g, max(n COLLATE {c}) FROM t GROUP BY g HAVING max(n COLLATE {c}) > 8", True),
+        ("SELECT n % 3 AS k, max(n COLLATE {c}), sum(n) FROM t GROUP BY k "
+         "ORDER BY max(n COLLATE {c}) DESC, k", True),
+        ("SELECT g, count(DISTINCT x COLLATE {c}) FROM t GROUP BY g", True),
+        ("SELECT g, max(n COLLATE {c}), n FROM t GROUP BY g", True),
+        ("SELECT g, group_concat(x COLLATE {c}, '|') FROM t GROUP BY g", True),
+        ("SELECT x COLLATE {c}, count(*) FROM t GROUP BY x COLLATE {c}", False),
+        ("SELECT g, count(*) FROM t GROUP BY g ORDER BY g COLLATE {c}", False),
+        ("SELECT g, max(n), x COLLATE {c} FROM t GROUP BY g", False),
+        ("SELECT g + 1, count(*) FROM t GROUP BY g + 1 ORDER BY max(x COLLATE {c})", True),
+    ]
+    for name in names:
+        quoted = '"%s"' % name.replace('"', '""')
+        for q, in_agg in queries:
+            sql = q.format(c=quoted)
+            plan = views.explain(c, sql)
+            assert "does not prepare" not in plan, (sql, plan)
+            if in_agg and plan.startswith("extract:"):
+                final = [ln for ln in plan.splitlines() if ln.startswith("final")][0]
+                assert "COLLATE %s" % quoted in final, (sql, plan)
+            native = views.run_native(c, sql)
+            assert native[0] == "ok", (sql, native)
+            why = views.compare(native, views.run_view(c, sql), False, 1e-9)
+            assert why is None, (sql, why)
+
+
 def main():
     return harness.run("sql", globals())
 
