@@ -28,7 +28,6 @@
 #include "plan.h"
 
 #include <assert.h>
-#include <stdlib.h>
 #include <string.h>
 
 int parPrepareSelect(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt, char **pzErr){
@@ -95,7 +94,21 @@ void parPlanFree(ParPlan *p){
 
 /* ---- the builder's state ------------------------------------------------------ */
 
-typedef struct ParRepl { int iStart, iEnd; ParSpan span; char *zText; } ParRepl;
+/* A replacement in the final SQL: the SELECT's text of span is read as
+** par_rows column iCol (the result column of the group-by).  Its text is
+** written from these fields (buildReplText), never read back. */
+typedef struct ParRepl {
+  ParSpan span;
+  int eKind;         /* PAR_REPL_* */
+  int iCol;          /* the par_rows column */
+  int iCollTok;      /* AGG: the token naming the collation of the COLLATE
+                     ** its result takes, or -1 */
+  char cAff, cColl;  /* ITEM, BARE: the column's letters of PAR_ROWS_AFF
+                     ** and PAR_ROWS_COLL ('?' until known) */
+} ParRepl;
+#define PAR_REPL_AGG  0  /* an aggregate call: its result, as a function's */
+#define PAR_REPL_ITEM 1  /* a select-list item that a GROUP BY key stands for */
+#define PAR_REPL_BARE 2  /* a bare column reference */
 
 typedef struct ParBuild {
   sqlite3 *db;
@@ -141,17 +154,17 @@ static int buildExpr(ParBuild *pB, char *zExpr){
   return pB->nExpr++;
 }
 
-static void buildRepl(ParBuild *pB, ParSpan s, char *zText){
-  ParRepl *a;
-  if( zText==0 ){ buildNoMem(pB); return; }
-  a = sqlite3_realloc64(pB->aRepl, (pB->nRepl+1)*sizeof(ParRepl));
-  if( a==0 ){ sqlite3_free(zText); buildNoMem(pB); return; }
+/* Add a replacement: span s reads par_rows column iCol (see ParRepl). */
+static void buildRepl(ParBuild *pB, ParSpan s, int eKind, int iCol, int iCollTok){
+  ParRepl *a = sqlite3_realloc64(pB->aRepl, (pB->nRepl+1)*sizeof(ParRepl));
+  if( a==0 ){ buildNoMem(pB); return; }
   pB->aRepl = a;
-  a[pB->nRepl].iStart = s.iStart;
-  a[pB->nRepl].iEnd = s.iEnd;
-  a[pB->nRepl].span = s;
-  a[pB->nRepl].zText = zText;
-  pB->nRepl++;
+  a = &a[pB->nRepl++];
+  a->span = s;
+  a->eKind = eKind;
+  a->iCol = iCol;
+  a->iCollTok = iCollTok;
+  a->cAff = a->cColl = '?';
 }
 
 /* Does "SELECT zExpr FROM <from>" prepare?  Tells whether a name is a
@@ -237,6 +250,39 @@ static int buildIsAppFunc(ParBuild *pB, const char *zName, int nArg){
   return buildFuncListHas(pB, 0, zName, nArg);
 }
 
+/* SQL text for par_rows column Z as an expression without affinity and
+** collation, as a function's result is (sqlite3ExprAffinity and
+** sqlite3ExprCollSeq: a CASE has neither; a unary + would keep the
+** column's BINARY collation). */
+#define PAR_AS_RESULT(Z) "CASE WHEN 1 THEN " Z " END"
+
+/* Append the text of replacement pR to pStr.  An aggregate's result has
+** no affinity and takes the collation of its COLLATE (buildAggCollTok); a
+** select-list item a key stands for has no affinity and no collation
+** (buildKeyStandsIn); a bare column is the par_rows column named with its
+** affinity and collation. */
+static void buildReplText(ParBuild *pB, sqlite3_str *pStr, const ParRepl *pR){
+  const ParSelect *pSel = pB->pSel;
+  switch( pR->eKind ){
+    case PAR_REPL_AGG:
+      if( pR->iCollTok<0 ){
+        sqlite3_str_appendf(pStr, "(" PAR_AS_RESULT("_pnb%d") ")", pR->iCol);
+      }else{
+        const ParToken *t = &pSel->aTok[pR->iCollTok];
+        sqlite3_str_appendf(pStr, "(" PAR_AS_RESULT("_pnb%d") " COLLATE %.*s)", pR->iCol,
+                            t->n, pSel->zSql + t->i);
+      }
+      break;
+    case PAR_REPL_ITEM:
+      sqlite3_str_appendf(pStr, "(" PAR_AS_RESULT("_p%c%c%d") ")", pR->cAff, pR->cColl,
+                          pR->iCol);
+      break;
+    default:
+      sqlite3_str_appendf(pStr, "_p%c%c%d", pR->cAff, pR->cColl, pR->iCol);
+      break;
+  }
+}
+
 /* Text of span s with the replacements that fall inside it applied. */
 static char *buildRewrite(ParBuild *pB, ParSpan s){
   const char *z = pB->pSel->zSql;
@@ -246,17 +292,18 @@ static char *buildRewrite(ParBuild *pB, ParSpan s){
     int iNext = -1;
     /* The replacement starting first at or after i (they never overlap). */
     for(k=0; k<pB->nRepl; k++){
-      if( pB->aRepl[k].iStart>=i && pB->aRepl[k].iEnd<=s.iEnd
-       && (iNext<0 || pB->aRepl[k].iStart<pB->aRepl[iNext].iStart) ){
+      if( pB->aRepl[k].span.iStart>=i && pB->aRepl[k].span.iEnd<=s.iEnd
+       && (iNext<0 || pB->aRepl[k].span.iStart<pB->aRepl[iNext].span.iStart) ){
         iNext = k;
       }
     }
     if( iNext<0 ) break;
-    sqlite3_str_append(pStr, z+i, pB->aRepl[iNext].iStart - i);
-    sqlite3_str_appendall(pStr, pB->aRepl[iNext].zText);
-    i = pB->aRepl[iNext].iEnd;
+    sqlite3_str_append(pStr, z+i, pB->aRepl[iNext].span.iStart - i);
+    buildReplText(pB, pStr, &pB->aRepl[iNext]);
+    i = pB->aRepl[iNext].span.iEnd;
   }
   sqlite3_str_append(pStr, z+i, s.iEnd - i);
+  if( sqlite3_str_errcode(pStr) ) buildNoMem(pB);
   return sqlite3_str_finish(pStr);
 }
 
@@ -341,14 +388,8 @@ static int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
   return PAR_COLL_BINARY;
 }
 
-/* SQL text for par_rows column Z as an expression without affinity and
-** collation, as a function's result is (sqlite3ExprAffinity and
-** sqlite3ExprCollSeq: a CASE has neither; a unary + would keep the
-** column's BINARY collation). */
-#define PAR_AS_RESULT(Z) "CASE WHEN 1 THEN " Z " END"
-
-/* The text that stands for aggregate call pA (result column k of
-** par_rows) in the final SQL.  A function's result takes the collation of
+/* The COLLATE that goes with aggregate call pA's column in the final SQL
+** (buildReplText).  A function's result takes the collation of
 ** its first argument that has an explicit COLLATE (sqlite3ExprCollSeq), so
 ** that COLLATE goes with the column: "(_pnb0 COLLATE NOCASE)" orders,
 ** compares and passes its collation up to an enclosing expression as
@@ -357,18 +398,14 @@ static int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
 ** par_rows column has BLOB affinity and BINARY collation, which in a
 ** comparison with a TEXT column ("count(*) = s") would keep 2 and '2'
 ** apart where SQLite converts the count to TEXT, and compare under
-** BINARY where SQLite takes s's collation.  NULL with *pbUnknown set when
-** which COLLATE applies is not known. */
-static char *buildAggText(const ParSelect *pSel, const ParAggCall *pA, int k, int *pbUnknown){
+** BINARY where SQLite takes s's collation.  Returns the token naming that
+** collation, -1 for none, or -2 when which COLLATE applies is not known. */
+static int buildAggCollTok(const ParSelect *pSel, const ParAggCall *pA){
   int i, t = -1;
   for(i=0; i<pA->nArg && t==-1; i++){
     t = parExprCollateTok(pSel->zSql, pSel->aTok, pA->aArg[i].iTok, pA->aArg[i].iTokEnd);
   }
-  *pbUnknown = t==-2;
-  if( t==-2 ) return 0;
-  if( t<0 ) return sqlite3_mprintf("(" PAR_AS_RESULT("_pnb%d") ")", k);
-  return sqlite3_mprintf("(" PAR_AS_RESULT("_pnb%d") " COLLATE %.*s)", k,
-                         pSel->aTok[t].n, pSel->zSql + pSel->aTok[t].i);
+  return t;
 }
 
 static int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg){
@@ -781,7 +818,7 @@ static ParSpan buildTokSpan(ParSelect *pSel, int iTok, int iTokEnd){
   s.iTok = iTok;
   s.iTokEnd = iTokEnd;
   s.iStart = pSel->aTok[iTok].i;
-  s.iEnd = pSel->aTok[iTokEnd-1].i + pSel->aTok[iTokEnd-1].n;
+  s.iEnd = iTokEnd>iTok ? pSel->aTok[iTokEnd-1].i + pSel->aTok[iTokEnd-1].n : s.iStart;
   return s;
 }
 
@@ -978,13 +1015,12 @@ static void buildPlan(ParBuild *pB){
     aAggOf[k] = m;
     if( PAR_ROWS_MAX<=m ){ buildWhy(pB, "more result columns than par_rows serves%s", ""); goto done; }
     {
-      int bUnknown;
-      char *zText = buildAggText(pSel, pA, m, &bUnknown);
-      if( bUnknown ){
+      int t = buildAggCollTok(pSel, pA);
+      if( t==-2 ){
         buildWhy(pB, "an aggregate whose result collation is not known: %s", pP->zText);
         goto done;
       }
-      buildRepl(pB, pA->call, zText);
+      buildRepl(pB, pA->call, PAR_REPL_AGG, m, t);
     }
   }
 
@@ -1063,7 +1099,7 @@ static void buildPlan(ParBuild *pB){
         if( j<0 ) goto done;
         /* No affinity, as SQLite's expression has none; the letters are
         ** filled in below. */
-        buildRepl(pB, *pItem, sqlite3_mprintf("(" PAR_AS_RESULT("_p??%d") ")", pPlan->nAgg + j));
+        buildRepl(pB, *pItem, PAR_REPL_ITEM, pPlan->nAgg + j, -1);
         aKeyItem[i] = k;
       }
     }
@@ -1111,7 +1147,7 @@ static void buildPlan(ParBuild *pB){
     j = buildBare(pB, aBareExpr, &nBare, iExpr);
     if( j<0 ) goto done;
     /* The affinity letter is filled in below, after preparing. */
-    buildRepl(pB, s, sqlite3_mprintf("_p??%d", pPlan->nAgg + j));
+    buildRepl(pB, s, PAR_REPL_BARE, pPlan->nAgg + j, -1);
   }
   if( pB->rc ) goto done;
   pB->nBareSensitive = nBare;
@@ -1192,23 +1228,22 @@ static void buildPlan(ParBuild *pB){
     aBareAff[k] = parAffinityLetter(sqlite3_column_decltype(pExtract, aBareExpr[k]));
   }
   for(k=0; k<pB->nRepl; k++){
-    char *zQ = strchr(pB->aRepl[k].zText, '?');
-    if( zQ ){
-      /* A bare column keeps its affinity and its collation. */
-      int j = atoi(zQ+2) - pPlan->nAgg, e;
-      ParSpan s = pB->aRepl[k].span;
-      /* A key standing for an item ("(CASE ... _p??K END)") has no
-      ** collation: see buildKeyStandsIn. */
-      e = pB->aRepl[k].zText[0]=='(' ? PAR_COLL_BINARY
-        : buildCollation(pB, pExtract, aBareExpr[j], s.iTok, s.iTokEnd, bUtf8);
-      if( e<0 ){
-        buildWhy(pB, "a bare column whose collation is not known: %s",
-                 pB->aRepl[k].zText);
-        goto done;
-      }
-      zQ[0] = aBareAff[j];
-      zQ[1] = PAR_ROWS_COLL[e];
+    ParRepl *pR = &pB->aRepl[k];
+    int j = pR->iCol - pPlan->nAgg, e;
+    if( pR->eKind==PAR_REPL_AGG ) continue;
+    assert( j>=0 && j<nBare );
+    /* A bare column keeps its affinity and its collation; a key standing
+    ** for an item has no collation: see buildKeyStandsIn. */
+    e = pR->eKind==PAR_REPL_ITEM ? PAR_COLL_BINARY
+      : buildCollation(pB, pExtract, aBareExpr[j], pR->span.iTok, pR->span.iTokEnd, bUtf8);
+    if( e<0 ){
+      char *zText = sqlite3_mprintf("_p??%d", pR->iCol);
+      buildWhy(pB, "a bare column whose collation is not known: %s", zText ? zText : "?");
+      sqlite3_free(zText);
+      goto done;
     }
+    pR->cAff = aBareAff[j];
+    pR->cColl = PAR_ROWS_COLL[e];
   }
 
   /* A final SQL that only picks result columns (no HAVING, ORDER BY,
@@ -1220,11 +1255,9 @@ static void buildPlan(ParBuild *pB){
     for(i=0; i<pSel->nCol && aDirect; i++){
       int r, bFound = 0;
       for(r=0; r<pB->nRepl; r++){
-        if( pB->aRepl[r].iStart==pSel->aCol[i].span.iStart
-         && pB->aRepl[r].iEnd==pSel->aCol[i].span.iEnd ){
-          /* "_p" aff coll number, maybe inside PAR_AS_RESULT and a COLLATE */
-          const char *zT = strstr(pB->aRepl[r].zText, "_p");
-          aDirect[i] = zT ? atoi(zT+4) : 0;
+        if( pB->aRepl[r].span.iStart==pSel->aCol[i].span.iStart
+         && pB->aRepl[r].span.iEnd==pSel->aCol[i].span.iEnd ){
+          aDirect[i] = pB->aRepl[r].iCol;
           bFound = 1;
         }
       }
@@ -1381,7 +1414,6 @@ int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr){
       rc = b.rc;
       for(i=0; i<b.nExpr; i++) sqlite3_free(b.azExpr[i]);
       sqlite3_free(b.azExpr);
-      for(i=0; i<b.nRepl; i++) sqlite3_free(b.aRepl[i].zText);
       sqlite3_free(b.aRepl);
       for(i=0; i<b.nFunc; i++) sqlite3_free(b.aFunc[i].zName);
       sqlite3_free(b.aFunc);

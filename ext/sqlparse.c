@@ -33,6 +33,11 @@ static int parIdChar(unsigned char c){
   return isalnum(c) || c=='_' || c=='$' || c>=0x80;
 }
 
+/* SQLite's sqlite3Isspace(), whatever the C library's locale says. */
+static int parIsSpace(unsigned char c){
+  return c==' ' || (c>='\t' && c<='\r');
+}
+
 ParToken *parTokenize(const char *zSql, int *pnTok){
   const unsigned char *z = (const unsigned char*)zSql;
   int nAlloc = 64, nTok = 0, i = 0;
@@ -44,7 +49,7 @@ ParToken *parTokenize(const char *zSql, int *pnTok){
     if( c==0 ){
       e = PT_EOF;
       n = 0;
-    }else if( isspace(c) ){
+    }else if( parIsSpace(c) ){
       i++;
       continue;
     }else if( c=='-' && z[i+1]=='-' ){
@@ -90,15 +95,37 @@ ParToken *parTokenize(const char *zSql, int *pnTok){
       }
       /* "12abc" is one illegal token to SQLite; glue the rest on. */
       while( parIdChar(z[i+n]) ){ n++; e = PT_ILLEGAL; }
-    }else if( parIdChar(c) ){
+    }else if( parIdChar(c) && c!='$' ){
+      /* ("$" goes on a name, but does not start one: it starts a parameter) */
       e = PT_ID;
       while( parIdChar(z[i+n]) ) n++;
     }else if( c=='?' ){
       e = PT_VARIABLE;
       while( isdigit(z[i+n]) ) n++;
     }else if( c==':' || c=='@' || c=='$' || c=='#' ){
+      /* SQLite's rule (sqlite3GetToken, CC_VARALPHA and CC_DOLLAR): name
+      ** characters, among which "::" may stand, then possibly a Tcl array
+      ** index: once there is a name character, a "(" takes everything up
+      ** to the first ")" into the token, which must come before any space
+      ** or the end ("$a((((()" is one parameter).  No name character, or
+      ** no ")", makes the token illegal. */
+      int nName = 0;
       e = PT_VARIABLE;
-      while( parIdChar(z[i+n]) ) n++;
+      for(; z[i+n]; n++){
+        if( parIdChar(z[i+n]) ){
+          nName++;
+        }else if( z[i+n]=='(' && nName>0 ){
+          do{ n++; }while( z[i+n] && !parIsSpace(z[i+n]) && z[i+n]!=')' );
+          if( z[i+n]==')' ) n++;
+          else e = PT_ILLEGAL;
+          break;
+        }else if( z[i+n]==':' && z[i+n+1]==':' ){
+          n++;
+        }else{
+          break;
+        }
+      }
+      if( nName==0 ) e = PT_ILLEGAL;
     }else{
       switch( c ){
         case '(': e = PT_LP; break;
@@ -264,10 +291,11 @@ static int aggFunc(ParParse *pP, int i){
   return -1;
 }
 
-/* Index of the token after the parenthesis that closes the one at iLp. */
-static int skipParens(ParParse *pP, int iLp){
+/* Index of the token after the parenthesis that closes the one at iLp, or
+** iEnd when it does not close before token iEnd. */
+static int skipParens(ParParse *pP, int iLp, int iEnd){
   int d = 0, i;
-  for(i=iLp; pP->a[i].eType!=PT_EOF; i++){
+  for(i=iLp; i<iEnd && pP->a[i].eType!=PT_EOF; i++){
     if( pP->a[i].eType==PT_LP ) d++;
     if( pP->a[i].eType==PT_RP && --d==0 ) return i+1;
   }
@@ -288,7 +316,7 @@ static void scanExpr(ParParse *pP, int iFirst, int iEnd){
     }
     if( t->eType==PT_ID && i+1<iEnd && pP->a[i+1].eType==PT_LP
      && (isKw(pP, i, "CAST") || !isExprKeyword(pP, i)) ){
-      int iLp = i+1, iNext = skipParens(pP, iLp), e = aggFunc(pP, i);
+      int iLp = i+1, iNext = skipParens(pP, iLp, iEnd), e = aggFunc(pP, i);
       int nArg = 0, j, d = 0, iArg = iLp+1, bDistinct = 0;
       ParSpan aArg[3];
       if( isKw(pP, i, "CAST") ){
@@ -401,6 +429,7 @@ static void parseList(ParParse *pP, ParExpr **paList, int *pnList, int bItem, in
     ParExpr *pE;
     while( pP->rc==SQLITE_OK ){
       int e = pP->a[pP->i].eType;
+      if( e==PT_EOF ) break;
       if( d==0 && (e==PT_COMMA || isClauseEnd(pP, pP->i) || e==PT_RP) ) break;
       if( e==PT_LP ) d++;
       if( e==PT_RP ) d--;
@@ -452,6 +481,7 @@ static ParSpan parseClause(ParParse *pP){
   int iFirst = pP->i, d = 0;
   for(;;){
     int e = pP->a[pP->i].eType;
+    if( e==PT_EOF ) break;
     if( d==0 && (isClauseEnd(pP, pP->i) || e==PT_RP) ) break;
     if( e==PT_LP ) d++;
     if( e==PT_RP ) d--;
@@ -462,6 +492,7 @@ static ParSpan parseClause(ParParse *pP){
 
 int parSelectParse(const char *zSql, ParSelect *p){
   ParParse sP;
+  int i, d;
   memset(p, 0, sizeof(*p));
   memset(&sP, 0, sizeof(sP));
   p->zSql = zSql;
@@ -471,6 +502,16 @@ int parSelectParse(const char *zSql, ParSelect *p){
   sP.z = zSql;
   sP.a = p->aTok;
 
+  /* SQL that SQLite prepared has balanced parentheses: if the tokens do
+  ** not, this tokenizer and SQLite's disagree, and nothing is followed. */
+  for(i=0, d=0; p->aTok[i].eType!=PT_EOF && d>=0; i++){
+    if( p->aTok[i].eType==PT_LP ) d++;
+    if( p->aTok[i].eType==PT_RP ) d--;
+  }
+  if( d!=0 ){
+    setWhy(&sP, "SQL the parser does not follow");
+    return sP.rc;
+  }
   if( isKw(&sP, 0, "WITH") ){
     setWhy(&sP, "a WITH clause");
     return sP.rc;

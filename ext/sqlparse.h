@@ -20,7 +20,7 @@
 #define PT_STRING   3   /* 'string literal' */
 #define PT_BLOB     4   /* x'hex' */
 #define PT_NUMBER   5
-#define PT_VARIABLE 6   /* ?, ?NNN, :name, @name, $name */
+#define PT_VARIABLE 6   /* ?, ?NNN, :name, @name, #name, $name, $a(b) */
 #define PT_LP       7
 #define PT_RP       8
 #define PT_COMMA    9

@@ -240,6 +240,134 @@ def test_sink_from_sql():
     assert c.execute("SELECT count(*) FROM t").fetchone()[0] == 5
 
 
+# Parameters in SQLite's forms, with the Tcl array index ("$a(...)": up to
+# the first ")", no space inside) that makes "(" and ")" part of the token
+# ("#a(((" has no ")": an unrecognized token).
+PARAMS = ["$a", "@a", ":a", "#a", "$a(x)", "@a(((()", ":a((((((((()", "#a(((", "$a::b(((()",
+          "$::a(()", ":a::", "?", "?7"]
+
+
+def test_parser_nasty_input():
+    """SQL that SQLite reads other than token by token the way it looks
+    ("$a((((()" is one parameter), that does not balance its parentheses,
+    or that ends inside a string or comment: par_explain, par_profile and
+    a view of it answer with rows or a clean SQLite error.  The parser used
+    to split "$a(((()" into "(" tokens and walk past the end of its token
+    array looking for their ")" (a crash)."""
+    c = connect()
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("CREATE TABLE t(k, v)")
+    c.executemany("INSERT INTO t VALUES(?, ?)", [(i % 3, i) for i in range(30)])
+    nasty = ["", "   ", "-- only a comment", "/* only a comment */", "/* unterminated",
+             ";", "(((", ")))", "SELECT", "SELECT (((", "SELECT count(*)) FROM t",
+             "SELECT count(* FROM t", "SELECT sum(", "SELECT sum(v", "SELECT CAST(",
+             "SELECT CAST(v AS", "SELECT 'abc", "SELECT \"abc", "SELECT [abc", "SELECT `abc",
+             "SELECT x'ab", "SELECT count(*) FROM t /* open", "SELECT count(*) FROM t -- c",
+             "SELECT count(*) FROM t )", "SELECT count(*) FROM t; (((",
+             "SELECT k, count(*) FROM t GROUP BY k (((", "SELECT k FROM t GROUP BY (k",
+             "SELECT k, count(*) FROM t GROUP BY k ORDER BY 1 LIMIT (((",
+             "SELECT k, sum(v) FROM t GROUP BY k HAVING sum(v) > ((",
+             "SELECT $a((((((((( ) FROM t", "SELECT $a(x y), count(*) FROM t", "SELECT $a(",
+             "SELECT $ FROM t", "SELECT @ FROM t", "SELECT $::, count(*) FROM t"]
+    for p in PARAMS:
+        nasty += ["SELECT %s FROM t" % p,
+                  "SELECT count(*), %s FROM t" % p,
+                  "SELECT k, sum(v), %s AS x FROM t GROUP BY k" % p,
+                  "SELECT k, sum(v) FROM t GROUP BY k HAVING %s IS NULL OR 1" % p,
+                  "SELECT k, count(*) FROM t GROUP BY k ORDER BY %s, k" % p,
+                  "SELECT k, count(%s) FROM t WHERE %s IS NULL GROUP BY k" % (p, p),
+                  "SELECT k, max(v) FROM t GROUP BY k, %s" % p,
+                  "SELECT k, count(*) FROM t GROUP BY k LIMIT coalesce(%s, 2)" % p]
+    for sql in nasty:
+        for q in ("SELECT par_explain(?)", "SELECT par_profile(?)"):
+            try:
+                c.execute(q, (sql,)).fetchall()
+            except sqlite3.Error:
+                pass
+        try:
+            c.execute("CREATE VIRTUAL TABLE temp.v USING parallel(%s)"
+                      % ("'" + sql.replace("'", "''") + "'"))
+        except sqlite3.Error:
+            continue
+        # The view's rows are the native ones, where a parameter nothing
+        # binds is NULL.
+        native = sql
+        for p in sorted(PARAMS, key=len, reverse=True):
+            native = native.replace(p, "NULL")
+        outcome = []
+        for q in ("SELECT * FROM v", native):
+            try:
+                outcome.append(sorted(map(repr, c.execute(q).fetchall())))
+            except sqlite3.Error as e:
+                outcome.append("error: %s" % e)
+        c.execute("DROP TABLE temp.v")
+        assert outcome[0] == outcome[1], (sql, outcome)
+    # The parser follows such statements: they are accelerated.
+    for p in ["$a(x)", "@a(((()", ":a((((((((()", "$a::b(((()", "$::a(()"]:
+        plan = c.execute("SELECT par_explain(?)", ("SELECT k, sum(v), %s AS x FROM t GROUP BY k"
+                                                   % p,)).fetchone()[0]
+        assert plan.startswith("extract:"), (p, plan)
+    assert c.execute("SELECT count(*) FROM t").fetchone()[0] == 30
+
+
+
+def test_collation_names_like_final_sql():
+    """The final SQL names par_rows columns "_p<aff><coll><n>".  The
+    planner used to write "_p??<n>" for a bare column, then patch the text
+    by searching it for "?" (the letters) and "_p" (the column number), so
+    an application collation named "a?b" in an aggregate's argument had a
+    byte read from before an array written into its name (the final SQL no
+    longer prepared) and "a?99999999" read far past the array (a crash).
+    With such collations in aggregate arguments, GROUP BY, ORDER BY and
+    bare columns, each view returns the native rows (as a multiset) and its
+    final SQL names the collation as written."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import test_views as views
+    names = ["a?b", "a?9", "a?99999999", "?", "??1", "_p??0", "_pn1", "_pnb0", "x_p3",
+             "_pnb", "P_Pt2", "a\"?b"]
+    c = connect()
+    c.execute("SELECT par_config('min_rows', 0)")
+    for i, name in enumerate(names):
+        if i % 2:
+            c.create_collation(name, lambda a, b: (a < b) - (a > b))        # reversed
+        else:
+            c.create_collation(name, lambda a, b: (a.lower() > b.lower()) - (a.lower() < b.lower()))
+    c.execute("CREATE TABLE t(g INTEGER, n INTEGER, x TEXT)")
+    words = ["a", "B", "b", "A", "c", "C ", None, "ab", "Ab"]
+    c.executemany("INSERT INTO t VALUES(?, ?, ?)",
+                  [(i % 4, (i * 7) % 11, words[(i * 5) % len(words)]) for i in range(60)])
+    queries = [  # (SQL with {c} for the quoted name, whether {c} is inside an aggregate)
+        ("SELECT g, max(x COLLATE {c}) FROM t GROUP BY g", True),
+        ("SELECT max(x COLLATE {c}), min(n COLLATE {c}) FROM t", True),
+        ("SELECT g, max(n COLLATE {c}) AS m, sum(n) FROM t GROUP BY g", True),
+        ("SELECT g, min(x COLLATE {c}), count(*) FROM t GROUP BY g "
+         "ORDER BY min(x COLLATE {c}), g", True),
+        ("SELECT g, max(n COLLATE {c}) FROM t GROUP BY g HAVING max(n COLLATE {c}) > 8", True),
+        ("SELECT n % 3 AS k, max(n COLLATE {c}), sum(n) FROM t GROUP BY k "
+         "ORDER BY max(n COLLATE {c}) DESC, k", True),
+        ("SELECT g, count(DISTINCT x COLLATE {c}) FROM t GROUP BY g", True),
+        ("SELECT g, max(n COLLATE {c}), n FROM t GROUP BY g", True),
+        ("SELECT g, group_concat(x COLLATE {c}, '|') FROM t GROUP BY g", True),
+        ("SELECT x COLLATE {c}, count(*) FROM t GROUP BY x COLLATE {c}", False),
+        ("SELECT g, count(*) FROM t GROUP BY g ORDER BY g COLLATE {c}", False),
+        ("SELECT g, max(n), x COLLATE {c} FROM t GROUP BY g", False),
+        ("SELECT g + 1, count(*) FROM t GROUP BY g + 1 ORDER BY max(x COLLATE {c})", True),
+    ]
+    for name in names:
+        quoted = '"%s"' % name.replace('"', '""')
+        for q, in_agg in queries:
+            sql = q.format(c=quoted)
+            plan = views.explain(c, sql)
+            assert "does not prepare" not in plan, (sql, plan)
+            if in_agg and plan.startswith("extract:"):
+                final = [ln for ln in plan.splitlines() if ln.startswith("final")][0]
+                assert "COLLATE %s" % quoted in final, (sql, plan)
+            native = views.run_native(c, sql)
+            assert native[0] == "ok", (sql, native)
+            why = views.compare(native, views.run_view(c, sql), False, 1e-9)
+            assert why is None, (sql, why)
+
+
 def main():
     return harness.run("sql", globals())
 
