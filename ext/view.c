@@ -1050,7 +1050,9 @@ static int parViewFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxSt
   pView->nBusy++;
   rc = parViewFilterBusy(cur);
   pView->nBusy--;
-  return rc;
+  /* A memory_mb limit (SQLITE_FULL inside) is the scan's error alone:
+  ** SQLITE_FULL would make SQLite roll back the caller's transaction. */
+  return rc==SQLITE_FULL ? SQLITE_ERROR : rc;
 }
 
 /* A table the view reads was created again on this connection with other

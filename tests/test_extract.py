@@ -1392,6 +1392,35 @@ def test_interrupt_stops_kernels():
     c.execute("SELECT par_config('group_strategy', 0)")
 
 
+def test_memory_limit_keeps_transaction():
+    """A scan over memory_mb fails alone: SQLITE_FULL would make SQLite roll
+    back the caller's transaction (its uncommitted rows were lost)."""
+    path, c = fresh("memtx.db")
+    c.execute("CREATE TABLE t(a, b)")
+    c.execute("INSERT INTO t SELECT i, 'text ' || i FROM (WITH RECURSIVE s(i) AS "
+              "(SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<200000) SELECT i FROM s)")
+    c.execute("SELECT par_config('min_rows', 0)")
+    for sql, where in [("SELECT a % 10, count(*), max(b) FROM t GROUP BY 1", "reading rows"),
+                       ("SELECT a, count(*) FROM t GROUP BY a", "grouping rows")]:
+        c.execute("CREATE VIRTUAL TABLE temp.v USING parallel('%s')" % sql)
+        for begin, end in [("BEGIN", "COMMIT"), ("SAVEPOINT s", "RELEASE s")]:
+            c.execute(begin)
+            c.execute("INSERT INTO t VALUES(-1, 'uncommitted')")
+            c.execute("SELECT par_config('memory_mb', %d)" % (1 if where == "reading rows" else 4))
+            try:
+                c.execute("SELECT * FROM v").fetchall()
+                raise AssertionError("no memory limit error: " + sql)
+            except sqlite3.OperationalError as e:
+                assert "exceeded while " + where in str(e), str(e)
+            assert c.in_transaction, "the error ended the transaction (%s, %s)" % (sql, begin)
+            assert c.execute("SELECT count(*) FROM t WHERE a = -1").fetchone()[0] == 1, begin
+            c.execute("SELECT par_config('memory_mb', 1024)")
+            c.execute("DELETE FROM t WHERE a = -1")
+            c.execute(end)
+        c.execute("DROP TABLE temp.v")
+    c.close()
+
+
 def test_memory_limit_parallel():
     path, c = fresh("mem.db")
     c.execute("CREATE TABLE t(a, b)")
