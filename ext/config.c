@@ -196,7 +196,7 @@ static sqlite3_int64 parSettingGet(const ParContext *p, ParSettingId eId){
 
 static void parSettingSet(ParContext *p, ParSettingId eId, sqlite3_int64 v){
   switch( eId ){
-    case PAR_THREADS:   p->nThread = v==0 ? px_ncores() : (int)v; break;
+    case PAR_THREADS:   p->nThread = v==0 ? px_ncores() : (int)v; parExtractTrim(p); break;
     case PAR_MEMORY_MB: p->mxMemMb = v; break;
     case PAR_PARALLEL_EXTRACT: p->bParExtract = (int)v; break;
     case PAR_CACHE_MB:  p->mxCacheMb = v; parCacheLimit(p); break;

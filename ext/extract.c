@@ -1095,6 +1095,22 @@ static void parPoolDrop(ParContext *pCtx, ParPool *pDrop){
   }
 }
 
+/* How many worker connections a parallel read uses: the threads setting,
+** but no more than the cores (more would only wait for a core, each
+** holding two file descriptors of the process). */
+static int parReadThreads(const ParContext *pCtx){
+  int n = pCtx->nThread < px_ncores() ? pCtx->nThread : px_ncores();
+  return n>1 ? n : 1;
+}
+
+void parExtractTrim(ParContext *pCtx){
+  ParPool *p;
+  int nKeep = parReadThreads(pCtx);
+  for(p=pCtx->pPool; p; p=p->pNext){
+    while( p->nConn>nKeep ) sqlite3_close_v2(p->aConn[--p->nConn]);
+  }
+}
+
 /* The pool of pCtx on zFile with at least nConn connections (and the gate
 ** when bGate), opened as needed; NULL with *pzWhy set when they cannot be
 ** opened (or out of memory).  A connection keeps pools on PAR_STAMP_MAX
@@ -2237,7 +2253,7 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       *ppBatch = pHit;
       *peMode = PAR_EXTRACT_CACHED;
     }else{
-      int nThread = pCtx->nThread, bStale = 0, bCounted = 0;
+      int nThread = parReadThreads(pCtx), bStale = 0, bCounted = 0;
       ParPool *p = parPoolGet(pCtx, src.zFile, nThread, src.bWal, &zWhy);
       unsigned iVersion = 0, iGen = p ? p->iGen : 0;
       if( p==0 && zWhy==0 ) rc = SQLITE_NOMEM;

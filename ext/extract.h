@@ -47,6 +47,8 @@ char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan);
 
 /* The worker pool and the cache of a connection, freed with its context. */
 void parExtractShutdown(ParContext *pCtx);
+/* Close the worker connections beyond what the threads setting now uses. */
+void parExtractTrim(ParContext *pCtx);
 
 /* Drop cache entries until the cache fits cache_mb again. */
 void parCacheLimit(ParContext *pCtx);

@@ -126,6 +126,8 @@ int parConfigRegister(sqlite3 *db, ParContext *pCtx);
 int parViewRegister(sqlite3 *db, ParContext *pCtx);
 int parCacheRegister(sqlite3 *db, ParContext *pCtx);
 void parExtractShutdown(ParContext *pCtx);
+/* Close the worker connections beyond what the threads setting now uses. */
+void parExtractTrim(ParContext *pCtx);
 void parCacheLimit(ParContext *pCtx);
 int parHistogramRegister(sqlite3 *db, ParContext *pCtx);
 

@@ -1392,6 +1392,40 @@ def test_interrupt_stops_kernels():
     c.execute("SELECT par_config('group_strategy', 0)")
 
 
+def test_worker_connections_capped():
+    """par_config('threads', 1024) opens no more worker connections than
+    the cores (two file descriptors each), and lowering threads closes the
+    extra ones: the application's own files and ATTACH keep working."""
+    def fds():
+        return len(os.listdir("/proc/self/fd"))
+    path, c = fresh("fds.db")
+    c.execute("CREATE TABLE t(a, b)")
+    c.execute("INSERT INTO t SELECT i, i % 7 FROM (WITH RECURSIVE s(i) AS "
+              "(SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<100000) SELECT i FROM s)")
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("SELECT par_config('cache_mb', 0)")
+    cores = os.cpu_count()
+    sql = "SELECT b, count(*), sum(a) FROM t GROUP BY b"
+    c.execute("SELECT par_config('threads', 1)")
+    same(c, sql)
+    base = fds()
+    c.execute("SELECT par_config('threads', 1024)")
+    same(c, sql)
+    assert mode_of(c, sql) in ("parallel", "counted"), explain_mode(c, sql)
+    grown = fds() - base
+    # Each worker holds the database file and its WAL (and the gate its own).
+    assert grown <= 3 * cores + 3, "%d descriptors more at threads=1024 (%d cores)" % (grown, cores)
+    c.execute("SELECT par_config('threads', 1)")
+    assert fds() - base <= 3, "threads=1 kept %d descriptors more" % (fds() - base)
+    c.execute("ATTACH ? AS aux", (os.path.join(TMP, "fds_aux.db"),))
+    c.execute("CREATE TABLE aux.z(x)")
+    c.execute("DETACH aux")
+    same(c, sql)
+    c.execute("SELECT par_config('threads', 0)")
+    c.execute("SELECT par_config('cache_mb', 256)")
+    c.close()
+
+
 def test_memory_limit_keeps_transaction():
     """A scan over memory_mb fails alone: SQLITE_FULL would make SQLite roll
     back the caller's transaction (its uncommitted rows were lost)."""
