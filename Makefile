@@ -9,6 +9,7 @@
 #   make bench           the queries of DESIGN.md section 5: native SQLite vs
 #                        parallel views vs DuckDB (when installed)
 #   make bench-duckdb    install DuckDB for make bench (npm, bench/duckdb)
+#   make bench-interrupts how promptly interrupted views stop (latencies)
 #
 # Targets that need SQLite's headers, the sqlite3 shell or Debian's python3
 # install them with apt-get when run as root (see tools/deps.sh).
@@ -38,7 +39,8 @@ ASAN_OBJ  = $(patsubst %.c,build/asan/%.o,$(KERNEL_SRC) $(EXT_SRC))
 ASANT_OBJ = $(patsubst %.c,build/asantiny/%.o,$(KERNEL_SRC))
 ASANC_OBJ = $(patsubst %.c,build/asancore/%.o,$(KERNEL_SRC) $(EXT_SRC))
 
-.PHONY: all deps demo test test-plain test-asan bench bench-duckdb bench-kernels clean
+.PHONY: all deps demo test test-plain test-asan bench bench-duckdb bench-kernels \
+        bench-interrupts clean
 all: parallel.so
 
 deps:
@@ -124,6 +126,10 @@ bench-kernels: build/bench_kernels
 # the environment); DuckDB takes part once make bench-duckdb has installed it.
 bench: deps parallel.so
 	/usr/bin/python3 bench/bench.py
+
+# sqlite3_interrupt() at random moments of a 5M-row, 1M-group view's scans.
+bench-interrupts: deps parallel.so
+	/usr/bin/python3 bench/interrupts.py
 
 # DuckDB's engine comes prebuilt inside the npm package; bench/duckdb/package.json
 # pins its version and package-lock.json the rest.  npm install, not npm ci:

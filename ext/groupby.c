@@ -582,45 +582,61 @@ static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin, uint32_t 
   /* Counts and offsets fit 32 bits: row numbers do (aPerm). */
   uint32_t *aHist = calloc((size_t)nThread*nBin + 1, sizeof(uint32_t));
   px_stop *pStop = px_stop_installed();
-  int bStop = 0;
+  int nDone[2] = {0, 0};
   if( aHist==0 ) return SQLITE_NOMEM;
+  /* Each pass asks whether to stop every 64K rows (or bins); once told,
+  ** a thread skips the rest of its share (the outputs are discarded), and
+  ** px_stop_wait() keeps the asking thread asking until every thread is
+  ** through, so that a stop reaches those still working. */
   #pragma omp parallel num_threads(nThread)
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
     size_t lo = n*t/nt, hi = n*(t+1)/nt, i;
     uint32_t *h = aHist + (size_t)t*nBin;
-    for(i=lo; i<hi; i++) h[aBin[i]]++;
-    /* Stop between the passes: the thread that installed pStop asks, and
-    ** after the barrier every thread reads the same answer. */
-    px_stop_now(pStop);
+    for(i=lo; i<hi; i++){
+      if( (i & 0xffff)==0 && px_stopping(pStop) ) break;
+      h[aBin[i]]++;
+    }
+    px_stop_wait(pStop, &nDone[0], nt);
     #pragma omp barrier
-    #pragma omp single
-    {
+    if( t==0 ){
+      /* The thread that installed pStop (it began the team) asks here. */
       uint32_t sum = 0;
       size_t b;
       int u;
       for(b=0; b<nBin; b++){
+        if( (b & 0xffff)==0 && px_stopping(pStop) ) break;
         for(u=0; u<nt; u++){
           uint32_t c = aHist[(size_t)u*nBin + b];
           aHist[(size_t)u*nBin + b] = sum;
           sum += c;
         }
       }
-      bStop = pStop && __atomic_load_n(&pStop->bStop, __ATOMIC_RELAXED);
     }
-    if( !bStop && nVal==0 ){
-      for(i=lo; i<hi; i++) aPerm[h[aBin[i]]++] = (uint32_t)i;
-    }else if( !bStop ){
+    #pragma omp barrier
+    /* Counts or offsets cut short would scatter out of bounds: a stop
+    ** asked before this barrier is seen by every thread here. */
+    if( px_stopping(pStop) ){
+      /* nothing more */
+    }else if( nVal==0 ){
       for(i=lo; i<hi; i++){
-        uint32_t pos = h[aBin[i]]++;
+        if( (i & 0xffff)==0 && px_stopping(pStop) ) break;
+        aPerm[h[aBin[i]]++] = (uint32_t)i;
+      }
+    }else{
+      for(i=lo; i<hi; i++){
+        uint32_t pos;
         int k;
+        if( (i & 0xffff)==0 && px_stopping(pStop) ) break;
+        pos = h[aBin[i]]++;
         aPerm[pos] = (uint32_t)i;
         for(k=0; k<nVal; k++) aaDst[k][pos] = aaSrc[k][i];
       }
     }
+    px_stop_wait(pStop, &nDone[1], nt);
   }
   free(aHist);
-  return bStop ? SQLITE_INTERRUPT : SQLITE_OK;
+  return px_stopping(pStop) ? SQLITE_INTERRUPT : SQLITE_OK;
 }
 
 /* Order-preserving words of the plan's keys, most significant first. */
