@@ -102,16 +102,44 @@ int parRcFromPx(int pxrc){
   }
 }
 
+/* The probe: about PAR_PROBE_OPS VDBE instructions of additions of a
+** bound 0 (a few microseconds), in columns of 250 terms (SQLite limits the
+** depth of an expression). */
+#define PAR_PROBE_OPS 2000
+
+int parProbePrepare(sqlite3 *db, sqlite3_stmt **ppProbe){
+  sqlite3_str *pStr = sqlite3_str_new(db);
+  char *zSql;
+  int i, rc;
+  *ppProbe = 0;
+  sqlite3_str_appendall(pStr, "SELECT ?1");
+  for(i=1; i<PAR_PROBE_OPS/2; i++){
+    sqlite3_str_appendall(pStr, i%250==0 ? ", ?1" : "+?1");
+  }
+  zSql = sqlite3_str_finish(pStr);
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, ppProbe, 0);
+  sqlite3_free(zSql);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_int(*ppProbe, 1, 0);
+  if( rc ){
+    sqlite3_finalize(*ppProbe);
+    *ppProbe = 0;
+  }
+  return rc;
+}
+
+int parProbeStop(sqlite3_stmt *pProbe){
+  int rc = sqlite3_step(pProbe);
+  sqlite3_reset(pProbe);
+  return rc==SQLITE_INTERRUPT;
+}
+
 /* xAsk of a ParStop: stepping the probe fails once the connection is
 ** interrupted (a statement is running on it: this one's, so the flag
-** stays set until it ends). */
+** stays set until it ends) or its progress handler asks to stop. */
 static int parStopAsk(void *pArg){
   ParStop *p = (ParStop*)pArg;
-  int rc;
-  if( p->pProbe==0 ) return 0;
-  rc = sqlite3_step(p->pProbe);
-  sqlite3_reset(p->pProbe);
-  return rc==SQLITE_INTERRUPT;
+  return p->pProbe ? parProbeStop(p->pProbe) : 0;
 }
 
 void parStopBegin(sqlite3 *db, ParStop *p){
@@ -122,12 +150,8 @@ void parStopBegin(sqlite3 *db, ParStop *p){
   p->pPrev = px_stop_installed();
   /* Preparing fails too when the interrupt came already (and without a
   ** probe, for want of memory, nothing stops). */
-  rc = sqlite3_prepare_v2(db, "SELECT 1", -1, &p->pProbe, 0);
-  if( rc!=SQLITE_OK ){
-    sqlite3_finalize(p->pProbe);
-    p->pProbe = 0;
-    if( (rc & 0xff)==SQLITE_INTERRUPT ) p->base.bStop = 1;
-  }
+  rc = parProbePrepare(db, &p->pProbe);
+  if( (rc & 0xff)==SQLITE_INTERRUPT ) p->base.bStop = 1;
   px_stop_install(&p->base);
 }
 

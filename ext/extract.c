@@ -1461,14 +1461,6 @@ static void *parWorkerMain(void *pArg){
   return 0;
 }
 
-/* Has the caller's connection been interrupted?  pProbe is a trivial
-** statement on it: stepping it fails with SQLITE_INTERRUPT then. */
-static int parInterrupted(sqlite3_stmt *pProbe){
-  int rc = sqlite3_step(pProbe);
-  sqlite3_reset(pProbe);
-  return rc==SQLITE_INTERRUPT;
-}
-
 /* Read pSrc with nThread workers of pool p inside one snapshot (with bMust:
 ** only if its data version is iMust, see parCallerSnapshot).  Returns
 ** SQLITE_OK with *ppBatch, *piVersion and *pbCounted (the ranges were taken
@@ -1493,8 +1485,9 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
     *pzWhy = parCommitCameWhy(pSrc->zSchema);
     return *pzWhy ? SQLITE_OK : SQLITE_NOMEM;
   }
-  /* The probe for interrupts: preparing it fails if one came already. */
-  rc = sqlite3_prepare_v2(db, "SELECT 1", -1, &pProbe, 0);
+  /* The probe for interrupts and the progress handler (parext.h):
+  ** preparing it fails if an interrupt came already. */
+  rc = parProbePrepare(db, &pProbe);
   if( rc ){
     *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
     goto done;
@@ -1695,7 +1688,7 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
       pthread_cond_timedwait(&run.cond, &run.mutex, &ts);
       if( run.nDone<nStarted && !__atomic_load_n(&run.bStop, __ATOMIC_RELAXED) ){
         pthread_mutex_unlock(&run.mutex);
-        if( parInterrupted(pProbe) ){
+        if( parProbeStop(pProbe) ){
           __atomic_store_n(&run.bStop, 1, __ATOMIC_RELAXED);
           for(i=0; i<nThread; i++) sqlite3_interrupt(aW[i].pDb);
           pthread_mutex_lock(&run.mutex);

@@ -72,13 +72,24 @@ int parRcFromPx(int pxrc);
 
 /*
 ** Stopping the kernels of an interrupted query (sqlite3_interrupt, Ctrl-C
-** in the shell): between parStopBegin() and parStopEnd() the calling
-** thread has a px_stop installed (kernels/par.h) that asks whether db was
-** interrupted by stepping a trivial statement on it, which fails then
-** (SQLite 3.40 has no sqlite3_is_interrupted()).  Kernels it runs stop
+** in the shell, or a progress handler returning nonzero): between
+** parStopBegin() and parStopEnd() the calling thread has a px_stop
+** installed (kernels/par.h) that asks by stepping the probe on db, which
+** fails then (SQLite 3.40 has no sqlite3_is_interrupted()).  Kernels it runs stop
 ** within milliseconds and return PX_EINTR; parStopped() says whether they
 ** were asked to.
 */
+/* The probe statement: stepping it on the caller's connection answers
+** whether the connection was interrupted, and runs the application's
+** progress handler (sqlite3_progress_handler, which SQLite 3.40 gives no
+** way to read) as SQLite's own statements would: it executes about 2000
+** VDBE instructions, so a handler set to run every N instructions runs at
+** every step of it for N up to 2000, and every N/2000 steps beyond.
+** parProbeStop() steps it: 1 when it failed with SQLITE_INTERRUPT (an
+** interrupt, or the handler returned nonzero). */
+int parProbePrepare(sqlite3 *db, sqlite3_stmt **ppProbe);
+int parProbeStop(sqlite3_stmt *pProbe);
+
 typedef struct ParStop {
   px_stop base;
   sqlite3_stmt *pProbe;      /* "SELECT 1" on db, or NULL: prepare failed */
