@@ -45,7 +45,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXT = os.path.join(ROOT, "parallel.so")
+EXT = os.environ.get("BENCH_EXT", os.path.join(ROOT, "parallel.so"))
 ROWS = int(os.environ.get("BENCH_ROWS", "10000000"))
 REPS = int(os.environ.get("BENCH_REPS", "3"))
 DATA = os.path.join(ROOT, "bench", "data")
