@@ -573,8 +573,8 @@ static int keyEqualButDifferent(const ParColumn *pCol, size_t n){
   }
 }
 
-/* Stable counting sort of rows by aBin (values < nBin): aPerm gets the rows
-** bin by bin, in order within each bin, and each aaDst[k] (k < nVal) the
+/* Stable counting sort of rows by aBin (values < nBin): aPerm (unless NULL)
+** gets the rows bin by bin, in order within each bin, and each aaDst[k] (k < nVal) the
 ** values aaSrc[k] of those rows (a scatter: each thread writes its rows'
 ** values in sequence per bin, where a gather would read them at random). */
 static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin, uint32_t *aPerm,
@@ -629,7 +629,7 @@ static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin, uint32_t 
         int k;
         if( (i & 0xffff)==0 && px_stopping(pStop) ) break;
         pos = h[aBin[i]]++;
-        aPerm[pos] = (uint32_t)i;
+        if( aPerm ) aPerm[pos] = (uint32_t)i;
         for(k=0; k<nVal; k++) aaDst[k][pos] = aaSrc[k][i];
       }
     }
@@ -1149,18 +1149,24 @@ static int directSeq(const ParAggRun *aRun, int nAgg, const uint32_t *aBin, uint
   if( aBin ){
     const double *aaSrc[PAR_SCATTER_MAX];
     double *aaDst[PAR_SCATTER_MAX];
-    int nVal = 0;
-    aPerm = sqlite3_malloc64((n+1)*sizeof(uint32_t));
-    if( aPerm==0 ){ rc = SQLITE_NOMEM; goto done; }
-    for(j=0; j<nAgg && nVal<PAR_SCATTER_MAX; j++){
+    int nVal = 0, bPerm = 0;
+    for(j=0; j<nAgg; j++){
       const ParColumn *pArg = aRun[j].pArg;
-      if( !aRun[j].bSeq || pArg->eStore!=PAR_COL_REAL || pArg->nNull ) continue;
+      if( !aRun[j].bSeq ) continue;
+      if( pArg->eStore!=PAR_COL_REAL || pArg->nNull || nVal==PAR_SCATTER_MAX ){
+        bPerm = 1;              /* read through the row numbers */
+        continue;
+      }
       aCol[j].eStore = PAR_COL_REAL;
       aCol[j].aReal = parBigMalloc((sqlite3_int64)(n+1)*8);
       if( aCol[j].aReal==0 ){ rc = SQLITE_NOMEM; goto done; }
       aOrd[j].pArg = &aCol[j];
       aaSrc[nVal] = pArg->aReal;
       aaDst[nVal++] = aCol[j].aReal;
+    }
+    if( bPerm ){
+      aPerm = sqlite3_malloc64((n+1)*sizeof(uint32_t));
+      if( aPerm==0 ){ rc = SQLITE_NOMEM; goto done; }
     }
     rc = countingSort(aBin, n, nBin, aPerm, nVal, aaSrc, aaDst, nThread);
     if( rc ) goto done;
