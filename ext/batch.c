@@ -954,18 +954,35 @@ error:
 ** one function call whose arguments are read without locking.  The
 ** first argument is a ParSink bound with sqlite3_bind_pointer(), which SQL
 ** cannot forge; xFinal returns the address of parSinkMark, which tells
-** that the par_sink that ran was ours and not an application's. */
+** that the par_sink that ran was ours and not an application's.
+**
+** Any other use is an error (PAR_SINK_INTERNAL), never a row.  With no
+** rows xFinal has no argument to check, so it fails then too, and marks
+** the ParSink that parBatchFromSink is running on this thread
+** (parSinkRunning) for the same connection: that statement's error means
+** "no rows".  A use that makes no call at all (GROUP BY over no rows)
+** returns no rows and no error.  par_sink still shows in
+** pragma_function_list: SQLite 3.40 cannot register a function that the
+** list omits. */
 
-#define PAR_SINK_PTR "par_sink"
+/* Pointer values pass from one function's result to another's argument
+** inside a statement: the type name must be one no other extension uses. */
+#define PAR_SINK_PTR "sqlite-parallel ParSink"
+#define PAR_SINK_INTERNAL "par_sink() is internal to the parallel extension"
 
 typedef struct ParSink ParSink;
 struct ParSink {
   ParBatch *pB;      /* rows go here */
+  sqlite3 *db;       /* the connection running the statement */
   sqlite3_int64 nStop;  /* >0: stop the statement after this many rows */
   int rc;            /* first error of parBatchAppend */
   int bDone;         /* our xFinal ran */
   int bStopped;      /* the sink ended the statement after nStop rows */
+  int bEmpty;        /* an xFinal without rows ran on db meanwhile */
 };
+
+/* The ParSink of the parBatchFromSink() running on this thread. */
+static _Thread_local ParSink *parSinkRunning = 0;
 
 static void parSinkStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   /* The ParSink, checked at the first row and kept in the aggregate's
@@ -979,7 +996,7 @@ static void parSinkStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( (p = *pp)==0 ){
     p = argc>0 ? (ParSink*)sqlite3_value_pointer(argv[0], PAR_SINK_PTR) : 0;
     if( p==0 || argc-1!=p->pB->nCol ){
-      sqlite3_result_error(ctx, "par_sink() is internal to the parallel extension", -1);
+      sqlite3_result_error(ctx, PAR_SINK_INTERNAL, -1);
       return;
     }
     *pp = p;
@@ -1004,7 +1021,14 @@ static void parSinkStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 static const char parSinkMark = 0;
 
 static void parSinkFinal(sqlite3_context *ctx){
-  sqlite3_result_int64(ctx, (sqlite3_int64)(intptr_t)&parSinkMark);
+  ParSink **pp = (ParSink**)sqlite3_aggregate_context(ctx, 0);
+  ParSink *p = parSinkRunning;
+  if( pp && *pp ){
+    sqlite3_result_int64(ctx, (sqlite3_int64)(intptr_t)&parSinkMark);
+    return;
+  }
+  if( pp==0 && p && p->db==sqlite3_context_db_handle(ctx) ) p->bEmpty = 1;
+  sqlite3_result_error(ctx, PAR_SINK_INTERNAL, -1);
 }
 
 int parBatchRegister(sqlite3 *db){
@@ -1036,11 +1060,12 @@ int parBatchFromSink(sqlite3 *db, sqlite3_stmt *pSink, sqlite3_stmt *pMeta,
                      sqlite3_int64 mxMem, sqlite3_int64 *pnShared, ParWindow *pWin,
                      sqlite3_int64 iAt, sqlite3_int64 nSpan, int bStop,
                      ParBatch **ppBatch, char **pzErr){
-  ParSink sink;
+  ParSink sink, *pPrior = parSinkRunning;
   int rc;
   *ppBatch = 0;
   *pzErr = 0;
   memset(&sink, 0, sizeof(sink));
+  sink.db = db;
   sink.nStop = bStop ? nSpan : -1;
   rc = parBatchNew(pMeta, mxMem, pnShared, &sink.pB, pzErr);
   if( rc ) return rc;
@@ -1051,11 +1076,21 @@ int parBatchFromSink(sqlite3 *db, sqlite3_stmt *pSink, sqlite3_stmt *pMeta,
   }
   sqlite3_bind_pointer(pSink, sqlite3_bind_parameter_index(pSink, ":par_sink"),
                        &sink, PAR_SINK_PTR, 0);
+  parSinkRunning = &sink;
   rc = sqlite3_step(pSink);
+  parSinkRunning = pPrior;
   if( rc==SQLITE_ROW ){
     sink.bDone = sqlite3_column_type(pSink, 0)==SQLITE_INTEGER
               && sqlite3_column_int64(pSink, 0)==(sqlite3_int64)(intptr_t)&parSinkMark;
     rc = sink.bDone ? sqlite3_step(pSink) : SQLITE_DONE;
+  }else if( rc==SQLITE_ERROR && sink.bEmpty && sink.pB->nRow==0
+         && strcmp(sqlite3_errmsg(db), PAR_SINK_INTERNAL)==0 ){
+    /* Our xFinal without rows.  (A statement that an application's
+    ** function ran meanwhile can have set bEmpty too; ours then failed
+    ** with par_sink's message before its first row, which only a function
+    ** passing that message on as its own error could make it do.) */
+    sink.bDone = 1;
+    rc = SQLITE_DONE;
   }
   if( sink.bStopped ){
     rc = SQLITE_OK;

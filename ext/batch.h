@@ -149,7 +149,8 @@ int parBatchFromStmt(sqlite3_stmt *pStmt, sqlite3_int64 mxMem,
                      ParBatch **ppBatch, char **pzErr);
 
 /* Register par_sink(), the aggregate that extraction feeds rows to, on
-** db.  Without it, extraction steps statements row by row. */
+** db (any other use of it is an error).  Without it, extraction steps
+** statements row by row. */
 int parBatchRegister(sqlite3 *db);
 
 /* A SELECT has at most this many columns to go through par_sink (one

@@ -27,7 +27,8 @@
 **     _p<a><c><j>: <a> an affinity (n none, i INTEGER, r REAL, t TEXT,
 **     u NUMERIC) and <c> a collation (b BINARY, n NOCASE, r RTRIM), so
 **     comparisons and ORDER BY in the final SQL see the affinity and the
-**     collation of the column the value came from.
+**     collation of the column the value came from.  Any other use of
+**     par_rows (or of par_schema_lock, below) is an error.
 */
 #include "extract.h"
 #include "groupby.h"
@@ -42,7 +43,28 @@ static double parNowMs(void){
   return ts.tv_sec*1e3 + ts.tv_nsec/1e6;
 }
 
-#define PAR_BATCH_PTR "par_batch"
+/* The pointer type of the batch bound to par_rows(?1).  Pointer values
+** pass from one function's result to another's argument inside a
+** statement, so the name must be one no other extension uses. */
+#define PAR_BATCH_PTR "sqlite-parallel ParBatch"
+
+/* Set the error message of a virtual table, freeing the previous one. */
+static void parViewSetError(sqlite3_vtab *pVtab, const char *zFmt, const char *zArg){
+  sqlite3_free(pVtab->zErrMsg);
+  pVtab->zErrMsg = sqlite3_mprintf(zFmt, zArg);
+}
+
+/* ==== internal tables: par_rows and par_schema_lock ===========================
+**
+** Only the extension's own statements may use them, so every other use is
+** an error naming the table (PAR_INTERNAL), never rows: par_rows needs its
+** argument to be a batch the extension bound with sqlite3_bind_pointer(),
+** which no SQL can make, and par_schema_lock needs a view description the
+** extension is waiting for (ParContext.pDescJob).  Both modules have no
+** xCreate, so CREATE VIRTUAL TABLE cannot name them.  They still show in
+** pragma_module_list (and par_sink in pragma_function_list): SQLite 3.40
+** has no way to register a module or function that those lists omit. */
+#define PAR_INTERNAL "%s is internal to the parallel extension"
 
 /* ==== par_rows: a batch as rows ============================================== */
 
@@ -85,18 +107,24 @@ static int parRowsConnect(sqlite3 *db, void *pAux, int argc, const char *const*a
   return SQLITE_OK;
 }
 
+/* The extension always names the batch (par_rows(?1)): a scan without
+** one is not the extension's. */
 static int parRowsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
-  int i, bSeen = 0;
+  int i, iArg = -1, bUnusable = 0;
   for(i=0; i<pInfo->nConstraint; i++){
     const struct sqlite3_index_constraint *p = &pInfo->aConstraint[i];
     if( p->iColumn!=PAR_ROWS_HIDDEN || p->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
-    if( !p->usable ) return SQLITE_CONSTRAINT;
-    pInfo->aConstraintUsage[i].argvIndex = 1;
-    pInfo->aConstraintUsage[i].omit = 1;
-    bSeen = 1;
+    if( !p->usable ) bUnusable = 1;
+    else if( iArg<0 ) iArg = i;
   }
-  pInfo->idxNum = bSeen;
-  pInfo->estimatedCost = bSeen ? 1000.0 : 1e12;
+  if( iArg<0 ){
+    if( bUnusable ) return SQLITE_CONSTRAINT;   /* another plan may bind it */
+    parViewSetError(pVtab, PAR_INTERNAL, "par_rows");
+    return SQLITE_ERROR;
+  }
+  pInfo->aConstraintUsage[iArg].argvIndex = 1;
+  pInfo->aConstraintUsage[iArg].omit = 1;
+  pInfo->estimatedCost = 1000.0;
   pInfo->estimatedRows = 1000;
   return SQLITE_OK;
 }
@@ -124,6 +152,12 @@ static int parRowsFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxSt
   ParRowsCursor *pCur = (ParRowsCursor*)cur;
   pCur->pB = argc>0 ? sqlite3_value_pointer(argv[0], PAR_BATCH_PTR) : 0;
   pCur->iRow = 0;
+  if( pCur->pB==0 ){
+    /* Any value SQL can make: NULL, a number, text, a blob, another
+    ** extension's pointer. */
+    parViewSetError(cur->pVtab, PAR_INTERNAL, "par_rows");
+    return SQLITE_ERROR;
+  }
   return SQLITE_OK;
 }
 
@@ -155,12 +189,12 @@ static sqlite3_module parRowsModule = {
   0,                   /* iVersion */
   0,                   /* xCreate: 0 makes it eponymous-only */
   parRowsConnect,      /* xConnect */
-  parRowsBestIndex,    /* xBestIndex: needs the batch pointer argument */
+  parRowsBestIndex,    /* xBestIndex: needs the batch argument */
   parRowsDisconnect,   /* xDisconnect */
   0,                   /* xDestroy */
   parRowsOpen,         /* xOpen */
   parRowsClose,        /* xClose */
-  parRowsFilter,       /* xFilter: takes the batch */
+  parRowsFilter,       /* xFilter: takes the batch, refuses anything else */
   parRowsNext,         /* xNext */
   parRowsEof,          /* xEof */
   parRowsColumn,       /* xColumn */
@@ -233,12 +267,6 @@ typedef struct ParViewCursor {
   unsigned nLetAtOpen;   /* pMemo->nLet when it took its hold at xOpen */
   struct ParViewCursor *pNextOpen;   /* ParContext.pViewCursors list */
 } ParViewCursor;
-
-/* Set the error message of a virtual table, freeing the previous one. */
-static void parViewSetError(sqlite3_vtab *pVtab, const char *zFmt, const char *zArg){
-  sqlite3_free(pVtab->zErrMsg);
-  pVtab->zErrMsg = sqlite3_mprintf(zFmt, zArg);
-}
 
 /* The module argument zArg without the blanks around it: *pn bytes from
 ** the returned pointer. */
@@ -576,17 +604,30 @@ static int parLockConnect(sqlite3 *db, void *pAux, int argc, const char *const*a
   return SQLITE_OK;
 }
 
+/* Only parViewDescribeLocked's statement finds a job waiting.  The job is
+** withdrawn while it runs: the SELECT it prepares cannot read
+** par_schema_lock (the job again) either. */
 static int parLockBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   ParLockVtab *p = (ParLockVtab*)pVtab;
   ParViewDesc *pD = (ParViewDesc*)p->pCtx->pDescJob;
-  if( pD && !pD->bDone ) parViewDescribe(p->db, pD);
+  if( pD==0 ){
+    parViewSetError(pVtab, PAR_INTERNAL, "par_schema_lock");
+    return SQLITE_ERROR;
+  }
+  if( !pD->bDone ){
+    p->pCtx->pDescJob = 0;
+    parViewDescribe(p->db, pD);
+    p->pCtx->pDescJob = pD;
+  }
   pInfo->estimatedCost = 1;
   return SQLITE_OK;
 }
 
+/* The extension prepares its statement and never runs it. */
 static int parLockFilter(sqlite3_vtab_cursor *pCur, int idxNum, const char *idxStr,
                          int argc, sqlite3_value **argv){
-  return SQLITE_OK;
+  parViewSetError(pCur->pVtab, PAR_INTERNAL, "par_schema_lock");
+  return SQLITE_ERROR;
 }
 
 static int parLockNext(sqlite3_vtab_cursor *pCur){ return SQLITE_OK; }
@@ -603,7 +644,8 @@ static sqlite3_module parLockModule = {
   0,                   /* iVersion */
   0,                   /* xCreate: eponymous only */
   parLockConnect,      /* xConnect */
-  parLockBestIndex,    /* xBestIndex: runs the pending ParViewDesc */
+  parLockBestIndex,    /* xBestIndex: runs the pending ParViewDesc, or
+                       ** refuses a use that is not the extension's */
   parRowsDisconnect, 0, /* freeing the table and cursor: as for par_rows */
   parRowsOpen, parRowsClose, parLockFilter, parLockNext, parLockEof,
   parLockColumn, parLockRowid,
@@ -619,9 +661,14 @@ static void parViewDescribeLocked(sqlite3 *db, ParContext *pCtx, ParViewDesc *pD
   rc = sqlite3_prepare_v2(db, "SELECT 1 FROM par_schema_lock", -1, &pLock, 0);
   sqlite3_finalize(pLock);
   pCtx->pDescJob = pPrior;
-  if( !pD->bDone ){
-    pD->rc = rc ? rc : SQLITE_ERROR;
+  if( !pD->bDone && rc ){
+    pD->rc = rc;
     pD->zErr = sqlite3_mprintf("cannot describe the SELECT: %s", sqlite3_errmsg(db));
+  }else if( !pD->bDone ){
+    /* The name found an application's table first. */
+    pD->rc = SQLITE_ERROR;
+    pD->zErr = sqlite3_mprintf("cannot describe the SELECT: a table named "
+        "par_schema_lock hides the internal table of the parallel extension");
   }
 }
 

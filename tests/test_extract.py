@@ -1898,6 +1898,121 @@ def test_function_list_hidden_by_authorizer():
     c.set_authorizer(None)
 
 
+def test_internal_objects_refuse_direct_use():
+    """par_rows, par_schema_lock and par_sink serve the extension's own
+    statements only.  Used any other way they returned no rows, silently
+    (par_sink over no rows returned an address): now each use is an error
+    naming the object as internal, and the connection and its views go on
+    working.  They still show in pragma_module_list/pragma_function_list:
+    SQLite 3.40 cannot hide them."""
+    path, c = fresh("internal.db")
+    c.execute("CREATE TABLE t(k, v)")
+    c.executemany("INSERT INTO t VALUES(?, ?)", [(i % 3, i) for i in range(50)])
+    c.execute("SELECT par_config('min_rows', 0)")
+    views = [("SELECT k, sum(v), count(*) FROM t GROUP BY k", [(0, 408, 17), (1, 425, 17), (2, 392, 16)]),
+             ("SELECT k, sum(v) FROM t WHERE v > 100 GROUP BY k", []),
+             ("SELECT count(*), max(v) FROM t WHERE v < 0", [(0, None)])]
+
+    def views_still_right():
+        for sql, want in views:
+            assert same(c, sql) == want, sql
+        assert c.execute("SELECT count(*) FROM t").fetchone() == (50,)
+
+    rows = "par_rows is internal to the parallel extension"
+    lock = "par_schema_lock is internal to the parallel extension"
+    sink = "par_sink() is internal to the parallel extension"
+    uses = [(rows, "SELECT * FROM par_rows"),
+            (rows, "SELECT rowid FROM par_rows"),
+            (rows, "SELECT count(*) FROM par_rows"),
+            (rows, "SELECT * FROM main.par_rows"),
+            (rows, "SELECT * FROM par_rows(1)"),
+            (rows, "SELECT * FROM par_rows(NULL)"),
+            (rows, "SELECT * FROM par_rows(x'0011')"),
+            (rows, "SELECT * FROM par_rows('par_batch')"),
+            (rows, "SELECT * FROM par_rows(2.5)"),
+            (rows, "SELECT * FROM par_rows(?)"),
+            (rows, "SELECT * FROM par_rows WHERE batch = 1"),
+            (rows, "SELECT * FROM par_rows WHERE batch IN (1, 2)"),
+            (rows, "SELECT * FROM par_rows WHERE batch > 1"),
+            (rows, "SELECT * FROM par_rows WHERE batch = 1 OR batch = 2"),
+            (rows, "SELECT count(*) FROM t, par_rows(t.k)"),
+            (rows, "SELECT * FROM t LEFT JOIN par_rows ON batch = t.k"),
+            (rows, "SELECT * FROM t WHERE k IN (SELECT _pnb0 FROM par_rows(t.v))"),
+            (rows, "SELECT par_explain('SELECT * FROM par_rows')"),
+            (lock, "SELECT * FROM par_schema_lock"),
+            (lock, "SELECT unused FROM par_schema_lock"),
+            (lock, "SELECT count(*) FROM temp.par_schema_lock"),
+            (lock, "SELECT * FROM t WHERE EXISTS (SELECT 1 FROM par_schema_lock)"),
+            (lock, "SELECT par_explain('SELECT 1 FROM par_schema_lock')"),
+            ("too many arguments on par_schema_lock", "SELECT * FROM par_schema_lock(1)"),
+            (sink, "SELECT par_sink(1) FROM t WHERE 0"),
+            (sink, "SELECT par_sink(k) FROM t WHERE k > 99"),
+            (sink, "SELECT par_sink() FROM t WHERE 0"),
+            (sink, "SELECT par_sink(NULL, 1)"),
+            (sink, "SELECT par_sink(x'00', k) FROM t"),
+            (sink, "SELECT par_sink(?, 1)"),
+            ("no such module: par_rows", "CREATE VIRTUAL TABLE temp.x USING par_rows"),
+            ("no such module: par_schema_lock", "CREATE VIRTUAL TABLE temp.x USING par_schema_lock")]
+    for fragment, sql in uses:
+        harness.expect_error(c, sql, fragment, (1,) if "?" in sql else ())
+        assert c.execute("SELECT 1").fetchone() == (1,)
+    # Named in views, triggers and parallel views.
+    c.execute("CREATE VIEW vr AS SELECT * FROM par_rows")
+    c.execute("CREATE TEMP VIEW vl AS SELECT * FROM par_schema_lock")
+    harness.expect_error(c, "SELECT * FROM vr", rows)
+    harness.expect_error(c, "SELECT * FROM vl", lock)
+    c.execute("CREATE TEMP TABLE log(x)")
+    for name, body, fragment in [("tr", "INSERT INTO log SELECT batch FROM par_rows", rows),
+                                 ("tl", "INSERT INTO log SELECT unused FROM par_schema_lock", lock),
+                                 ("ts", "INSERT INTO log SELECT par_sink(new.k) FROM t WHERE 0", sink)]:
+        c.execute("CREATE TEMP TRIGGER %s AFTER INSERT ON t BEGIN %s; END" % (name, body))
+        harness.expect_error(c, "INSERT INTO t VALUES(9, 9)", fragment)
+        c.execute("DROP TRIGGER %s" % name)
+    # In the main schema, SQLite refuses par_sink (SQLITE_DIRECTONLY) first.
+    c.execute("CREATE TRIGGER tm AFTER INSERT ON t BEGIN SELECT par_sink(new.k); END")
+    harness.expect_error(c, "INSERT INTO t VALUES(9, 9)", "unsafe use of par_sink()")
+    c.execute("DROP TRIGGER tm")
+    c.execute("DROP VIEW vr")
+    assert c.execute("SELECT count(*) FROM log").fetchone() == (0,)
+    for sql, fragment in [("SELECT * FROM par_rows", rows),
+                          ("SELECT 1 FROM par_schema_lock", lock),
+                          ("SELECT k, count(*) FROM t WHERE EXISTS (SELECT * FROM par_schema_lock) "
+                           "GROUP BY k", lock)]:
+        harness.expect_error(c, "CREATE VIRTUAL TABLE temp.pv USING parallel('%s')" % sql,
+                             "parallel: " + fragment)
+    # With an argument, par_rows compiles: each scan fails.
+    for sql in ["SELECT _pnb0, count(*) FROM par_rows(1) GROUP BY 1",
+                "SELECT k, count(*) FROM t WHERE EXISTS (SELECT 1 FROM par_rows(t.k)) GROUP BY k"]:
+        c.execute("CREATE VIRTUAL TABLE temp.pv USING parallel('%s')" % sql)
+        harness.expect_error(c, "SELECT * FROM pv", rows)
+        harness.expect_error(c, "SELECT par_profile(?)", rows, (sql,))
+        c.execute("DROP TABLE temp.pv")
+    # A table of the application's by that name cannot stand in for par_schema_lock.
+    c.execute("CREATE TEMP TABLE par_schema_lock(unused)")
+    harness.expect_error(c, "CREATE VIRTUAL TABLE temp.pv USING parallel('SELECT k FROM t')",
+                 "a table named par_schema_lock hides")
+    c.execute("DROP TABLE temp.par_schema_lock")
+    for threads in (1, 2):
+        c.execute("SELECT par_config('threads', ?)", (threads,))
+        views_still_right()
+    # An extraction with no rows, while an application's function used
+    # par_sink directly on the same connection: that use fails, the view
+    # is still told it read no rows.
+    seen = []
+
+    def probe(x):
+        try:
+            seen.append(c.execute("SELECT par_sink(1) FROM t WHERE 0").fetchall())
+        except sqlite3.Error as e:
+            seen.append(str(e))
+        return 0
+    c.create_function("probe", 1, probe)
+    sql = "SELECT k, count(*) FROM t WHERE probe(v) GROUP BY k"
+    assert same(c, sql) == []
+    assert seen and all(s == sink for s in seen), seen[:3]
+    views_still_right()
+
+
 def test_cache_across_databases():
     """Views over tables of different database files scanned in turn each
     keep their cache entries: a connection keeps worker pools on up to 4
