@@ -528,7 +528,8 @@ static int buildMixedOrder(const ParSelect *pSel){
 }
 
 /* Results that depend on the order of rows inside a group (group_concat,
-** bare columns, which of equal values min/max keep) match SQLite's only
+** bare columns, which of equal values min/max keep, the bits of a REAL
+** sum, which SQLite adds in row order) match SQLite's only
 ** if the extraction query visits rows in the order SQLite's own plan
 ** does: the same loops, each in the same direction (SQLite walks an index
 ** and an IN list backwards when that gives the GROUP BY keys an ORDER BY's
@@ -541,7 +542,10 @@ static void buildCheckOrder(ParBuild *pB){
   char *z2;
   for(k=0; k<pPlan->nAgg; k++){
     int e = pPlan->aAgg[k].eFunc;
-    if( e==PAR_AGG_GROUP_CONCAT || e==PAR_AGG_MIN || e==PAR_AGG_MAX ) bSensitive = 1;
+    if( e==PAR_AGG_GROUP_CONCAT || e==PAR_AGG_MIN || e==PAR_AGG_MAX
+     || e==PAR_AGG_SUM || e==PAR_AGG_TOTAL || e==PAR_AGG_AVG ){
+      bSensitive = 1;
+    }
   }
   if( !bSensitive ) return;
   if( pPlan->nKey>0 ){

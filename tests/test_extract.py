@@ -464,7 +464,14 @@ def test_serial_fallbacks():
     plan = c.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
     assert plan.startswith("native:") and "reverse_unordered_selects" in plan, plan
     same(c, sql)
-    sql2 = "SELECT count(*), sum(r) FROM t GROUP BY s"
+    # A REAL sum's bits depend on the order SQLite adds the rows in (it
+    # keeps a GROUP BY's scan in order; the extraction would come reversed):
+    # native.  Counts are read serially, in any order.
+    sql3 = "SELECT count(*), sum(r) FROM t GROUP BY s"
+    plan = c.execute("SELECT par_explain(?)", (sql3,)).fetchone()[0]
+    assert plan.startswith("native:") and "reverse_unordered_selects" in plan, plan
+    same(c, sql3)
+    sql2 = "SELECT count(*), count(r) FROM t GROUP BY s"
     assert "reverse_unordered_selects" in explain_mode(c, sql2), explain_mode(c, sql2)
     same(c, sql2)
     c.execute("PRAGMA reverse_unordered_selects=OFF")
