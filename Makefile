@@ -10,6 +10,9 @@
 #                        parallel views vs DuckDB (when installed)
 #   make bench-duckdb    install DuckDB for make bench (npm, bench/duckdb)
 #   make bench-interrupts how promptly interrupted views stop (latencies)
+#   make fuzz            libFuzzer on tests/fuzz/fuzz_sql.c (clang, ASan+UBSan)
+#                        for FUZZ_SECONDS (600) in FUZZ_JOBS (1) processes;
+#                        findings are copied to tests/fuzz/crashes/
 #
 # Targets that need SQLite's headers, the sqlite3 shell or Debian's python3
 # install them with apt-get when run as root (see tools/deps.sh).
@@ -40,7 +43,7 @@ ASANT_OBJ = $(patsubst %.c,build/asantiny/%.o,$(KERNEL_SRC))
 ASANC_OBJ = $(patsubst %.c,build/asancore/%.o,$(KERNEL_SRC) $(EXT_SRC))
 
 .PHONY: all deps demo test test-plain test-asan bench bench-duckdb bench-kernels \
-        bench-interrupts clean
+        bench-interrupts clean fuzz fuzz-deps
 all: parallel.so
 
 deps:
@@ -97,9 +100,23 @@ build/asan/test_oom: tests/test_oom.c tests/check.c tests/check.h
 	@mkdir -p build/asan
 	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ tests/test_oom.c tests/check.c -lsqlite3 $(LDLIBS)
 
+# fuzz_replay runs the fuzz target (tests/fuzz/) over its corpus and every
+# input that ever crashed it, built with gcc like the rest of the suite:
+# the extension with SQLITE_CORE and tiny blocks, as make fuzz builds it.
+FUZZ_DEFS = -DSQLITE_CORE -DPX_BLOCK=8 -DPX_PAR_MIN_BLOCKS=1 -DPAR_POISON_UNSET \
+            -DPAR_DICT_TAG=0 -DPAR_BIG_MIN=4096
+ASANF_OBJ = $(patsubst %.c,build/asanfuzz/%.o,$(KERNEL_SRC) $(EXT_SRC))
+build/asanfuzz/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) $(FUZZ_DEFS) -c $< -o $@
+build/asan/fuzz_replay: tests/fuzz/replay.c tests/fuzz/fuzz_sql.c $(ASANF_OBJ)
+	@mkdir -p build/asan
+	$(CC) $(CFLAGS) $(SANFLAGS) $(FUZZ_DEFS) -o $@ tests/fuzz/replay.c tests/fuzz/fuzz_sql.c \
+	  $(ASANF_OBJ) -lsqlite3 $(LDLIBS)
+
 PLAIN_BINS = build/test_kernels build/test_kernels_tiny build/test_batch build/test_oom parallel.so
 ASAN_BINS  = build/asan/test_kernels build/asan/test_kernels_tiny build/asan/test_batch \
-             build/asan/test_oom build/asan/parallel.so
+             build/asan/test_oom build/asan/parallel.so build/asan/fuzz_replay
 
 # make test: the plain suite, then the same suite under the sanitizers; the
 # runner prints one summary line for everything.
@@ -111,6 +128,47 @@ test-plain: deps $(PLAIN_BINS)
 
 test-asan: deps $(ASAN_BINS)
 	@sh tests/run.sh asan
+
+# ---- fuzzing -------------------------------------------------------------
+# make fuzz: libFuzzer with ASan+UBSan over build/fuzz-corpus (seeded from
+# tests/fuzz/corpus and tests/fuzz/crashes), with the SQL dictionary;
+# tests/fuzz/fuzz.sh restarts it after each finding until FUZZ_SECONDS
+# have passed, copies crash and leak reproducers to tests/fuzz/crashes/
+# and ends with the statistics.  Needs clang, its libFuzzer runtime and
+# libomp (installed with apt-get when run as root).
+FUZZ_SECONDS ?= 600
+FUZZ_JOBS    ?= 1
+FUZZ_CC      ?= clang
+FUZZ_CFLAGS  = -std=c11 -O1 -g -fopenmp $(WARN) -D_GNU_SOURCE -Ikernels -Iext $(FUZZ_DEFS) \
+               -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+               -fno-omit-frame-pointer
+FUZZ_OBJ = $(patsubst %.c,build/fuzz/%.o,$(KERNEL_SRC) $(EXT_SRC))
+
+fuzz-deps:
+	@printf 'int LLVMFuzzerTestOneInput(const char *a, long n){ (void)a; (void)n; return 0; }\n' \
+	  > /tmp/par_fuzzprobe_$$$$.c; \
+	if ! $(FUZZ_CC) -fsanitize=fuzzer,address -fopenmp -o /tmp/par_fuzzprobe_$$$$ \
+	     /tmp/par_fuzzprobe_$$$$.c >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "fuzz: installing clang libclang-rt-dev libomp-dev"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get update -q >/dev/null && \
+	      apt-get install -y -q clang libclang-rt-dev libomp-dev >/dev/null || exit 1; \
+	  else \
+	    echo "fuzz: needs clang with libFuzzer and OpenMP:" \
+	         "sudo apt-get install -y clang libclang-rt-dev libomp-dev" >&2; exit 1; \
+	  fi; \
+	fi; rm -f /tmp/par_fuzzprobe_$$$$ /tmp/par_fuzzprobe_$$$$.c
+
+build/fuzz/%.o: %.c $(HEADERS) | fuzz-deps
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+build/fuzz/fuzz_sql: tests/fuzz/fuzz_sql.c $(FUZZ_OBJ) | fuzz-deps
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ tests/fuzz/fuzz_sql.c $(FUZZ_OBJ) \
+	  -lsqlite3 $(LDLIBS)
+
+fuzz: deps build/fuzz/fuzz_sql
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) sh tests/fuzz/fuzz.sh build/fuzz/fuzz_sql
 
 # ---- demo and benchmarks -------------------------------------------------
 demo: deps parallel.so

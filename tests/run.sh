@@ -51,6 +51,9 @@ for suite in "$@"; do
       run "asan kernels (8-element blocks)" build/asan/test_kernels_tiny
       run "asan batches" build/asan/test_batch
       run "asan allocation failures" build/asan/test_oom ./build/asan/parallel.so
+      # The fuzz target over its seeds and every input that ever crashed it
+      # (tests/fuzz/crashes/KNOWN: those whose bug is not fixed yet).
+      run "asan fuzz replay" build/asan/fuzz_replay tests/fuzz/corpus tests/fuzz/crashes
       # Python is not built with the sanitizers: preload their runtimes and
       # ignore the interpreter's own never-freed memory.
       pre="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
