@@ -21,10 +21,10 @@
 **   m = 3  SELECT par_profile(?1), the text bound as TEXT
 **
 **   group_strategy = s % 5, threads = 1 + (s/5) % 3,
-**   parallel_extract = (s/15) % 2 == 0, min_rows = s >= 60 ? 10^6 : 0
+**   parallel_extract = (s/15) % 2, min_rows = s >= 60 ? 10^6 : 0
 **
-** so 'P' (80) is a view with the defaults: threads 2, group_strategy 0,
-** parallel extraction on, min_rows 0; 'Q', 'R', 'S' the other modes.
+** so 'P' (80, s = 20) is a view with threads 2, group_strategy 0 (auto),
+** parallel extraction on and min_rows 0; 'Q', 'R', 'S' the other modes.
 **
 ** The database (made once per process): main is a file in /tmp (worker
 ** connections can read it in parallel), with t (every storage class in one
@@ -319,7 +319,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *aData, size_t nData){
       "SELECT par_config('threads', %d), par_config('group_strategy', %d),"
       " par_config('parallel_extract', %d), par_config('min_rows', %d),"
       " par_config('memory_mb', 64), par_config('cache_mb', 16), par_cache_clear()",
-      1 + (s/5)%3, s%5, (s/15)%2==0, s>=60 ? 1000000 : 0);
+      1 + (s/5)%3, s%5, (s/15)%2, s>=60 ? 1000000 : 0);
   if( zSql ) fuzzExecOrDie(zSql);
   sqlite3_free(zSql);
 
