@@ -46,7 +46,7 @@ worker() {   # worker J: runs until the time is up
       -max_total_time="$left" -print_final_stats=1 -artifact_prefix="$arts/" \
       "$corpus" >"$log" 2>&1
     rc=$?
-    tail -n 3 "$log" | sed "s/^/[job $j run $k] /"
+    echo "[job $j run $k] exit $rc: $(grep -E '^#[0-9]+' "$log" | tail -n 1)"
     new=0
     for a in "$arts"/crash-* "$arts"/leak-*; do
       [ -f "$a" ] || continue
