@@ -301,7 +301,6 @@ int LLVMFuzzerInitialize(int *pArgc, char ***pArgv){
   ** one in use, so that no input can attach more. */
   sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 1000000);
   sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, 100000);
-  sqlite3_limit(db, SQLITE_LIMIT_COLUMN, 200);
   sqlite3_limit(db, SQLITE_LIMIT_EXPR_DEPTH, 200);
   sqlite3_limit(db, SQLITE_LIMIT_COMPOUND_SELECT, 20);
   sqlite3_limit(db, SQLITE_LIMIT_VDBE_OP, 200000);
