@@ -45,13 +45,11 @@
 ** sanitizers see the extension's results.  Errors are expected and
 ** ignored: only crashes, leaks and sanitizer reports are findings.
 **
-** Environment: PAR_FUZZ_VERBOSE=1 prints each statement with its first
-** rows, its error and its time; PAR_FUZZ_SKIP_KNOWN=1 skips inputs that
-** reach a bug listed in tests/fuzz/crashes/KNOWN (fuzzKnownBug()).
+** PAR_FUZZ_VERBOSE=1 in the environment prints each statement with its
+** first rows, its error and its time.
 */
 #include <sqlite3.h>
 
-#include <ctype.h>
 #include <errno.h>
 #include <glob.h>
 #include <signal.h>
@@ -76,7 +74,6 @@ static sqlite3 *db;
 static char zMainPath[64], zAxPath[64];
 static int nProgress;
 static int bVerbose;         /* PAR_FUZZ_VERBOSE set: print each statement */
-static int bSkipKnown;       /* PAR_FUZZ_SKIP_KNOWN set: see fuzzKnownBug() */
 
 /* LeakSanitizer's suppressions: clang's OpenMP runtime keeps a few blocks
 ** per thread it started until after the leak check at exit. */
@@ -94,25 +91,6 @@ static double fuzzNowMs(void){
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec*1e3 + ts.tv_nsec/1e6;
-}
-
-/* Inputs that reach a bug listed in tests/fuzz/crashes/KNOWN, which a
-** fuzzing run would otherwise find again and again instead of looking
-** elsewhere; skipped only when PAR_FUZZ_SKIP_KNOWN is set (never in the
-** replay).  Delete each test once its bug is fixed.
-**
-**   sqlparse-dollar-paren-*: a parameter with a parenthesis after its name
-**   ($a(...), also :a( @a( #a(), which SQLite reads as one token. */
-static int fuzzKnownBug(const char *zText){
-  const unsigned char *z = (const unsigned char*)zText;
-  for(; *z; z++){
-    if( strchr("$:@#", *z) ){
-      const unsigned char *zEnd = z + 1;
-      while( isalnum(*zEnd) || *zEnd=='_' || *zEnd=='$' || *zEnd>=0x80 ) zEnd++;
-      if( *zEnd=='(' ) return 1;
-    }
-  }
-  return 0;
 }
 
 /* Setup SQL that must work: anything else is a broken harness. */
@@ -271,7 +249,6 @@ int LLVMFuzzerInitialize(int *pArgc, char ***pArgv){
   size_t i;
   (void)pArgc; (void)pArgv;
   bVerbose = getenv("PAR_FUZZ_VERBOSE")!=0;
-  bSkipKnown = getenv("PAR_FUZZ_SKIP_KNOWN")!=0;
   fuzzRemoveStale();
   snprintf(zMainPath, sizeof(zMainPath), "/tmp/par_fuzz_%d.db", (int)getpid());
   snprintf(zAxPath, sizeof(zAxPath), "/tmp/par_fuzz_%d_ax.db", (int)getpid());
@@ -335,10 +312,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *aData, size_t nData){
   if( zText==0 ) return 0;
   memcpy(zText, aData + 1, nText);
   zText[nText] = 0;
-  if( bSkipKnown && fuzzKnownBug(zText) ){
-    free(zText);
-    return 0;
-  }
 
   nProgress = 0;
   zSql = sqlite3_mprintf(
