@@ -108,8 +108,10 @@ static int parNumInit(sqlite3 *db, const ParColumn *pCol, ParNum *p){
       sqlite3_bind_blob(pStmt, 1, z, (int)pD->aLen[i], SQLITE_STATIC);
     }
     if( sqlite3_step(pStmt)!=SQLITE_ROW ){ rc = sqlite3_reset(pStmt); break; }
-    pV = sqlite3_value_dup(sqlite3_column_value(pStmt, 0));
-    if( pV==0 ){ rc = SQLITE_NOMEM; break; }
+    /* The column's own value, converted in place: a copy from
+    ** sqlite3_value_dup() has no connection, which
+    ** sqlite3_value_numeric_type() needs from SQLite 3.53. */
+    pV = sqlite3_column_value(pStmt, 0);
     if( sqlite3_value_numeric_type(pV)==SQLITE_INTEGER ){
       p->aType[i] = SQLITE_INTEGER;
       p->aI[i] = sqlite3_value_int64(pV);
@@ -118,7 +120,6 @@ static int parNumInit(sqlite3 *db, const ParColumn *pCol, ParNum *p){
       p->aType[i] = SQLITE_FLOAT;
       p->aR[i] = sqlite3_value_double(pV);
     }
-    sqlite3_value_free(pV);
     sqlite3_reset(pStmt);
   }
   sqlite3_finalize(pStmt);
@@ -255,12 +256,18 @@ static void seqStep(ParAcc *a, int bKbn, int bInt, sqlite3_int64 v, double r){
 }
 
 /* The REAL result of a sequential sum (SQLite's sumFinalize, totalFinalize
-** and avgFinalize before the division): rSum, plus rErr from 3.43 on
-** unless it overflowed; the exact integer sum while no REAL came (3.43+). */
+** and avgFinalize before the division): rSum, plus rErr from 3.43 on; the
+** exact integer sum while no REAL came (3.43+).  When rErr is not finite
+** (the sum overflowed), 3.45.3 and later leave it out, 3.43.1 to 3.45.2
+** only when it is a NaN, and 3.43.0 adds it anyway: a NaN result, which
+** SQLite returns as NULL (sqlite3_result_double), as the view does. */
 static double seqReal(const ParAcc *a, int bKbn){
+  int v = sqlite3_libversion_number();
   if( !bKbn ) return a->rSum;
   if( !a->bApprox ) return (double)(sqlite3_int64)a->iSum;
-  return isfinite(a->rErr) ? a->rSum + a->rErr : a->rSum;
+  if( v>=3045003 ) return isfinite(a->rErr) ? a->rSum + a->rErr : a->rSum;
+  if( v>=3043001 ) return isnan(a->rErr) ? a->rSum : a->rSum + a->rErr;
+  return a->rSum + a->rErr;
 }
 
 /* Is the integer sum the result of sum() (no REAL, no overflow)? */

@@ -474,20 +474,38 @@ error:
   return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
 }
 
-/* A finite number from lo or hi, or an error naming the argument. */
-static int parHistRangeArg(sqlite3_value *pVal, const char *zName, double *pR,
-                           char **pzErr){
-  int eType = sqlite3_value_type(pVal);
-  if( eType==SQLITE_TEXT ){
-    /* Text that reads as a number counts as that number, as in SQL. */
-    sqlite3_value *pDup = sqlite3_value_dup(pVal);
-    if( pDup==0 ) return SQLITE_NOMEM;
-    eType = sqlite3_value_numeric_type(pDup);
-    *pR = sqlite3_value_double(pDup);
-    sqlite3_value_free(pDup);
-  }else{
-    *pR = sqlite3_value_double(pVal);
+/* pVal as a number, the way sqlite3_value_numeric_type() reads it (text
+** that reads as a number counts as that number): its type into *peType and
+** its value into *pR, without changing pVal.  The conversion runs on a copy
+** that SQLite makes on db (a result column): a copy from sqlite3_value_dup()
+** has no connection, which sqlite3_value_numeric_type() needs from 3.53. */
+static int parHistNumber(sqlite3 *db, sqlite3_value *pVal, int *peType, double *pR){
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  *peType = sqlite3_value_type(pVal);
+  *pR = sqlite3_value_double(pVal);
+  if( *peType!=SQLITE_TEXT ) return SQLITE_OK;
+  /* Text with a NUL byte inside is no number (as SQLite 3.40 reads it;
+  ** later versions read up to the NUL). */
+  if( parTextArg(pVal)==0 ) return SQLITE_OK;
+  rc = sqlite3_prepare_v2(db, "SELECT ?1", -1, &pStmt, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_value(pStmt, 1, pVal);
+  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    sqlite3_value *pCol = sqlite3_column_value(pStmt, 0);
+    *peType = sqlite3_value_numeric_type(pCol);
+    *pR = sqlite3_value_double(pCol);
   }
+  if( rc==SQLITE_OK ) rc = sqlite3_reset(pStmt);
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/* A finite number from lo or hi, or an error naming the argument. */
+static int parHistRangeArg(sqlite3 *db, sqlite3_value *pVal, const char *zName, double *pR,
+                           char **pzErr){
+  int eType;
+  int rc = parHistNumber(db, pVal, &eType, pR);
+  if( rc ) return rc;
   if( eType!=SQLITE_INTEGER && eType!=SQLITE_FLOAT ){
     char *zArg = parHistArgText(pVal);
     *pzErr = sqlite3_mprintf("par_histogram: %s must be a number, not %s", zName,
@@ -504,7 +522,8 @@ static int parHistRangeArg(sqlite3_value *pVal, const char *zName, double *pR,
 
 /* Parse bins and the optional pA4, pA5 (NULL pointers when absent) into
 ** *pSpec: requirements (3) to (5). */
-static int parHistParseSpec(const ParContext *pCtx, sqlite3_value *pBins, sqlite3_value *pA4,
+static int parHistParseSpec(sqlite3 *db, const ParContext *pCtx, sqlite3_value *pBins,
+                            sqlite3_value *pA4,
                             sqlite3_value *pA5, ParHistSpec *pSpec, char **pzErr){
   int eType = sqlite3_value_type(pBins), rc;
   const char *zBins = parTextArg(pBins);
@@ -523,12 +542,9 @@ static int parHistParseSpec(const ParContext *pCtx, sqlite3_value *pBins, sqlite
   }
   {
     /* An integer: INTEGER, an integral REAL, or text that reads as one. */
-    sqlite3_value *pDup = sqlite3_value_dup(pBins);
     double r;
-    if( pDup==0 ) return SQLITE_NOMEM;
-    eType = sqlite3_value_numeric_type(pDup);
-    r = sqlite3_value_double(pDup);
-    sqlite3_value_free(pDup);
+    rc = parHistNumber(db, pBins, &eType, &r);
+    if( rc ) return rc;
     if( (eType!=SQLITE_INTEGER && eType!=SQLITE_FLOAT) || r!=floor(r)
      || r<1 || r>PAR_HIST_MAX_BINS ){
       char *zArg = parHistArgText(pBins);
@@ -559,8 +575,8 @@ static int parHistParseSpec(const ParContext *pCtx, sqlite3_value *pBins, sqlite
     sqlite3_free(zArg);
     return SQLITE_ERROR;
   }
-  rc = parHistRangeArg(pA4, "lo", &pSpec->lo, pzErr);
-  if( rc==SQLITE_OK ) rc = parHistRangeArg(pA5, "hi", &pSpec->hi, pzErr);
+  rc = parHistRangeArg(db, pA4, "lo", &pSpec->lo, pzErr);
+  if( rc==SQLITE_OK ) rc = parHistRangeArg(db, pA5, "hi", &pSpec->hi, pzErr);
   if( rc ) return rc;
   if( !(pSpec->lo < pSpec->hi) ){
     char zLo[40], zHi[40];
@@ -1141,7 +1157,7 @@ static int parHistFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxSt
     zErr = sqlite3_mprintf("par_histogram: the column must be a column name");
     rc = SQLITE_ERROR;
   }else{
-    rc = parHistParseSpec(pTab->pCtx, pCur->apArg[2], pCur->apArg[3], pCur->apArg[4],
+    rc = parHistParseSpec(pTab->db, pTab->pCtx, pCur->apArg[2], pCur->apArg[3], pCur->apArg[4],
                           &spec, &zErr);
   }
   if( rc==SQLITE_OK ) rc = parHistRun(pTab, zSource, zCol, &spec, &pCur->out, &zErr);
@@ -1241,7 +1257,7 @@ static void parHistAggStep(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if( !p->bInit ){
     char *zErr = 0;
     p->bInit = 1;
-    rc = parHistParseSpec(pCtx, argv[1], argc>2 ? argv[2] : 0, argc>3 ? argv[3] : 0,
+    rc = parHistParseSpec(sqlite3_context_db_handle(ctx), pCtx, argv[1], argc>2 ? argv[2] : 0, argc>3 ? argv[3] : 0,
                           &p->spec, &zErr);
     if( rc ){
       p->bFailed = 1;
