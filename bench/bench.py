@@ -264,11 +264,11 @@ def same(a, b, exact=True):
             return False
         for x, y in zip(ra, rb):
             if isinstance(x, float) or isinstance(y, float):
-                if not isinstance(x, float) or not isinstance(y, float):
+                if exact and (not isinstance(x, float) or not isinstance(y, float)
+                              or struct.pack("<d", x) != struct.pack("<d", y)):
                     return False
-                if exact and struct.pack("<d", x) != struct.pack("<d", y):
-                    return False
-                if not exact and not math.isclose(x, y, rel_tol=1e-9):
+                if not exact and (x is None or y is None
+                                  or not math.isclose(x, y, rel_tol=1e-9)):
                     return False
             elif x != y:
                 return False
