@@ -101,18 +101,17 @@ build/asan/test_oom: tests/test_oom.c tests/check.c tests/check.h
 	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ tests/test_oom.c tests/check.c -lsqlite3 $(LDLIBS)
 
 # fuzz_replay runs the fuzz target (tests/fuzz/) over its corpus and every
-# input that ever crashed it, built with gcc like the rest of the suite:
-# the extension with SQLITE_CORE and tiny blocks, as make fuzz builds it.
+# input that ever crashed it, built with gcc like the rest of the suite: the
+# sanitized extension of test_batch (SQLITE_CORE) with the kernels of 8-element
+# blocks, which is what make fuzz builds (ext/ reads the block size only for
+# histogram.c's thread count), without compiling everything once more.
 FUZZ_DEFS = -DSQLITE_CORE -DPX_BLOCK=8 -DPX_PAR_MIN_BLOCKS=1 -DPAR_POISON_UNSET \
             -DPAR_DICT_TAG=0 -DPAR_BIG_MIN=4096
-ASANF_OBJ = $(patsubst %.c,build/asanfuzz/%.o,$(KERNEL_SRC) $(EXT_SRC))
-build/asanfuzz/%.o: %.c $(HEADERS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) $(FUZZ_DEFS) -c $< -o $@
-build/asan/fuzz_replay: tests/fuzz/replay.c tests/fuzz/fuzz_sql.c $(ASANF_OBJ)
+FUZZR_OBJ = $(filter build/asancore/ext/%,$(ASANC_OBJ)) $(ASANT_OBJ)
+build/asan/fuzz_replay: tests/fuzz/replay.c tests/fuzz/fuzz_sql.c $(FUZZR_OBJ)
 	@mkdir -p build/asan
 	$(CC) $(CFLAGS) $(SANFLAGS) $(FUZZ_DEFS) -o $@ tests/fuzz/replay.c tests/fuzz/fuzz_sql.c \
-	  $(ASANF_OBJ) -lsqlite3 $(LDLIBS)
+	  $(FUZZR_OBJ) -lsqlite3 $(LDLIBS)
 
 PLAIN_BINS = build/test_kernels build/test_kernels_tiny build/test_batch build/test_oom parallel.so
 ASAN_BINS  = build/asan/test_kernels build/asan/test_kernels_tiny build/asan/test_batch \
