@@ -304,7 +304,7 @@ class Plan:
             return
         self.native = sqlite_wrap(conn, sql)
         self.duckdb = duck.wrap(sql) if duck else None
-        explain = conn.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+        explain = conn.execute("SELECT par_explain(?, 'verbose')", (sql,)).fetchone()[0]
         if explain.startswith("native:"):
             self.parallel = None
             self.note = explain.splitlines()[0]
@@ -314,7 +314,7 @@ class Plan:
                      % sql.replace("'", "''"))
         self.parallel = sqlite_wrap(conn, "SELECT * FROM bench_v")
         self.profile_sql = sql
-        # par_explain's lines "extract: <mode>: SELECT ...", one per source.
+        # par_explain's verbose line "extract SQL: SELECT ...", one per source.
         self.read_sqls = [sqlite_wrap(conn, line[line.index(": SELECT ") + 2:])
                           for line in explain.splitlines()
                           if line.startswith("extract") and ": SELECT " in line]

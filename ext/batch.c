@@ -1147,8 +1147,91 @@ int parPrepareOne(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt,
   return SQLITE_OK;
 }
 
-int parBatchFromSql(sqlite3 *db, const char *zSql, sqlite3_int64 mxMem,
-                    ParBatch **ppBatch, char **pzErr){
+ParParams *parParamsDup(const ParParams *p, int *pbNoMem){
+  ParParams *pNew;
+  int i;
+  if( p==0 ) return 0;
+  pNew = sqlite3_malloc64(sizeof(ParParams) + sizeof(sqlite3_value*)*(p->n+1));
+  if( pNew==0 ){ *pbNoMem = 1; return 0; }
+  pNew->n = p->n;
+  pNew->apVal = (sqlite3_value**)&pNew[1];
+  for(i=0; i<p->n; i++){
+    pNew->apVal[i] = p->apVal[i] ? sqlite3_value_dup(p->apVal[i]) : 0;
+    if( p->apVal[i] && pNew->apVal[i]==0 ) *pbNoMem = 1;
+  }
+  if( *pbNoMem ){
+    parParamsFree(pNew);
+    return 0;
+  }
+  return pNew;
+}
+
+void parParamsFree(ParParams *p){
+  int i;
+  if( p==0 ) return;
+  for(i=0; i<p->n; i++) sqlite3_value_free(p->apVal[i]);
+  sqlite3_free(p);
+}
+
+int parParamsBind(sqlite3_stmt *pStmt, const ParParams *p){
+  int j, n = p ? sqlite3_bind_parameter_count(pStmt) : 0, rc = SQLITE_OK;
+  for(j=1; j<=n && rc==SQLITE_OK; j++){
+    const char *z = sqlite3_bind_parameter_name(pStmt, j);
+    int i = 0;
+    if( z==0 || strncmp(z, ":par_p", 6)!=0 || z[6]<'1' || z[6]>'9' ) continue;
+    for(z+=6; *z>='0' && *z<='9' && i<=p->n; z++) i = i*10 + (*z - '0');
+    if( *z || i<1 || i>p->n || p->apVal[i-1]==0 ) continue;
+    rc = sqlite3_bind_value(pStmt, j, p->apVal[i-1]);
+  }
+  return rc;
+}
+
+char *parParamsKey(const ParParams *p){
+  sqlite3_str *pStr = sqlite3_str_new(0);
+  int i;
+  for(i=0; p && i<p->n; i++){
+    sqlite3_value *v = p->apVal[i];
+    if( v==0 ) continue;
+    sqlite3_str_appendf(pStr, "\n?%d=", i+1);
+    switch( sqlite3_value_type(v) ){
+      case SQLITE_INTEGER:
+        sqlite3_str_appendf(pStr, "i%lld", sqlite3_value_int64(v));
+        break;
+      case SQLITE_FLOAT: {
+        /* Every bit: -0.0 and 0.0, NaN payloads. */
+        double r = sqlite3_value_double(v);
+        sqlite3_uint64 u;
+        memcpy(&u, &r, sizeof(u));
+        sqlite3_str_appendf(pStr, "r%llx", u);
+        break;
+      }
+      case SQLITE_NULL:
+        sqlite3_str_appendall(pStr, "n");
+        break;
+      default: {
+        /* TEXT and BLOB as hex of their bytes, with the length. */
+        int eType = sqlite3_value_type(v), k, nByte;
+        const unsigned char *a = eType==SQLITE_TEXT ? sqlite3_value_text(v)
+                                                    : sqlite3_value_blob(v);
+        nByte = sqlite3_value_bytes(v);
+        sqlite3_str_appendf(pStr, "%c%d:", eType==SQLITE_TEXT ? 't' : 'b', nByte);
+        for(k=0; a && k<nByte; k++) sqlite3_str_appendf(pStr, "%02x", a[k]);
+        break;
+      }
+    }
+  }
+  if( sqlite3_str_errcode(pStr) ){
+    sqlite3_free(sqlite3_str_finish(pStr));
+    return 0;
+  }
+  {
+    char *z = sqlite3_str_finish(pStr);
+    return z ? z : sqlite3_mprintf("");
+  }
+}
+
+int parBatchFromSql(sqlite3 *db, const char *zSql, const ParParams *pParams,
+                    sqlite3_int64 mxMem, ParBatch **ppBatch, char **pzErr){
   sqlite3_stmt *pStmt = 0, *pSink = 0;
   char *zSink = 0;
   int rc, nCol;
@@ -1178,10 +1261,14 @@ int parBatchFromSql(sqlite3 *db, const char *zSql, sqlite3_int64 mxMem,
       pSink = 0;
     }
   }
-  rc = pSink ? parBatchFromSink(db, pSink, pStmt, mxMem, 0, 0, 0, 0, 0, ppBatch, pzErr)
-             : SQLITE_NOTFOUND;
-  if( rc==SQLITE_NOTFOUND ){
-    rc = parBatchFromStmt(pStmt, mxMem, ppBatch, pzErr);
+  rc = parParamsBind(pStmt, pParams);
+  if( rc==SQLITE_OK && pSink ) rc = parParamsBind(pSink, pParams);
+  if( rc ){
+    *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  }else{
+    rc = pSink ? parBatchFromSink(db, pSink, pStmt, mxMem, 0, 0, 0, 0, 0, ppBatch, pzErr)
+               : SQLITE_NOTFOUND;
+    if( rc==SQLITE_NOTFOUND ) rc = parBatchFromStmt(pStmt, mxMem, ppBatch, pzErr);
   }
   sqlite3_finalize(pSink);
   sqlite3_free(zSink);

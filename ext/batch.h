@@ -129,13 +129,42 @@ ParBatch *parBatchSubset(ParBatch *pOwner, const int *aiCol, int nCol);
 ** dictionary shared by several columns counted with each). */
 sqlite3_int64 parBatchBytes(const ParBatch *pB);
 
+/*
+** The values bound to the parameters of a view's SELECT (view.c).  The
+** planner writes parameter number i of the SELECT (?, ?NNN, :name, @name,
+** $name, numbered as SQLite numbers them) as ":par_p<i>" in every SQL text
+** it derives (plan.c, parParamsRewrite), so the extraction query, the
+** final SQL and the SELECT itself all bind the same values by name, on any
+** connection.  apVal[i-1] is the value of number i (a copy owned by the
+** ParParams), or NULL where the SELECT has no parameter of that number.
+*/
+typedef struct ParParams ParParams;
+struct ParParams {
+  int n;                     /* highest parameter number */
+  sqlite3_value **apVal;
+};
+
+/* A copy of p (NULL when p is NULL, or out of memory: *pbNoMem set). */
+ParParams *parParamsDup(const ParParams *p, int *pbNoMem);
+void parParamsFree(ParParams *p);
+
+/* Bind to pStmt every ":par_p<i>" parameter it has from p (may be NULL:
+** nothing to bind).  Values are only read: several threads may bind the
+** same ParParams to statements of their own connections at once. */
+int parParamsBind(sqlite3_stmt *pStmt, const ParParams *p);
+
+/* The values of p as text that differs whenever a value differs in type
+** or bytes, "" for none (sqlite3_malloc; NULL when out of memory): part of
+** cache keys. */
+char *parParamsKey(const ParParams *p);
+
 /* Run zSql, one read-only statement that returns rows, on db and collect
-** its result into a new batch *ppBatch.  mxMem limits the batch's memory
-** in bytes (0: no limit).  On error returns an SQLite code, sets *pzErr to
-** a message from sqlite3_malloc (the caller frees it) and *ppBatch to
-** NULL. */
-int parBatchFromSql(sqlite3 *db, const char *zSql, sqlite3_int64 mxMem,
-                    ParBatch **ppBatch, char **pzErr);
+** its result into a new batch *ppBatch, with pParams (may be NULL) bound
+** to it.  mxMem limits the batch's memory in bytes (0: no limit).  On
+** error returns an SQLite code, sets *pzErr to a message from
+** sqlite3_malloc (the caller frees it) and *ppBatch to NULL. */
+int parBatchFromSql(sqlite3 *db, const char *zSql, const ParParams *pParams,
+                    sqlite3_int64 mxMem, ParBatch **ppBatch, char **pzErr);
 
 /* Prepare zSql, which must be exactly one statement (comments and spaces
 ** may follow): *ppStmt on success, else an error with message zNone (no

@@ -173,6 +173,7 @@ struct ParSource {
                         ** range of it is joined on its worker */
   int bAll;             /* every row of a rowid table, no WHERE: the rows
                         ** read are the table's (see ParDense) */
+  const ParParams *pParams;   /* the plan's values of its parameters */
 };
 
 static void parSourceClear(ParSource *p){
@@ -664,6 +665,7 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   int nTok = 0, iName = 0, iAlias = -1, i, bWhy = 0;
 
   memset(pSrc, 0, sizeof(*pSrc));
+  pSrc->pParams = pPlan->pParams;
   *pzWhy = 0;
 #define WHY(...) do{ zWhy = sqlite3_mprintf(__VA_ARGS__); bWhy = 1; goto done; }while(0)
   if( !pCtx->bParExtract ) WHY("parallel_extract is off");
@@ -948,14 +950,19 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     /* The base of a join: its whole FROM clause, and its plan (the order
     ** of a join's rows depends on it, and the plan on the columns read:
     ** an entry serves fewer columns only in the same order). */
-    pSrc->zKey = sqlite3_mprintf("%s\n%d\n%s", pSrc->zFile, pSrc->bLikeCs, pSrc->zWorkerSql);
+    /* The values bound to the SELECT's parameters are part of both. */
+    char *zParams = parParamsKey(pPlan->pParams);
+    if( zParams==0 ) goto nomem;
+    pSrc->zKey = sqlite3_mprintf("%s\n%d\n%s%s", pSrc->zFile, pSrc->bLikeCs, pSrc->zWorkerSql,
+                                 zParams);
     pSrc->zBase = pSrc->bJoin
-        ? sqlite3_mprintf("%s\n%d\njoin\n%s\n%s\n%d\n%s", pSrc->zFile, pSrc->bLikeCs,
+        ? sqlite3_mprintf("%s\n%d\njoin\n%s\n%s\n%d\n%s%s", pSrc->zFile, pSrc->bLikeCs,
                           zFrom, pSrc->zRangePlan, pPlan->zExtractWhere!=0,
-                          pPlan->zExtractWhere ? pPlan->zExtractWhere : "")
-        : sqlite3_mprintf("%s\n%d\n%s\n%s\n%d\n%s", pSrc->zFile, pSrc->bLikeCs,
+                          pPlan->zExtractWhere ? pPlan->zExtractWhere : "", zParams)
+        : sqlite3_mprintf("%s\n%d\n%s\n%s\n%d\n%s%s", pSrc->zFile, pSrc->bLikeCs,
                           pSrc->zTable, zAlias, pPlan->zExtractWhere!=0,
-                          pPlan->zExtractWhere ? pPlan->zExtractWhere : "");
+                          pPlan->zExtractWhere ? pPlan->zExtractWhere : "", zParams);
+    sqlite3_free(zParams);
   }
   if( pSrc->zWorkerSql==0 || pSrc->zKey==0 || pSrc->zBase==0 ) goto nomem;
 #undef WHY
@@ -1026,9 +1033,14 @@ static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   }
   pSrc->zTable = sqlite3_mprintf("(%s)", pPlan->zExtractFrom);
   pSrc->bLikeCs = parQueryInt(db, "SELECT 'a' LIKE 'A'", 1)==0;
-  pSrc->zKey = sqlite3_mprintf("%s\n%d\n%d\nserial\n%s", pSrc->zFile, pSrc->bLikeCs,
+  {
+    char *zParams = parParamsKey(pPlan->pParams);
+    pSrc->zKey = zParams ? sqlite3_mprintf("%s\n%d\n%d\nserial\n%s%s", pSrc->zFile,
+                               pSrc->bLikeCs,
                                (int)parQueryInt(db, "PRAGMA reverse_unordered_selects", 0),
-                               pPlan->zExtract);
+                               pPlan->zExtract, zParams) : 0;
+    sqlite3_free(zParams);
+  }
   pSrc->zBase = pSrc->zKey ? sqlite3_mprintf("%s", pSrc->zKey) : 0;
   if( pSrc->zTable==0 || pSrc->zKey==0 || pSrc->zBase==0 ){
     parSourceClear(pSrc);
@@ -1407,6 +1419,8 @@ struct ParRun {
   int iNext;                    /* next chunk to take (atomic) */
   int bStop;                    /* stop taking chunks (atomic) */
   sqlite3_int64 mxMem;
+  const ParParams *pParams;     /* values of the SELECT's parameters (read
+                                ** by every worker at once) */
   sqlite3_int64 nShared;        /* bytes of all chunks (atomic) */
   pthread_mutex_t mutex;
   pthread_cond_t cond;
@@ -1436,6 +1450,8 @@ static void *parWorkerMain(void *pArg){
     if( !bTail ){
       sqlite3_bind_int64(pStmt, sqlite3_bind_parameter_index(pStmt, ":par_hi"), r->aHi[i]);
     }
+    /* The view's parameters (parBatchFromSink clears every binding). */
+    parParamsBind(pStmt, r->pParams);
     rc = parBatchFromSink(w->pDb, pStmt, w->pMeta, r->mxMem, &r->nShared, r->pWin,
                           r->pWin ? r->aLo[i] - r->aLo[0] : 0,
                           (r->pWin || r->bCount) ? r->aHi[i] - r->aLo[i] + 1 : 0, r->bCount,
@@ -1649,6 +1665,7 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   }
   run.bCount = pSrc->bAll && parDenseKnown(p, pSrc->zTable, *piVersion, iMin, iMax);
   run.mxMem = parMemLimit(pCtx);
+  run.pParams = pSrc->pParams;
   /* A range of rowids holds at most as many rows as it spans (a join's
   ** can hold more: no windows then): the chunks write straight into
   ** arrays of the whole span, side by side (batch.c, windows), so joining
@@ -2305,7 +2322,7 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       }
     }
     if( *ppBatch==0 ){
-      rc = parBatchFromSql(db, pPlan->zExtract, parMemLimit(pCtx), ppBatch, pzErr);
+      rc = parBatchFromSql(db, pPlan->zExtract, pPlan->pParams, parMemLimit(pCtx), ppBatch, pzErr);
       if( rc==SQLITE_OK && iStamp>=0 ){
         parCachePut(pCtx, pPlan, &src, *ppBatch, pStamp->a[iStamp].iVersion,
                     pStamp->a[iStamp].iGen);

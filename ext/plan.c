@@ -5,7 +5,7 @@
 **   parPlanBuild(db, "SELECT region, sum(amount) AS s FROM sales "
 **                    "WHERE year>=2020 GROUP BY region HAVING s > 10", &p, &zErr);
 **   p->zExtract: SELECT region, amount, region FROM sales WHERE year>=2020
-**   p->zFinal:   SELECT _pt2, _pn0 AS s FROM par_rows(?1) WHERE s > 10
+**   p->zFinal:   SELECT _pt2, _pn0 AS s FROM par_rows(:par_rows) WHERE s > 10
 **
 ** How it works:
 **  1. The SELECT is prepared on the caller's connection first, so every
@@ -21,7 +21,7 @@
 **     preparing "SELECT name FROM <from>".
 **  4. The final SQL is the select list, HAVING (as WHERE), ORDER BY and
 **     LIMIT with each aggregate call and each column reference replaced by
-**     a column of par_rows(?1), which serves the group-by result.  Bare
+**     a column of par_rows(:par_rows), which serves the group-by result.  Bare
 **     columns keep their affinity through par_rows' column names.
 **  5. Both queries must prepare, or the statement runs natively.
 */
@@ -57,6 +57,74 @@ int parPrepareSelect(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt, char 
   return SQLITE_OK;
 }
 
+/* SQLite numbers parameters as it parses (expr.c,
+** sqlite3ExprAssignVarNumber): ?NNN is NNN, a name already seen keeps its
+** number, and ? or a new name takes one more than the highest so far.
+** sqlite3_bind_parameter_index() gives every number but that of ?. */
+char *parParamsRewrite(const char *zSql, sqlite3_stmt *pStmt, int *pnParam,
+                       char ***pazName){
+  int nTok = 0, i, nVar = 0, nMax = sqlite3_bind_parameter_count(pStmt), iLast = 0;
+  ParToken *aTok = parTokenize(zSql, &nTok);
+  sqlite3_str *pStr = sqlite3_str_new(0);
+  char **azName = sqlite3_malloc64(sizeof(char*)*(nMax+1));
+  char *zOut;
+  *pnParam = 0;
+  *pazName = 0;
+  if( aTok==0 || azName==0 ) goto nomem;
+  memset(azName, 0, sizeof(char*)*(nMax+1));
+  for(i=0; i<nTok; i++){
+    const ParToken *t = &aTok[i];
+    char *zName;
+    int iVar;
+    if( t->eType!=PT_VARIABLE ) continue;
+    zName = sqlite3_mprintf("%.*s", t->n, zSql + t->i);
+    if( zName==0 ) goto nomem;
+    iVar = t->n==1 ? nVar+1 : sqlite3_bind_parameter_index(pStmt, zName);
+    if( iVar<1 || iVar>nMax ){
+      /* Not a parameter SQLite numbered (it prepared the text, so this
+      ** does not happen): leave it as written. */
+      sqlite3_free(zName);
+      continue;
+    }
+    if( iVar>nVar ) nVar = iVar;
+    if( azName[iVar-1]==0 ){
+      azName[iVar-1] = zName;
+    }else{
+      sqlite3_free(zName);
+    }
+    {
+      /* "?1abc" is ?1 and an alias: keep the two apart. */
+      unsigned char c = (unsigned char)zSql[t->i + t->n];
+      int bSep = c>=0x80 || c=='_' || c=='$' || (c>='0' && c<='9')
+              || (c>='a' && c<='z') || (c>='A' && c<='Z');
+      sqlite3_str_appendf(pStr, "%.*s:par_p%d%s", t->i - iLast, zSql + iLast, iVar,
+                          bSep ? " " : "");
+    }
+    iLast = t->i + t->n;
+  }
+  sqlite3_str_appendall(pStr, zSql + iLast);
+  zOut = sqlite3_str_finish(pStr);
+  pStr = 0;
+  if( zOut==0 ) goto nomem;
+  sqlite3_free(aTok);
+  *pnParam = nMax;
+  *pazName = azName;
+  return zOut;
+
+nomem:
+  if( pStr ) sqlite3_free(sqlite3_str_finish(pStr));
+  parParamsNamesFree(azName, nMax);
+  sqlite3_free(aTok);
+  return 0;
+}
+
+void parParamsNamesFree(char **azName, int nName){
+  int i;
+  if( azName==0 ) return;
+  for(i=0; i<nName; i++) sqlite3_free(azName[i]);
+  sqlite3_free(azName);
+}
+
 sqlite3_int64 parQueryInt(sqlite3 *db, const char *zSql, sqlite3_int64 iDefault){
   sqlite3_stmt *pStmt = 0;
   sqlite3_int64 v = iDefault;
@@ -73,6 +141,7 @@ void parPlanFree(ParPlan *p){
   int i;
   if( p==0 ) return;
   sqlite3_free(p->zSql);
+  parParamsFree(p->pParams);
   sqlite3_free(p->zColSig);
   sqlite3_free(p->zWhy);
   sqlite3_free(p->zExtract);
@@ -419,7 +488,8 @@ static int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg){
 /* The loops of zSql's query plan, one "SCAN ..."/"SEARCH ..." line each,
 ** and whether GROUP BY sorts (a temp b-tree) rather than reading an index
 ** in group order.  NULL on error. */
-static char *buildLoops(sqlite3 *db, const char *zSql, int *pbGroupSort){
+static char *buildLoops(sqlite3 *db, const char *zSql, const ParParams *pParams,
+                        int *pbGroupSort){
   sqlite3_stmt *pStmt = 0;
   sqlite3_str *pStr;
   char *zEqp = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", zSql);
@@ -429,6 +499,8 @@ static char *buildLoops(sqlite3 *db, const char *zSql, int *pbGroupSort){
     return 0;
   }
   sqlite3_free(zEqp);
+  /* With STAT4, the values bound can change the plan. */
+  parParamsBind(pStmt, pParams);
   pStr = sqlite3_str_new(db);
   while( sqlite3_step(pStmt)==SQLITE_ROW ){
     const char *zDetail = (const char*)sqlite3_column_text(pStmt, 3);
@@ -446,7 +518,7 @@ static char *buildLoops(sqlite3 *db, const char *zSql, int *pbGroupSort){
 ** (buildLoops), read once per build; NULL when they cannot be read. */
 static const char *buildSelectLoops(ParBuild *pB, int *pbGroupSort){
   if( !pB->bLoops ){
-    pB->zLoops = buildLoops(pB->db, pB->pSel->zSql, &pB->bLoopsSort);
+    pB->zLoops = buildLoops(pB->db, pB->pSel->zSql, pB->pPlan->pParams, &pB->bLoopsSort);
     pB->bLoops = 1;
   }
   *pbGroupSort = pB->bLoopsSort;
@@ -457,13 +529,14 @@ static const char *buildSelectLoops(ParBuild *pB, int *pbGroupSort){
 ** Prev, SeekLT, SeekLE) through a table or index (a cursor of OpenRead:
 ** an ORDER BY with LIMIT also steps backwards, through an ephemeral
 ** table), or -1 when it does not prepare. */
-static int buildBackwardSteps(sqlite3 *db, const char *zSql){
+static int buildBackwardSteps(sqlite3 *db, const char *zSql, const ParParams *pParams){
   sqlite3_stmt *pStmt = 0;
   char *zExplain = sqlite3_mprintf("EXPLAIN %s", zSql);
   int n = -1, i, aBack[65];
   uint64_t mRead = 0;            /* cursors 0..63 opened by OpenRead */
   memset(aBack, 0, sizeof(aBack));
   if( zExplain && sqlite3_prepare_v2(db, zExplain, -1, &pStmt, 0)==SQLITE_OK ){
+    parParamsBind(pStmt, pParams);
     while( sqlite3_step(pStmt)==SQLITE_ROW ){
       const char *zOp = (const char*)sqlite3_column_text(pStmt, 1);
       int iCur = sqlite3_column_int(pStmt, 2);
@@ -558,13 +631,13 @@ static void buildCheckOrder(ParBuild *pB){
     }
   }
   z1 = buildSelectLoops(pB, &bSort1);
-  nBack1 = buildBackwardSteps(pB->db, pPlan->zSql);
+  nBack1 = buildBackwardSteps(pB->db, pPlan->zSql, pPlan->pParams);
   {
     /* The rows are read through par_sink (batch.c): its plan is the one. */
     char *zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract),
                              pPlan->nExtractCol);
-    z2 = zSink ? buildLoops(pB->db, zSink, &bSort2) : 0;
-    nBack2 = zSink ? buildBackwardSteps(pB->db, zSink) : -1;
+    z2 = zSink ? buildLoops(pB->db, zSink, pPlan->pParams, &bSort2) : 0;
+    nBack2 = zSink ? buildBackwardSteps(pB->db, zSink, pPlan->pParams) : -1;
     sqlite3_free(zSink);
   }
   if( z1==0 || z2==0 ){
@@ -711,6 +784,7 @@ static int buildSameAgg(ParBuild *pB, const ParAggCall *a, const ParAggCall *b){
                          b->call.iEnd - b->call.iStart, z + b->call.iStart, pB->zFrom);
   if( zSql==0 ){ buildNoMem(pB); return -1; }
   if( sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+    parParamsBind(pStmt, pB->pPlan->pParams);
     while( sqlite3_step(pStmt)==SQLITE_ROW ){
       const char *zOp = (const char*)sqlite3_column_text(pStmt, 1);
       if( zOp && strcmp(zOp, "AggStep")==0 ) nStep++;
@@ -1282,7 +1356,7 @@ static void buildPlan(ParBuild *pB){
                           z + pSel->aCol[i].alias.iStart);
     }
   }
-  sqlite3_str_appendall(pStr, " FROM par_rows(?1)");
+  sqlite3_str_appendall(pStr, " FROM par_rows(:par_rows)");
   if( pSel->bHaving ){
     char *zH = buildRewrite(pB, pSel->having.span);
     sqlite3_str_appendf(pStr, " WHERE %s", zH ? zH : "");
@@ -1383,7 +1457,8 @@ static char *planColumnSig(sqlite3 *db, sqlite3_stmt *pStmt){
   return sqlite3_str_finish(pStr);
 }
 
-int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr){
+int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
+                 ParPlan **ppPlan, char **pzErr){
   ParSelect sel;
   ParBuild b;
   ParPlan *pPlan;
@@ -1405,6 +1480,14 @@ int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr){
     return SQLITE_NOMEM;
   }
   pPlan->zSql = sqlite3_mprintf("%s", zSql);
+  {
+    int bNoMem = 0;
+    pPlan->pParams = parParamsDup(pParams, &bNoMem);
+    if( bNoMem ){
+      sqlite3_free(pPlan->zSql);
+      pPlan->zSql = 0;
+    }
+  }
   rc = parSelectParse(zSql, &sel);
   if( rc==SQLITE_OK && pPlan->zSql ){
     if( sel.zWhy ){
@@ -1437,37 +1520,87 @@ int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr){
 }
 
 
-char *parPlanExplain(const ParPlan *p, const char *zMode){
+/* Append z to pStr with each :par_p<i> written as the SELECT wrote it. */
+static void explainText(sqlite3_str *pStr, const char *z, const ParExplainIn *pIn){
+  while( z && *z ){
+    const char *zAt = strstr(z, ":par_p");
+    int i = 0, n = 6;
+    if( zAt==0 ){
+      sqlite3_str_appendall(pStr, z);
+      break;
+    }
+    while( zAt[n]>='0' && zAt[n]<='9' && i<=pIn->nParam ) i = i*10 + (zAt[n++] - '0');
+    sqlite3_str_append(pStr, z, (int)(zAt - z));
+    if( i>=1 && i<=pIn->nParam && pIn->azParam[i-1] ){
+      sqlite3_str_appendall(pStr, pIn->azParam[i-1]);
+      if( zAt[n]==' ' ) n++;        /* the blank parParamsRewrite added */
+    }else{
+      sqlite3_str_append(pStr, zAt, n);
+    }
+    z = zAt + n;
+  }
+}
+
+char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
   sqlite3_str *pStr = sqlite3_str_new(0);
   int i;
   if( p->zWhy ){
-    sqlite3_str_appendf(pStr, "native: the whole SELECT runs in SQLite (not "
-                        "accelerated: %s)\n", p->zWhy);
+    sqlite3_str_appendf(pStr, "native: SQLite runs the whole SELECT (%s)\n", p->zWhy);
     return sqlite3_str_finish(pStr);
   }
-  sqlite3_str_appendf(pStr, "extract: %s\n", p->zExtract);
-  sqlite3_str_appendf(pStr, "extraction mode: %s\n", zMode ? zMode : "?");
-  if( p->nKey==0 ){
-    sqlite3_str_appendall(pStr, "group-by: no GROUP BY: one group\n");
+  sqlite3_str_appendall(pStr, "scan      ");
+  explainText(pStr, p->zExtractFrom, pIn);
+  if( p->zExtractWhere ){
+    sqlite3_str_appendall(pStr, " WHERE ");
+    explainText(pStr, p->zExtractWhere, pIn);
+  }
+  sqlite3_str_appendf(pStr, ": %s\n", pIn->zMode ? pIn->zMode : "?");
+  if( pIn->nRow>=0 ){
+    int bPar = pIn->nRow>=pIn->nMinRow && pIn->nThread>1;
+    sqlite3_str_appendf(pStr, "rows      about %lld (rowid span): %s min_rows (%lld): ",
+                        pIn->nRow, pIn->nRow<pIn->nMinRow ? "below" : "at or above",
+                        pIn->nMinRow);
+    if( bPar ) sqlite3_str_appendf(pStr, "parallel, %d threads\n", pIn->nThread);
+    else sqlite3_str_appendall(pStr, "one thread\n");
   }else{
-    sqlite3_str_appendf(pStr, "group-by: %d key%s:", p->nKey, p->nKey>1 ? "s" : "");
+    sqlite3_str_appendf(pStr, "rows      not known before the scan; below min_rows (%lld) "
+                        "the kernels use one thread\n", pIn->nMinRow);
+  }
+  if( p->nKey==0 ){
+    sqlite3_str_appendall(pStr, "group by  (none: one group)\n");
+  }else{
+    sqlite3_str_appendall(pStr, "group by  ");
     for(i=0; i<p->nKey; i++){
       int e = p->aKeyColl[i];
-      sqlite3_str_appendf(pStr, "%s %s (%s)", i ? "," : "", p->azKey[i],
-                          e>=0 ? azCollName[e] : "collation unknown: native if text");
+      if( i ) sqlite3_str_appendall(pStr, ", ");
+      explainText(pStr, p->azKey[i], pIn);
+      if( e!=PAR_COLL_BINARY ){
+        sqlite3_str_appendf(pStr, " COLLATE %s", e>=0 ? azCollName[e] : "(unknown: native "
+                            "if text)");
+      }
     }
-    sqlite3_str_appendall(pStr, "; strategy chosen from the data: accumulators per "
-                          "key value (per chunk, or per thread) when one key spans "
-                          "few values, counting sort when it spans fewer than the "
-                          "rows, else radix sort of the key words\n");
+    sqlite3_str_appendall(pStr, "; strategy chosen from the data\n");
   }
-  sqlite3_str_appendall(pStr, "aggregates:");
+  sqlite3_str_appendall(pStr, "aggregate ");
   for(i=0; i<p->nAgg; i++){
-    sqlite3_str_appendf(pStr, "%s %s", i ? "," : "", p->aAgg[i].zText);
+    if( i ) sqlite3_str_appendall(pStr, ", ");
+    explainText(pStr, p->aAgg[i].zText, pIn);
   }
-  if( p->nAgg==0 ) sqlite3_str_appendall(pStr, " none");
-  sqlite3_str_appendf(pStr, "\nbare columns: %d (values of SQLite's row of each group)\n",
-                      p->nBare);
-  sqlite3_str_appendf(pStr, "final (SQLite over the group-by result): %s\n", p->zFinal);
+  if( p->nAgg==0 ) sqlite3_str_appendall(pStr, "(none)");
+  if( p->nBare ){
+    sqlite3_str_appendf(pStr, "; %d bare column%s from SQLite's row of each group", p->nBare,
+                        p->nBare>1 ? "s" : "");
+  }
+  sqlite3_str_appendf(pStr, "\nfinal     %s\n", p->aDirect
+      ? "the groups as they are (no expression left for SQLite)"
+      : "SQLite evaluates the select list, HAVING, ORDER BY, LIMIT over the groups");
+  if( pIn->bVerbose ){
+    sqlite3_str_appendf(pStr, "extraction mode: %s\n", pIn->zMode ? pIn->zMode : "?");
+    sqlite3_str_appendall(pStr, "extract SQL: ");
+    explainText(pStr, p->zExtract, pIn);
+    sqlite3_str_appendall(pStr, "\nfinal SQL:   ");
+    explainText(pStr, p->zFinal, pIn);
+    sqlite3_str_appendall(pStr, "\n");
+  }
   return sqlite3_str_finish(pStr);
 }

@@ -9,7 +9,7 @@
 #include "sqlparse.h"
 
 /* Columns of the result batch are handed to the final SQL through the
-** table-valued function par_rows(?1): column j of the batch is available
+** table-valued function par_rows(:par_rows): column j of the batch is available
 ** under the name "_p<a><c><j>", where <a> picks the column affinity SQLite
 ** applies in comparisons: n (none), i (INTEGER), r (REAL), t (TEXT),
 ** u (NUMERIC), and <c> the column's collation: b (BINARY), n (NOCASE),
@@ -38,7 +38,9 @@ struct ParPlanAgg {
 
 typedef struct ParPlan ParPlan;
 struct ParPlan {
-  char *zSql;        /* the SELECT as given */
+  char *zSql;        /* the SELECT as given (its parameters written as
+                     ** :par_p<i>: see parParamsRewrite) */
+  ParParams *pParams;   /* the values bound to them (NULL: none) */
   int nCol;          /* columns it returns */
   char *zColSig;     /* each column's declared type and the collation of
                      ** the table column it comes from: when it changes,
@@ -66,20 +68,44 @@ struct ParPlan {
                      ** order: select list, ORDER BY, HAVING), or -1 */
   int bHavingKeys;   /* HAVING names a column outside aggregate calls: a
                      ** term SQLite may move into WHERE (see parGroupBy) */
-  char *zFinal;      /* final SQL over par_rows(?1) */
+  char *zFinal;      /* final SQL over par_rows(:par_rows) */
   int *aDirect;      /* when not NULL the final SQL only picks columns:
                      ** view column i is result column aDirect[i] */
 };
 
-/* Plan zSql on db.  Returns SQLITE_OK with *ppPlan set (accelerated or
-** not: see zWhy), or an error code with *pzErr set (SQLite's own message
-** when the SELECT does not prepare). */
-int parPlanBuild(sqlite3 *db, const char *zSql, ParPlan **ppPlan, char **pzErr);
+/* Plan zSql on db, with pParams (may be NULL) bound to the statements
+** the planner runs (the plan can depend on the values with STAT4) and
+** kept in the plan for every statement derived from it.  Returns
+** SQLITE_OK with *ppPlan set (accelerated or not: see zWhy), or an error
+** code with *pzErr set (SQLite's own message when the SELECT does not
+** prepare). */
+int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
+                 ParPlan **ppPlan, char **pzErr);
+
+/* zSql, a SELECT prepared as pStmt, with every parameter written as
+** ":par_p<i>", i its number in pStmt (sqlite3_malloc; NULL when out of
+** memory).  *pnParam gets the highest number, and *pazName an array of
+** that many names (sqlite3_malloc, each too): the parameter as first
+** written in zSql ("?", "?3", ":since"), NULL for a number it does not
+** use.  Free the names with parParamsNamesFree(). */
+char *parParamsRewrite(const char *zSql, sqlite3_stmt *pStmt, int *pnParam,
+                       char ***pazName);
+void parParamsNamesFree(char **azName, int nName);
 void parPlanFree(ParPlan *p);
 
-/* The plan as text, for par_explain(); zMode says how the extraction
-** reads its rows (extract.c). */
-char *parPlanExplain(const ParPlan *p, const char *zMode);
+/* What par_explain() shows besides the plan. */
+typedef struct ParExplainIn {
+  const char *zMode;     /* how the extraction reads its rows (extract.c) */
+  sqlite3_int64 nRow;    /* rows of the table read (-1: not known) */
+  sqlite3_int64 nMinRow; /* the min_rows and threads settings */
+  int nThread;
+  char **azParam;        /* parameter i+1 as written (or NULL), to show */
+  int nParam;            /* the SELECT's own names instead of :par_p<i> */
+  int bVerbose;          /* add the extraction and final SQL */
+} ParExplainIn;
+
+/* The plan as a few lines of text, one per operator, for par_explain(). */
+char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn);
 
 /* Check that zSql is one read-only SELECT statement; on success
 ** returns SQLITE_OK and, if ppStmt is not NULL, the prepared statement. */

@@ -19,7 +19,7 @@
 **     definition that runs SQL when someone opens it.
 **  2. Every scan (xFilter) runs the query again, like a view: the
 **     extraction query into a batch (batch.c), the group-by operator
-**     (groupby.c), then the final SQL over par_rows(?1) with the result
+**     (groupby.c), then the final SQL over par_rows(:par_rows) with the result
 **     batch bound by sqlite3_bind_pointer; the cursor returns that
 **     statement's rows.  A SELECT that is not accelerated runs natively
 **     and the cursor returns its rows.
@@ -43,7 +43,7 @@ static double parNowMs(void){
   return ts.tv_sec*1e3 + ts.tv_nsec/1e6;
 }
 
-/* The pointer type of the batch bound to par_rows(?1).  Pointer values
+/* The pointer type of the batch bound to par_rows(:par_rows).  Pointer values
 ** pass from one function's result to another's argument inside a
 ** statement, so the name must be one no other extension uses. */
 #define PAR_BATCH_PTR "sqlite-parallel ParBatch"
@@ -107,7 +107,7 @@ static int parRowsConnect(sqlite3 *db, void *pAux, int argc, const char *const*a
   return SQLITE_OK;
 }
 
-/* The extension always names the batch (par_rows(?1)): a scan without
+/* The extension always names the batch (par_rows(:par_rows)): a scan without
 ** one is not the extension's. */
 static int parRowsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   int i, iArg = -1, bUnusable = 0;
@@ -228,6 +228,7 @@ struct ParViewMemo {
   ParBatch *pIn, *pOut;      /* one reference each (pIn NULL: not needed) */
   ParRunning run;            /* when they were computed */
   char *zExtract, *zFinal;   /* the plan's, then ("" for none) */
+  char *zParams;             /* the values bound then (parParamsKey) */
   int nHold;                 /* open cursors holding it */
   unsigned nLet;             /* holds let go so far */
   ParViewMemo *pNext;        /* the view's next (older) one */
@@ -250,6 +251,11 @@ typedef struct ParView {
   int bBroken;         /* connected while the SELECT did not compile: its
                        ** columns are not known, every use fails (see
                        ** parViewBestIndex), DROP TABLE works */
+  char *zName;         /* the view's name, for messages */
+  int nParam;          /* highest parameter number of the SELECT */
+  char **azParam;      /* each number's parameter as written, or NULL */
+  int nHidden;         /* hidden columns nCol.. , one per parameter */
+  int *aHidden;        /* hidden column k binds number aHidden[k] */
 } ParView;
 
 typedef struct ParViewCursor {
@@ -261,11 +267,13 @@ typedef struct ParViewCursor {
   int bEof;
   const int *aDirect;    /* set: rows come straight from pOut (plan.h) */
   ParPlan *pPlan;        /* this scan's plan (owned: other cursors of the
-                         ** same view may scan at the same time) */
+                         ** same view may scan at the same time), holding
+                         ** the values bound to the parameters */
   ParViewMemo *pMemo;    /* the memo it holds, or NULL */
   int bScanned;          /* it computed or took what it holds */
   unsigned nLetAtOpen;   /* pMemo->nLet when it took its hold at xOpen */
   struct ParViewCursor *pNextOpen;   /* ParContext.pViewCursors list */
+  ParParams *pParams;    /* the values xFilter bound (NULL: no parameter) */
 } ParViewCursor;
 
 /* The module argument zArg without the blanks around it: *pn bytes from
@@ -304,9 +312,26 @@ typedef struct ParViewDesc {
   char *zSem;            /* each column's affinity letter and collation:
                          ** what outer queries compare with */
   int nCol;
-  ParPlan *pPlan;
+  ParPlan *pPlan;        /* planned from zPlanSql, nothing bound */
+  char *zPlanSql;        /* zSql with its parameters renamed (plan.h,
+                         ** parParamsRewrite) */
+  int nParam;            /* highest parameter number, 0: none */
+  char **azParam;        /* each number's parameter as written, or NULL */
+  int nHidden;           /* hidden columns, one per parameter used */
+  int *aHidden;          /* hidden column k binds number aHidden[k] */
   int bDone;             /* parViewDescribe ran */
 } ParViewDesc;
+
+static void parViewDescClear(ParViewDesc *pD){
+  parPlanFree(pD->pPlan);
+  sqlite3_free(pD->zDecl);
+  sqlite3_free(pD->zSem);
+  sqlite3_free(pD->zErr);
+  sqlite3_free(pD->zPlanSql);
+  parParamsNamesFree(pD->azParam, pD->nParam);
+  sqlite3_free(pD->aHidden);
+  memset(pD, 0, sizeof(*pD));
+}
 
 /* ---- a view column as SQLite sees it: name, affinity, collation ---------- */
 
@@ -470,6 +495,52 @@ static char *parViewColumnType(sqlite3 *db, const ParSelect *pSel, int iCol){
   return zOut;
 }
 
+/* The name of the hidden column of parameter zParam: the name without its
+** prefix (:since, @since, $since: since), p<i> for ? and ?NNN. */
+static char *parViewParamColumn(const char *zParam, int iNum){
+  if( zParam[0]=='?' ) return sqlite3_mprintf("p%d", iNum);
+  return sqlite3_mprintf("%s", zParam + 1);
+}
+
+/* Declare a HIDDEN column for each parameter of pD (after the nCol
+** columns named azName), in parameter-number order, which is the order
+** SQLite's table-valued syntax binds them in: SELECT * FROM v(2020).  A
+** name taken already gets ":1", ":2"... as a repeated column name does. */
+static int parViewDeclareParams(sqlite3_str *pDecl, ParViewDesc *pD, char **azName, int nCol){
+  char **azHid;
+  int i, j, k, rc = SQLITE_OK;
+  if( pD->nParam==0 ) return SQLITE_OK;
+  azHid = sqlite3_malloc64(sizeof(char*)*pD->nParam);
+  pD->aHidden = sqlite3_malloc64(sizeof(int)*pD->nParam);
+  if( azHid==0 || pD->aHidden==0 ){
+    sqlite3_free(azHid);
+    return SQLITE_NOMEM;
+  }
+  for(i=0; i<pD->nParam && rc==SQLITE_OK; i++){
+    char *zBase, *z;
+    unsigned cnt = 0;
+    if( pD->azParam[i]==0 ) continue;
+    zBase = parViewParamColumn(pD->azParam[i], i+1);
+    z = zBase ? sqlite3_mprintf("%s", zBase) : 0;
+    while( z ){
+      int bTaken = 0;
+      for(j=0; j<nCol && !bTaken; j++) bTaken = sqlite3_stricmp(azName[j], z)==0;
+      for(k=0; k<pD->nHidden && !bTaken; k++) bTaken = sqlite3_stricmp(azHid[k], z)==0;
+      if( !bTaken ) break;
+      sqlite3_free(z);
+      z = sqlite3_mprintf("%s:%u", zBase, ++cnt);
+    }
+    sqlite3_free(zBase);
+    if( z==0 ){ rc = SQLITE_NOMEM; break; }
+    azHid[pD->nHidden] = z;
+    pD->aHidden[pD->nHidden++] = i+1;
+    sqlite3_str_appendf(pDecl, ", \"%w\" HIDDEN", z);
+  }
+  for(k=0; k<pD->nHidden; k++) sqlite3_free(azHid[k]);
+  sqlite3_free(azHid);
+  return rc;
+}
+
 static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
   sqlite3_stmt *pStmt = 0;
   sqlite3_str *pDecl = 0, *pSem = 0;
@@ -481,13 +552,9 @@ static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
   memset(&sel, 0, sizeof(sel));
   rc = parPrepareSelect(db, pD->zSql, &pStmt, &pD->zErr);
   if( rc ) goto done;
-  if( sqlite3_bind_parameter_count(pStmt)>0 ){
-    /* A scan could only bind NULL to them: refused, as CREATE VIEW does. */
-    const char *zP = parFirstParam(pStmt);
-    pD->zErr = sqlite3_mprintf("parameters are not allowed in views: %s", zP);
-    rc = SQLITE_ERROR;
-    goto done;
-  }
+  /* Parameters become hidden columns; the plan names them :par_p<i>. */
+  pD->zPlanSql = parParamsRewrite(pD->zSql, pStmt, &pD->nParam, &pD->azParam);
+  if( pD->zPlanSql==0 ){ rc = SQLITE_NOMEM; goto done; }
   nCol = sqlite3_column_count(pStmt);
   /* The select list as written, for its COLLATE operators. */
   if( parSelectParse(pD->zSql, &sel)!=SQLITE_OK ){ rc = SQLITE_NOMEM; goto done; }
@@ -545,6 +612,7 @@ static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
       sqlite3_free(zColl);
     }
   }
+  if( rc==SQLITE_OK ) rc = parViewDeclareParams(pDecl, pD, azName, nCol);
   sqlite3_str_appendall(pDecl, ")");
   if( rc ) goto done;
   pD->zDecl = sqlite3_str_finish(pDecl);
@@ -556,7 +624,7 @@ static void parViewDescribe(sqlite3 *db, ParViewDesc *pD){
     if( pD->zSem[i]>='a' && pD->zSem[i]<='z' ) pD->zSem[i] -= 'a'-'A';
   }
   pD->nCol = nCol;
-  rc = parPlanBuild(db, pD->zSql, &pD->pPlan, &pD->zErr);
+  rc = parPlanBuild(db, pD->zPlanSql, 0, &pD->pPlan, &pD->zErr);
 
 done:
   if( pDecl ) sqlite3_free(sqlite3_str_finish(pDecl));
@@ -672,6 +740,8 @@ static void parViewDescribeLocked(sqlite3 *db, ParContext *pCtx, ParViewDesc *pD
   }
 }
 
+static int parViewDisconnect(sqlite3_vtab *pVtab);
+
 static int parViewInit(sqlite3 *db, void *pAux, int argc, const char *const*argv,
                        sqlite3_vtab **ppVtab, char **pzErr, int bCreate){
   ParView *pView = 0;
@@ -716,6 +786,7 @@ static int parViewInit(sqlite3 *db, void *pAux, int argc, const char *const*argv
     desc.zDecl = sqlite3_mprintf("CREATE TABLE x(\"the view's SELECT does not compile\")");
     if( desc.zDecl==0 ) rc = SQLITE_NOMEM;
     desc.nCol = 1;
+    desc.nHidden = 0;
   }
   if( rc ) goto error;
   rc = sqlite3_declare_vtab(db, desc.zDecl);
@@ -737,20 +808,30 @@ static int parViewInit(sqlite3 *db, void *pAux, int argc, const char *const*argv
   pView->zSql = zSql;
   pView->zSem = desc.zSem;
   pView->zColSig = desc.pPlan ? sqlite3_mprintf("%s", desc.pPlan->zColSig) : 0;
+  pView->zName = sqlite3_mprintf("%s", argv[2]);
+  pView->nParam = desc.nParam;
+  pView->azParam = desc.azParam;
+  pView->nHidden = desc.nHidden;
+  pView->aHidden = desc.aHidden;
   zSql = 0;
   desc.pPlan = 0;
   desc.zSem = 0;
+  desc.azParam = 0;
+  desc.nParam = 0;
+  desc.aHidden = 0;
   *ppVtab = &pView->base;
+  if( pView->zName==0 ){
+    parViewDisconnect(&pView->base);
+    *ppVtab = 0;
+    rc = SQLITE_NOMEM;
+  }
   goto done;
 
 error:
   *pzErr = sqlite3_mprintf("parallel: %s", desc.zErr ? desc.zErr : sqlite3_errstr(rc));
   if( rc==SQLITE_OK ) rc = SQLITE_ERROR;
 done:
-  parPlanFree(desc.pPlan);
-  sqlite3_free(desc.zDecl);
-  sqlite3_free(desc.zSem);
-  sqlite3_free(desc.zErr);
+  parViewDescClear(&desc);
   sqlite3_free(zSql);
   return rc;
 }
@@ -845,6 +926,7 @@ static void parViewMemoFree(ParViewMemo *pM){
   sqlite3_free(pM->run.a);
   sqlite3_free(pM->zExtract);
   sqlite3_free(pM->zFinal);
+  sqlite3_free(pM->zParams);
   sqlite3_free(pM);
 }
 
@@ -876,13 +958,14 @@ static void parViewMemoKeep(ParView *pView, ParViewCursor *pCur, ParRunning *pRu
   pM->run = *pRun;
   pM->zExtract = sqlite3_mprintf("%s", pPlan->zExtract ? pPlan->zExtract : "");
   pM->zFinal = sqlite3_mprintf("%s", pPlan->zFinal ? pPlan->zFinal : "");
+  pM->zParams = parParamsKey(pPlan->pParams);
   pM->pOut = pCur->pOut;
   pM->pOut->nRef++;
   if( parBorrowsText(pCur->pOut) ){
     pM->pIn = pCur->pIn;
     pM->pIn->nRef++;
   }
-  if( pM->zExtract==0 || pM->zFinal==0 ){
+  if( pM->zExtract==0 || pM->zFinal==0 || pM->zParams==0 ){
     parViewMemoFree(pM);
     return;
   }
@@ -908,9 +991,50 @@ static int parViewBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
     sqlite3_free(zErr);
     return SQLITE_ERROR;
   }
-  /* Every scan computes the whole SELECT; constraints are left to SQLite. */
+  /* Every scan computes the whole SELECT; constraints on its columns are
+  ** left to SQLite.  Each hidden column takes the value of its first
+  ** usable = or IS constraint (table-valued syntax, v(2020), makes =
+  ** constraints) as its parameter's, in argv order; idxStr lists the
+  ** hidden columns those are, as numbers separated by commas.  A plan
+  ** that leaves a parameter unbound costs so much that SQLite takes it
+  ** only when no other exists, and its scan fails (parViewFilter). */
   pInfo->estimatedCost = 1e6;
   pInfo->estimatedRows = 1000;
+  if( pView->nHidden>0 ){
+    sqlite3_str *pStr = sqlite3_str_new(0);
+    int i, k, nArg = 0, nBound = 0;
+    for(k=0; k<pView->nHidden; k++){
+      int iCol = pView->nCol + k;
+      for(i=0; i<pInfo->nConstraint; i++){
+        const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
+        if( pC->iColumn!=iCol || !pC->usable ) continue;
+        if( pC->op==SQLITE_INDEX_CONSTRAINT_ISNULL ){
+          /* WHERE p IS NULL: NULL, with no value to pass ("n"). */
+          pInfo->aConstraintUsage[i].omit = 1;
+          sqlite3_str_appendf(pStr, "%sn%d", nBound ? "," : "", k);
+        }else if( pC->op==SQLITE_INDEX_CONSTRAINT_EQ || pC->op==SQLITE_INDEX_CONSTRAINT_IS ){
+          pInfo->aConstraintUsage[i].argvIndex = ++nArg;
+          pInfo->aConstraintUsage[i].omit = 1;
+          sqlite3_str_appendf(pStr, "%s%d", nBound ? "," : "", k);
+        }else{
+          continue;
+        }
+        nBound++;
+        break;
+      }
+    }
+    if( sqlite3_str_errcode(pStr) ){
+      sqlite3_free(sqlite3_str_finish(pStr));
+      return SQLITE_NOMEM;
+    }
+    pInfo->idxStr = sqlite3_str_finish(pStr);     /* NULL: none bound */
+    pInfo->needToFreeIdxStr = 1;
+    pInfo->idxNum = nBound;
+    if( nBound<pView->nHidden ){
+      pInfo->estimatedCost = 1e30;
+      pInfo->estimatedRows = (sqlite3_int64)1 << 40;
+    }
+  }
   return SQLITE_OK;
 }
 
@@ -920,6 +1044,9 @@ static int parViewDisconnect(sqlite3_vtab *pVtab){
   assert( pView->pMemo==0 );
   parPlanFree(pView->pPlan);
   sqlite3_free(pView->base.zErrMsg);
+  sqlite3_free(pView->zName);
+  parParamsNamesFree(pView->azParam, pView->nParam);
+  sqlite3_free(pView->aHidden);
   sqlite3_free(pView->zSql);
   sqlite3_free(pView->zSem);
   sqlite3_free(pView->zColSig);
@@ -974,6 +1101,7 @@ static int parViewClose(sqlite3_vtab_cursor *cur){
   ParView *pView = (ParView*)cur->pVtab;
   parViewUnhold(pView, pCur);
   parViewCursorReset(pCur);
+  parParamsFree(pCur->pParams);
   for(pp=&pView->pCtx->pViewCursors; *pp && *pp!=pCur; pp=&(*pp)->pNextOpen){}
   if( *pp ) *pp = pCur->pNextOpen;
   sqlite3_free(cur);
@@ -1044,8 +1172,11 @@ static int parViewPrepareFinal(sqlite3 *db, const ParPlan *pPlan, ParBatch *pOut
                                sqlite3_stmt **ppStmt){
   int rc = sqlite3_prepare_v2(db, pOut ? pPlan->zFinal : pPlan->zSql, -1, ppStmt, 0);
   if( rc==SQLITE_OK && pOut ){
-    sqlite3_bind_pointer(*ppStmt, 1, pOut, PAR_BATCH_PTR, 0);
+    /* By name: a parameter of the SELECT may come first in the text. */
+    rc = sqlite3_bind_pointer(*ppStmt, sqlite3_bind_parameter_index(*ppStmt, ":par_rows"),
+                              pOut, PAR_BATCH_PTR, 0);
   }
+  if( rc==SQLITE_OK ) rc = parParamsBind(*ppStmt, pPlan->pParams);
   return rc;
 }
 
@@ -1084,6 +1215,63 @@ static int parViewSchemaMoved(const ParContext *pCtx, sqlite3 *db){
   return bMoved;
 }
 
+/* A NULL sqlite3_value of our own (sqlite3_value_free frees it), or NULL
+** when out of memory: SQLite 3.40 has no constructor, so it is a copy
+** of a NULL column of a statement on db. */
+static sqlite3_value *parNullValue(sqlite3 *db){
+  sqlite3_value *pVal = 0;
+  sqlite3_stmt *pStmt = 0;
+  if( sqlite3_prepare_v2(db, "SELECT NULL", -1, &pStmt, 0)==SQLITE_OK
+   && sqlite3_step(pStmt)==SQLITE_ROW ){
+    pVal = sqlite3_value_dup(sqlite3_column_value(pStmt, 0));
+  }
+  sqlite3_finalize(pStmt);
+  return pVal;
+}
+
+/* The values xFilter got (parViewBestIndex chose which hidden column
+** each is) as the parameters of pCur's next scan; an error naming the
+** first parameter left unbound. */
+static int parViewBindArgs(ParView *pView, ParViewCursor *pCur, int idxNum,
+                           const char *idxStr, int argc, sqlite3_value **argv){
+  ParParams *p;
+  int i, k;
+  parParamsFree(pCur->pParams);
+  pCur->pParams = 0;
+  p = sqlite3_malloc64(sizeof(ParParams) + sizeof(sqlite3_value*)*(pView->nParam+1));
+  if( p==0 ) return SQLITE_NOMEM;
+  p->n = pView->nParam;
+  p->apVal = (sqlite3_value**)&p[1];
+  memset(p->apVal, 0, sizeof(sqlite3_value*)*pView->nParam);
+  pCur->pParams = p;
+  for(i=0; idxStr && *idxStr; ){
+    int bNull = *idxStr=='n';
+    if( bNull ) idxStr++;
+    k = 0;
+    while( *idxStr>='0' && *idxStr<='9' ) k = k*10 + (*idxStr++ - '0');
+    if( *idxStr==',' ) idxStr++;
+    if( k<pView->nHidden && (bNull || i<argc) ){
+      int iNum = pView->aHidden[k];
+      sqlite3_value_free(p->apVal[iNum-1]);
+      p->apVal[iNum-1] = bNull ? parNullValue(pView->db) : sqlite3_value_dup(argv[i]);
+      if( p->apVal[iNum-1]==0 ) return SQLITE_NOMEM;
+    }
+    if( !bNull ) i++;
+  }
+  for(k=0; k<pView->nHidden; k++){
+    int iNum = pView->aHidden[k];
+    if( p->apVal[iNum-1]==0 ){
+      char *zErr = sqlite3_mprintf("parallel view %s: parameter %s is not bound (SELECT * "
+          "FROM %s(...), or WHERE with = on its hidden column)", pView->zName,
+          pView->azParam[iNum-1], pView->zName);
+      sqlite3_free(pView->base.zErrMsg);
+      pView->base.zErrMsg = zErr;
+      return zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+  }
+  return SQLITE_OK;
+}
+
 static int parViewFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                          int argc, sqlite3_value **argv){
   ParView *pView = (ParView*)cur->pVtab;
@@ -1093,6 +1281,10 @@ static int parViewFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxSt
     parViewSetError(&pView->base, "a parallel view cannot read itself (%s)",
                     pView->pPlan->zSql);
     return SQLITE_ERROR;
+  }
+  if( pView->nHidden>0 ){
+    rc = parViewBindArgs(pView, (ParViewCursor*)cur, idxNum, idxStr, argc, argv);
+    if( rc ) return rc;
   }
   pView->nBusy++;
   rc = parViewFilterBusy(cur);
@@ -1132,10 +1324,7 @@ static int parViewRedeclared(ParView *pView, const ParPlan *pNew, char **pzErr){
       pView->zColSig = z;
     }
   }
-  parPlanFree(d.pPlan);
-  sqlite3_free(d.zDecl);
-  sqlite3_free(d.zSem);
-  sqlite3_free(d.zErr);
+  parViewDescClear(&d);
   return rc;
 }
 
@@ -1179,7 +1368,7 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
   ** the last scan, and the plan depends on all of them. */
   {
     ParPlan *pNew = 0;
-    rc = parPlanBuild(pView->db, pView->pPlan->zSql, &pNew, &zErr);
+    rc = parPlanBuild(pView->db, pView->pPlan->zSql, pCur->pParams, &pNew, &zErr);
     if( rc==SQLITE_OK && pNew->nCol!=pView->nCol ){
       parPlanFree(pNew);
       zErr = sqlite3_mprintf("the view's SELECT now returns a different number of "
@@ -1201,9 +1390,11 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
     pCur->pPlan = pNew;
   }
   if( bServe ){
-    bServe = pCur->pPlan->zWhy==0
+    char *zParams = parParamsKey(pCur->pPlan->pParams);
+    bServe = pCur->pPlan->zWhy==0 && zParams && strcmp(zParams, pCur->pMemo->zParams)==0
           && parSameText(pCur->pPlan->zExtract, pCur->pMemo->zExtract)
           && parSameText(pCur->pPlan->zFinal, pCur->pMemo->zFinal);
+    sqlite3_free(zParams);
     if( !bServe ) parViewUnhold(pView, pCur);
   }
   if( bServe ){
@@ -1259,6 +1450,15 @@ static int parViewEof(sqlite3_vtab_cursor *cur){
 
 static int parViewColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
   ParViewCursor *pCur = (ParViewCursor*)cur;
+  ParView *pView = (ParView*)cur->pVtab;
+  if( i>=pView->nCol ){
+    /* A hidden column: the value bound to its parameter. */
+    int k = i - pView->nCol;
+    if( k<pView->nHidden && pCur->pParams ){
+      sqlite3_result_value(ctx, pCur->pParams->apVal[pView->aHidden[k]-1]);
+    }
+    return SQLITE_OK;
+  }
   if( pCur->aDirect ){
     const ParColumn *pCol = &pCur->pOut->aCol[pCur->aDirect[i]];
     if( pCol->eStore==PAR_COL_INT && pCol->aNull==0 ){
@@ -1296,18 +1496,96 @@ static sqlite3_module parViewModule = {
   0, 0, 0, 0           /* xRename .. xShadowName */
 };
 
-/* ==== par_explain ================================================================ */
+/* ==== par_explain, par_profile ===================================================== */
 
+/* Plan the SELECT zSql given to par_explain or par_profile: its parameters
+** renamed as a view's are, argv[0..nArg-1] bound to numbers 1..nArg (the
+** others read as NULL, as in SQLite); *pazParam and *pnParam (may be
+** NULL) get the parameters as written.  *pzErr as parPlanBuild's. */
+static int parPlanText(sqlite3 *db, const char *zSql, int nArg, sqlite3_value **argv,
+                       ParPlan **ppPlan, char ***pazParam, int *pnParam, char **pzErr){
+  sqlite3_stmt *pStmt = 0;
+  ParParams *p = 0;
+  char *zPlanSql = 0, **azParam = 0;
+  int nParam = 0, rc, i;
+  *ppPlan = 0;
+  rc = parPrepareSelect(db, zSql, &pStmt, pzErr);
+  if( rc ) return rc;
+  zPlanSql = parParamsRewrite(zSql, pStmt, &nParam, &azParam);
+  sqlite3_finalize(pStmt);
+  if( zPlanSql==0 ) return SQLITE_NOMEM;
+  if( nArg>nParam ){
+    *pzErr = sqlite3_mprintf("%d value%s for a SELECT of %d parameter%s", nArg,
+                             nArg==1 ? "" : "s", nParam, nParam==1 ? "" : "s");
+    rc = SQLITE_ERROR;
+  }else if( nArg>0 ){
+    p = sqlite3_malloc64(sizeof(ParParams) + sizeof(sqlite3_value*)*(nParam+1));
+    if( p==0 ){
+      rc = SQLITE_NOMEM;
+    }else{
+      p->n = nParam;
+      p->apVal = (sqlite3_value**)&p[1];
+      memset(p->apVal, 0, sizeof(sqlite3_value*)*nParam);
+      for(i=0; i<nArg; i++){
+        /* A number the SELECT does not use binds nothing. */
+        if( azParam[i] ) p->apVal[i] = argv[i];
+      }
+    }
+  }
+  if( rc==SQLITE_OK ) rc = parPlanBuild(db, zPlanSql, p, ppPlan, pzErr);
+  sqlite3_free(p);               /* the plan holds copies of the values */
+  sqlite3_free(zPlanSql);
+  if( rc==SQLITE_OK && pazParam ){
+    *pazParam = azParam;
+    *pnParam = nParam;
+  }else{
+    parParamsNamesFree(azParam, nParam);
+  }
+  return rc;
+}
+
+/* Rows of the extraction's table as the span of its rowids, read from
+** the ends of the table, or -1 when the FROM clause is not one rowid
+** table. */
+static sqlite3_int64 parExplainRows(sqlite3 *db, const ParPlan *pPlan){
+  char *zSql;
+  sqlite3_int64 n;
+  if( pPlan->zExtractFrom==0 ) return -1;
+  zSql = sqlite3_mprintf("SELECT max(_rowid_) - min(_rowid_) + 1 FROM %s",
+                         pPlan->zExtractFrom);
+  n = zSql ? parQueryInt(db, zSql, -1) : -1;
+  sqlite3_free(zSql);
+  return n;
+}
+
+/* par_explain(sql [, 'verbose']): the plan as a few short lines, one per
+** operator; 'verbose' adds the SQL of the extraction and of the final
+** query. */
 static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  ParContext *pCtx = (ParContext*)sqlite3_user_data(ctx);
   const char *zSql = parTextArg(argv[0]);
   ParPlan *pPlan = 0;
-  char *zErr = 0, *zOut;
-  int rc;
+  char *zErr = 0, *zOut, **azParam = 0;
+  int rc, bVerbose = 0, nParam = 0;
   if( zSql==0 ){
     sqlite3_result_error(ctx, "par_explain: the argument must be a SELECT statement", -1);
     return;
   }
-  rc = parPlanBuild(sqlite3_context_db_handle(ctx), zSql, &pPlan, &zErr);
+  if( argc==2 ){
+    const char *zOpt = parTextArg(argv[1]);
+    if( zOpt==0 || sqlite3_stricmp(zOpt, "verbose")!=0 ){
+      char *zVal = parArgText(argv[1]);
+      char *zMsg = sqlite3_mprintf("par_explain: the second argument must be "
+                                   "'verbose', not %s", zVal ? zVal : "that");
+      sqlite3_result_error(ctx, zMsg ? zMsg : "par_explain: bad argument", -1);
+      sqlite3_free(zMsg);
+      sqlite3_free(zVal);
+      return;
+    }
+    bVerbose = 1;
+  }
+  rc = parPlanText(db, zSql, 0, 0, &pPlan, &azParam, &nParam, &zErr);
   if( rc ){
     char *zMsg = sqlite3_mprintf("par_explain: %s", zErr ? zErr : sqlite3_errstr(rc));
     sqlite3_result_error(ctx, zMsg ? zMsg : "par_explain: error", -1);
@@ -1316,12 +1594,20 @@ static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     return;
   }
   {
-    char *zMode = pPlan->zWhy ? 0
-        : parExtractExplain((ParContext*)sqlite3_user_data(ctx),
-                            sqlite3_context_db_handle(ctx), pPlan);
-    zOut = parPlanExplain(pPlan, zMode);
+    ParExplainIn in;
+    char *zMode = pPlan->zWhy ? 0 : parExtractExplain(pCtx, db, pPlan);
+    memset(&in, 0, sizeof(in));
+    in.zMode = zMode;
+    in.nRow = pPlan->zWhy ? -1 : parExplainRows(db, pPlan);
+    in.nMinRow = pCtx->nMinRow;
+    in.nThread = pCtx->nThread;
+    in.azParam = azParam;
+    in.nParam = nParam;
+    in.bVerbose = bVerbose;
+    zOut = parPlanExplain(pPlan, &in);
     sqlite3_free(zMode);
   }
+  parParamsNamesFree(azParam, nParam);
   parPlanFree(pPlan);
   if( zOut==0 ){
     sqlite3_result_error_nomem(ctx);
@@ -1330,12 +1616,13 @@ static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   sqlite3_result_text(ctx, zOut, -1, sqlite3_free);
 }
 
-/* par_profile(sql): run the SELECT through the parallel plan once and
-** report where the time went. */
+/* par_profile(sql [, value...]): run the SELECT through the parallel
+** plan once, the values bound to its parameters by number, and report
+** where the time went. */
 static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   ParContext *pCtx = (ParContext*)sqlite3_user_data(ctx);
-  const char *zSql = parTextArg(argv[0]);
+  const char *zSql = argc>0 ? parTextArg(argv[0]) : 0;
   ParPlan *pPlan = 0;
   ParBatch *pIn = 0, *pOut = 0;
   sqlite3_stmt *pStmt = 0;
@@ -1348,12 +1635,12 @@ static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   static const char *azRanges[] = { "-", "rowid bounds", "-", "row counts" };
   ParStamp stamp;
 
-  if( zSql==0 ){
-    sqlite3_result_error(ctx, "par_profile: the argument must be a SELECT statement", -1);
+  if( argc==0 || zSql==0 ){
+    sqlite3_result_error(ctx, "par_profile: the first argument must be a SELECT statement", -1);
     return;
   }
   parExtractStamp(pCtx, db, &stamp);
-  rc = parPlanBuild(db, zSql, &pPlan, &zErr);
+  rc = parPlanText(db, zSql, argc-1, &argv[1], &pPlan, 0, 0, &zErr);
   if( rc==SQLITE_OK ){
     rc = parViewRun(pCtx, db, pPlan, &stamp, &pIn, &pOut, &bNative, &zStrategy, aMs, &eMode,
                     &zErr);
@@ -1390,6 +1677,98 @@ static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   sqlite3_free(zErr);
 }
 
+/* ==== par_view ======================================================================= */
+
+/* Is the temp table zName a parallel view (its CREATE statement names
+** the module parallel)?  1 yes, 0 no such table, -1 a table or view of
+** another kind, SQLITE_NOMEM as -2. */
+static int parViewExists(sqlite3 *db, const char *zName){
+  sqlite3_stmt *pStmt = 0;
+  int iRes = -2;
+  if( sqlite3_prepare_v2(db, "SELECT sql FROM temp.sqlite_schema WHERE name=?1 "
+                         "COLLATE NOCASE AND type IN ('table','view')", -1, &pStmt, 0) ){
+    return -2;
+  }
+  sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
+  if( sqlite3_step(pStmt)!=SQLITE_ROW ){
+    iRes = 0;
+  }else{
+    /* CREATE VIRTUAL TABLE [temp.]name USING parallel(...) */
+    const char *zDdl = (const char*)sqlite3_column_text(pStmt, 0);
+    int nTok = 0, i;
+    ParToken *aTok = zDdl ? parTokenize(zDdl, &nTok) : 0;
+    iRes = -1;
+    for(i=0; aTok && i+1<nTok; i++){
+      if( parTokIs(zDdl, &aTok[i], "USING") ){
+        if( parTokIs(zDdl, &aTok[i+1], "parallel") && parTokIs(zDdl, &aTok[1], "VIRTUAL") ){
+          iRes = 1;
+        }
+        break;
+      }
+    }
+    if( zDdl && aTok==0 ) iRes = -2;
+    sqlite3_free(aTok);
+  }
+  sqlite3_finalize(pStmt);
+  return iRes;
+}
+
+/* par_view(name, sql): create the parallel view temp.name of the SELECT
+** sql, replacing a parallel view of that name, in one savepoint (an
+** error leaves the old view as it was); returns the name.  The same as
+** CREATE VIRTUAL TABLE temp.name USING parallel('sql') without the
+** quoting, and from a bound parameter. */
+static void parViewFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  const char *zName = parTextArg(argv[0]);
+  const char *zSql = parTextArg(argv[1]);
+  char *zDdl = 0, *zErr = 0;
+  int iHas, rc;
+  if( zName==0 || zName[0]==0 ){
+    sqlite3_result_error(ctx, "par_view: the first argument must be the view's name", -1);
+    return;
+  }
+  if( zSql==0 ){
+    sqlite3_result_error(ctx, "par_view: the second argument must be a SELECT statement", -1);
+    return;
+  }
+  iHas = parViewExists(db, zName);
+  if( iHas==-2 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if( iHas<0 ){
+    char *zMsg = sqlite3_mprintf("par_view: temp.%s exists and is not a parallel view", zName);
+    sqlite3_result_error(ctx, zMsg ? zMsg : "par_view: the name is taken", -1);
+    sqlite3_free(zMsg);
+    return;
+  }
+  zDdl = iHas ? sqlite3_mprintf("DROP TABLE temp.\"%w\"; CREATE VIRTUAL TABLE temp.\"%w\" "
+                                "USING parallel(%Q)", zName, zName, zSql)
+              : sqlite3_mprintf("CREATE VIRTUAL TABLE temp.\"%w\" USING parallel(%Q)",
+                                zName, zSql);
+  if( zDdl==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  rc = sqlite3_exec(db, "SAVEPOINT par_view", 0, 0, &zErr);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_exec(db, zDdl, 0, 0, &zErr);
+    if( rc ) sqlite3_exec(db, "ROLLBACK TO par_view", 0, 0, 0);
+    sqlite3_exec(db, "RELEASE par_view", 0, 0, 0);
+  }
+  sqlite3_free(zDdl);
+  if( rc ){
+    char *zMsg = sqlite3_mprintf("par_view: %s", zErr ? zErr : sqlite3_errstr(rc));
+    sqlite3_result_error(ctx, zMsg ? zMsg : "par_view: error", -1);
+    if( rc!=SQLITE_ERROR ) sqlite3_result_error_code(ctx, rc);
+    sqlite3_free(zMsg);
+  }else{
+    sqlite3_result_text(ctx, zName, -1, SQLITE_TRANSIENT);
+  }
+  sqlite3_free(zErr);
+}
+
 int parViewRegister(sqlite3 *db, ParContext *pCtx){
   int rc = sqlite3_create_module_v2(db, "parallel", &parViewModule,
                                     parContextRef(pCtx), parContextUnref);
@@ -1400,15 +1779,25 @@ int parViewRegister(sqlite3 *db, ParContext *pCtx){
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_module_v2(db, "par_rows", &parRowsModule, 0, 0);
   }
+  /* These prepare and run SQL: never from a trigger or a view. */
   if( rc==SQLITE_OK ){
-    /* par_explain prepares SQL: never from a trigger or a view. */
     rc = sqlite3_create_function_v2(db, "par_explain", 1, SQLITE_UTF8|SQLITE_DIRECTONLY,
                                     parContextRef(pCtx), parExplainFunc, 0, 0,
                                     parContextUnref);
   }
   if( rc==SQLITE_OK ){
-    rc = sqlite3_create_function_v2(db, "par_profile", 1, SQLITE_UTF8|SQLITE_DIRECTONLY,
+    rc = sqlite3_create_function_v2(db, "par_explain", 2, SQLITE_UTF8|SQLITE_DIRECTONLY,
+                                    parContextRef(pCtx), parExplainFunc, 0, 0,
+                                    parContextUnref);
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_function_v2(db, "par_profile", -1, SQLITE_UTF8|SQLITE_DIRECTONLY,
                                     parContextRef(pCtx), parProfileFunc, 0, 0,
+                                    parContextUnref);
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_function_v2(db, "par_view", 2, SQLITE_UTF8|SQLITE_DIRECTONLY,
+                                    parContextRef(pCtx), parViewFunc, 0, 0,
                                     parContextUnref);
   }
   return rc;

@@ -294,7 +294,7 @@ static void checkRoundTrip(const char *zSql, const int *aStore){
   int rc;
 
   check_case("round trip: %s", zSql);
-  rc = parBatchFromSql(db, zSql, 0, &pB, &zErr);
+  rc = parBatchFromSql(db, zSql, 0, 0, &pB, &zErr);
   CHECK(rc==SQLITE_OK, "extraction failed: %s", zErr ? zErr : "?");
   sqlite3_free(zErr);
   if( rc ) return;
@@ -332,7 +332,7 @@ static void checkConcat(check_rng *r, int nPiece, int nThread){
     sqlite3_int64 iHi = i==nPiece-1 ? nRow : iLo - 1 + (sqlite3_int64)(check_below(r, (uint64_t)(nRow/2 + 2)));
     char *zSql = sqlite3_mprintf("SELECT * FROM t WHERE rowid BETWEEN %lld AND %lld",
                                  (long long)iLo, (long long)iHi);
-    rc = parBatchFromSql(db, zSql, 0, &apPiece[i], &zErr);
+    rc = parBatchFromSql(db, zSql, 0, 0, &apPiece[i], &zErr);
     CHECK(rc==SQLITE_OK, "piece %d: %s", i, zErr ? zErr : "?");
     sqlite3_free(zErr);
     zErr = 0;
@@ -428,7 +428,7 @@ static void checkKeys(const char *zCol){
   ParBatch *pB = 0;
   char *zErr = 0;
   int eColl, flags, t;
-  int rc = parBatchFromSql(db, zSql, 0, &pB, &zErr);
+  int rc = parBatchFromSql(db, zSql, 0, 0, &pB, &zErr);
   sqlite3_free(zSql);
   if( rc ){
     check_case("keys %s", zCol);
@@ -515,7 +515,7 @@ static void checkError(const char *zSql, const char *zWant){
   char *zErr = 0;
   int rc;
   check_case("error: %s", zSql);
-  rc = parBatchFromSql(db, zSql, 0, &pB, &zErr);
+  rc = parBatchFromSql(db, zSql, 0, 0, &pB, &zErr);
   CHECK(rc!=SQLITE_OK, "no error");
   CHECK(pB==0, "batch returned with an error");
   CHECK(zErr && strstr(zErr, zWant), "message '%s', want '%s'", zErr ? zErr : "(none)", zWant);
@@ -550,7 +550,7 @@ static void checkErrors(void){
   check_case("errors change nothing");
   CHECK(countRows()==n, "rows of t changed: %lld -> %lld", (long long)n, (long long)countRows());
   check_case("trailing comment and semicolon are one statement");
-  rc = parBatchFromSql(db, "SELECT 1; -- done\n  ", 0, &pB, &zErr);
+  rc = parBatchFromSql(db, "SELECT 1; -- done\n  ", 0, 0, &pB, &zErr);
   CHECK(rc==SQLITE_OK && pB && pB->nRow==1, "rc=%d %s", rc, zErr ? zErr : "");
   parBatchFree(pB);
   sqlite3_free(zErr);
@@ -558,7 +558,7 @@ static void checkErrors(void){
   check_case("memory limit");
   rc = parBatchFromSql(db, "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 "
                        "FROM s WHERE i<200000) SELECT i, i*2.5, 'x'||i FROM s",
-                       1<<20, &pB, &zErr);
+                       0, 1<<20, &pB, &zErr);
   checkFailed(rc, SQLITE_FULL, &zErr, "memory limit of 1 MB exceeded", pB);
 
   /* A worker that starts its range after the others pushed the shared
@@ -823,7 +823,7 @@ static void checkDictionary(check_rng *r){
     free(y);
   }
   memset(&ref, 0, sizeof(ref));
-  CHECK(parBatchFromSql(db, "SELECT 'x'", 0, &pB, &zErr)==SQLITE_OK, "batch: %s", zErr);
+  CHECK(parBatchFromSql(db, "SELECT 'x'", 0, 0, &pB, &zErr)==SQLITE_OK, "batch: %s", zErr);
   if( pB==0 ) return;
   pD = pB->aCol[0].pDict;
   /* Entry 0 ('x') as the reference's first value, code 1 onwards. */

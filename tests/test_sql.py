@@ -211,7 +211,17 @@ def test_explain_and_profile():
     c.execute("CREATE TABLE t(k, v)")
     c.executemany("INSERT INTO t VALUES(?, ?)", [(i % 3, i) for i in range(100)])
     plan = c.execute("SELECT par_explain('SELECT k, sum(v) FROM t GROUP BY k')").fetchone()[0]
-    assert plan.startswith("extract:") and "group-by: 1 key" in plan and "sum(v)" in plan, plan
+    assert plan.startswith("scan      t:") and "\ngroup by  k;" in plan, plan
+    assert "\naggregate sum(v)" in plan and "extract SQL" not in plan, plan
+    plan = c.execute("SELECT par_explain('SELECT k, sum(v) FROM t GROUP BY k', 'verbose')"
+                     ).fetchone()[0]
+    assert "\nextract SQL: SELECT k, v FROM t\n" in plan and "\nfinal SQL:" in plan, plan
+    assert "below min_rows (100000)" in plan, plan
+    c.execute("SELECT par_config('min_rows', 50)")
+    plan = c.execute("SELECT par_explain('SELECT k, sum(v) FROM t GROUP BY k')").fetchone()[0]
+    assert "at or above min_rows (50)" in plan, plan
+    c.execute("SELECT par_config('min_rows', 100000)")
+    expect_error(c, "SELECT par_explain('SELECT 1', 'loud')", "must be 'verbose'")
     plan = c.execute("SELECT par_explain('SELECT k FROM t UNION SELECT v FROM t')").fetchone()[0]
     assert plan.startswith("native:") and "compound" in plan, plan
     prof = c.execute("SELECT par_profile('SELECT k, sum(v) FROM t GROUP BY k')").fetchone()[0]
@@ -289,13 +299,20 @@ def test_parser_nasty_input():
                       % ("'" + sql.replace("'", "''") + "'"))
         except sqlite3.Error:
             continue
-        # The view's rows are the native ones, where a parameter nothing
-        # binds is NULL.
+        # Each parameter is a hidden column: bound to NULL, the view's rows
+        # are the native ones with NULL in its place; left unbound, the scan
+        # fails and says which.
         native = sql
         for p in sorted(PARAMS, key=len, reverse=True):
             native = native.replace(p, "NULL")
+        nhidden = c.execute("SELECT count(*) FROM pragma_table_xinfo('v') "
+                            "WHERE hidden").fetchone()[0]
+        scan = "SELECT * FROM v"
+        if nhidden:
+            scan = "SELECT * FROM v(%s)" % ", ".join(["NULL"] * nhidden)
+            expect_error(c, "SELECT * FROM v", "is not bound")
         outcome = []
-        for q in ("SELECT * FROM v", native):
+        for q in (scan, native):
             try:
                 outcome.append(sorted(map(repr, c.execute(q).fetchall())))
             except sqlite3.Error as e:
@@ -306,7 +323,7 @@ def test_parser_nasty_input():
     for p in ["$a(x)", "@a(((()", ":a((((((((()", "$a::b(((()", "$::a(()"]:
         plan = c.execute("SELECT par_explain(?)", ("SELECT k, sum(v), %s AS x FROM t GROUP BY k"
                                                    % p,)).fetchone()[0]
-        assert plan.startswith("extract:"), (p, plan)
+        assert plan.startswith("scan "), (p, plan)
     assert c.execute("SELECT count(*) FROM t").fetchone()[0] == 30
 
 

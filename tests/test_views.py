@@ -70,6 +70,7 @@ import math
 import os
 import random
 import re
+import re
 import sqlite3
 import struct
 import sys
@@ -1319,15 +1320,6 @@ def error_group():
         ("CREATE VIRTUAL TABLE aux.v USING parallel('SELECT 1')", "only be created in the temp schema"),
         ("CREATE VIRTUAL TABLE main.v USING parallel('DELETE FROM t')", ""),
         ("CREATE VIRTUAL TABLE temp.v USING parallel('DELETE FROM t')", "not a read-only SELECT"),
-        # A scan could only bind NULL: refused as CREATE VIEW refuses them.
-        ("CREATE VIRTUAL TABLE temp.v USING parallel('SELECT g, count(*) FROM t WHERE n > ? GROUP BY g')",
-         "parameters are not allowed in views: ?"),
-        ("CREATE VIRTUAL TABLE temp.v USING parallel('SELECT g FROM t WHERE n > ?2')",
-         "parameters are not allowed in views: ?2"),
-        ("CREATE VIRTUAL TABLE temp.v USING parallel('SELECT g FROM t WHERE n > :lim OR n < @b')",
-         "parameters are not allowed in views: :lim"),
-        ("CREATE VIRTUAL TABLE temp.v USING parallel('SELECT sum(n) FROM t WHERE g = $x')",
-         "parameters are not allowed in views: $x"),
         ("CREATE VIRTUAL TABLE temp.v USING parallel('INSERT INTO t VALUES(1, 2, 3)')",
          "not a read-only SELECT"),
         ("CREATE VIRTUAL TABLE temp.v USING parallel('UPDATE t SET n = 0')", "not a read-only SELECT"),
@@ -2089,7 +2081,8 @@ def targeted_group():
                 c.execute(dd[0])
                 c.executemany(*dd[1])
                 plan = explain(c, sql)
-                assert "\naggregates: %s\n" % aggs in plan, plan
+                m = re.search(r"\naggregate (.*?)(;|\n)", plan)
+                assert m and m.group(1) == aggs, plan
             finally:
                 c.close()
         check(T, "each aggregate computed once: %s" % sql, dd_once)
