@@ -39,6 +39,7 @@ for suite in "$@"; do
       run "allocation failures" build/test_oom ./parallel.so
       run "sql" $PY tests/test_sql.py ./parallel.so
       run "views" $PY tests/test_views.py ./parallel.so
+      run "parameters" $PY tests/test_params.py ./parallel.so
       run "extract" $PY tests/test_extract.py ./parallel.so
       run "histogram" $PY tests/test_histogram.py ./parallel.so
       # The benchmark at 100k rows: it must run and agree with SQLite.
@@ -61,6 +62,8 @@ for suite in "$@"; do
         LD_PRELOAD="$pre" $PY tests/test_sql.py ./build/asan/parallel.so
       run "asan views" env ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
         LD_PRELOAD="$pre" $PY tests/test_views.py ./build/asan/parallel.so
+      run "asan parameters" env ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
+        LD_PRELOAD="$pre" $PY tests/test_params.py ./build/asan/parallel.so
       run "asan extract" env ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
         LD_PRELOAD="$pre" $PY tests/test_extract.py ./build/asan/parallel.so
       run "asan histogram" env ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
