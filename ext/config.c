@@ -1,7 +1,7 @@
 /*
 ** config.c: the connection's settings and the functions that read them.
 **
-**   SELECT par_version();                 -- '0.1.0'
+**   SELECT par_version();                 -- '0.2.0'
 **   SELECT par_config('threads');         -- value in force, e.g. 2
 **   SELECT par_config('threads', 1);      -- set; returns 1
 **   SELECT par_config('threads', 0);      -- back to all cores; returns 2

@@ -1,12 +1,14 @@
 /*
 ** view.c: parallel views, the par_rows table-valued function that hands a
-** batch to SQL, and par_explain().
+** batch to SQL, par_view(), par_explain() and par_profile().
 **
 **   .load ./parallel
 **   CREATE VIRTUAL TABLE temp.by_region USING parallel(
 **     'SELECT region, sum(amount) AS total, count(*) AS n FROM sales
-**      WHERE year >= 2020 GROUP BY region');
-**   SELECT * FROM by_region ORDER BY total DESC;
+**      WHERE year >= :since GROUP BY region');
+**   SELECT * FROM by_region(2020) ORDER BY total DESC;
+**   SELECT * FROM by_region WHERE since = 2020;           -- the same
+**   SELECT par_view('by_region', 'SELECT ...');   -- creates or replaces it
 **   SELECT par_explain('SELECT region, sum(amount) FROM sales GROUP BY region');
 **
 ** How it works:
@@ -17,18 +19,35 @@
 **     ":2"... as in a SQLite view), and plans it (plan.c).  Only the temp
 **     schema may hold a parallel view: a database file must never carry a
 **     definition that runs SQL when someone opens it.
-**  2. Every scan (xFilter) runs the query again, like a view: the
+**  2. Parameters.  Each parameter of the SELECT (?, ?NNN, :name, @name,
+**     $name) is a HIDDEN column after the view's own, in parameter-number
+**     order (so v(2020) binds the first), named after the parameter
+**     without its prefix, p<i> for ? and ?NNN.  xBestIndex takes the =,
+**     IS or IS NULL constraint on each hidden column; xFilter gets the
+**     values and fails, naming the parameter, when one is missing (SQLite
+**     would bind NULL: a scan that silently returns nothing is worse).
+**     The planner writes parameter i as :par_p<i> in every SQL text it
+**     derives (plan.c, parParamsRewrite), and the values travel with the
+**     plan: bound to the extraction on the caller's connection or on each
+**     worker, part of the cache keys and of the memo's identity, bound to
+**     the final SQL.
+**  3. Every scan (xFilter) runs the query again, like a view: the
 **     extraction query into a batch (batch.c), the group-by operator
-**     (groupby.c), then the final SQL over par_rows(:par_rows) with the result
-**     batch bound by sqlite3_bind_pointer; the cursor returns that
+**     (groupby.c), then the final SQL over par_rows(:par_rows) with the
+**     result batch bound by sqlite3_bind_pointer; the cursor returns that
 **     statement's rows.  A SELECT that is not accelerated runs natively
 **     and the cursor returns its rows.
-**  3. par_rows(batch) serves column j of a batch under the names
+**  4. par_rows(batch) serves column j of a batch under the names
 **     _p<a><c><j>: <a> an affinity (n none, i INTEGER, r REAL, t TEXT,
 **     u NUMERIC) and <c> a collation (b BINARY, n NOCASE, r RTRIM), so
 **     comparisons and ORDER BY in the final SQL see the affinity and the
 **     collation of the column the value came from.  Any other use of
 **     par_rows (or of par_schema_lock, below) is an error.
+**  5. par_view(name, sql) runs DROP TABLE (when temp.name is a parallel
+**     view) and CREATE VIRTUAL TABLE in one savepoint, so a SELECT bound
+**     from an application needs no quoting, and an error leaves the old
+**     view.  A table-valued par_query('SELECT ...') cannot exist: an
+**     eponymous virtual table has one fixed set of columns.
 */
 #include "extract.h"
 #include "groupby.h"
