@@ -197,5 +197,27 @@ bench-duckdb:
 	  echo "bench-duckdb: needs node and npm (Debian: apt-get install -y nodejs npm)" >&2; exit 1; }
 	cd bench/duckdb && npm install --no-audit --no-fund
 
+# make install: parallel.so into $(PREFIX)/lib/sqlite3/ (load it with
+# .load /usr/local/lib/sqlite3/parallel) and the documentation into
+# $(PREFIX)/share/doc/sqlite-parallel/, docs/ kept as a subfolder so the
+# pages' links still work; DESTDIR prefixes both (packaging).
+# make uninstall removes what install put there.
+PREFIX ?= /usr/local
+LIBDIR  = $(DESTDIR)$(PREFIX)/lib/sqlite3
+DOCDIR  = $(DESTDIR)$(PREFIX)/share/doc/sqlite-parallel
+DOCS    = README.md LICENSE CHANGELOG.md
+
+.PHONY: install uninstall
+install: parallel.so
+	install -d $(LIBDIR) $(DOCDIR)/docs
+	install -m 644 parallel.so $(LIBDIR)/parallel.so
+	install -m 644 $(DOCS) $(DOCDIR)/
+	install -m 644 docs/*.md $(DOCDIR)/docs/
+
+uninstall:
+	rm -f $(LIBDIR)/parallel.so
+	rm -f $(addprefix $(DOCDIR)/,$(DOCS)) $(addprefix $(DOCDIR)/,$(wildcard docs/*.md))
+	-rmdir $(DOCDIR)/docs $(DOCDIR) $(LIBDIR) 2>/dev/null
+
 clean:
 	rm -rf build parallel.so
