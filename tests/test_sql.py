@@ -36,6 +36,11 @@ def ncores():
 def test_version():
     v = connect().execute("SELECT par_version()").fetchone()[0]
     assert re.fullmatch(r"\d+\.\d+\.\d+", v), v
+    # The CHANGELOG's newest entry is the version the library reports.
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    with open(os.path.join(root, "CHANGELOG.md")) as f:
+        m = re.search(r"^## (\d+\.\d+\.\d+)", f.read(), re.M)
+    assert m and m.group(1) == v, (m and m.group(1), v)
 
 
 def test_config_defaults():
