@@ -1756,6 +1756,27 @@ static void parViewFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     sqlite3_result_error_nomem(ctx);
     return;
   }
+  if( iHas>=0 ){
+    /* A temp name hides a table of that name in every other schema
+    ** (where the SELECT may read it): refused. */
+    sqlite3_stmt *pStmt = 0;
+    char *zMsg = 0;
+    if( sqlite3_prepare_v2(db, "SELECT schema FROM pragma_table_list WHERE name=?1 "
+                           "COLLATE NOCASE AND schema<>'temp'", -1, &pStmt, 0)==SQLITE_OK ){
+      sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
+      if( sqlite3_step(pStmt)==SQLITE_ROW ){
+        zMsg = sqlite3_mprintf("par_view: %s.%s exists: a view temp.%s would hide it",
+                               sqlite3_column_text(pStmt, 0), zName, zName);
+        iHas = -3;
+      }
+    }
+    sqlite3_finalize(pStmt);
+    if( iHas==-3 ){
+      sqlite3_result_error(ctx, zMsg ? zMsg : "par_view: the name is taken", -1);
+      sqlite3_free(zMsg);
+      return;
+    }
+  }
   if( iHas<0 ){
     char *zMsg = sqlite3_mprintf("par_view: temp.%s exists and is not a parallel view", zName);
     sqlite3_result_error(ctx, zMsg ? zMsg : "par_view: the name is taken", -1);

@@ -348,6 +348,12 @@ def test_par_view():
     c.execute("CREATE TEMP VIEW tv AS SELECT 1")
     expect_error(c, "SELECT par_view('plain', 'SELECT 1')", "not a parallel view")
     expect_error(c, "SELECT par_view('TV', 'SELECT 1')", "not a parallel view")
+    # Nor may the view hide a table of another schema (the one it reads).
+    expect_error(c, "SELECT par_view('T', 'SELECT count(*) FROM t')",
+                 "main.T exists: a view temp.T would hide it")
+    c.execute("ATTACH ':memory:' AS aux")
+    c.execute("CREATE TABLE aux.other(x)")
+    expect_error(c, "SELECT par_view('other', 'SELECT 1')", "aux.other exists")
     assert c.execute("SELECT count(*) FROM plain").fetchone()[0] == 0
     # Names needing quotes.
     assert c.execute("SELECT par_view('my view\"x', 'SELECT a FROM t LIMIT 1')").fetchone()[0] \
