@@ -75,6 +75,10 @@ SHAPES = [
     ("SELECT g, count(*) FROM t WHERE x = {a} OR {a} IS NULL GROUP BY g", 1),
     ("SELECT s, max(r) FROM t WHERE g IN ({a}, {b}) GROUP BY s ORDER BY s LIMIT 5 OFFSET {c}", 3),
     ("SELECT id % 5 AS m, sum(x) FROM t WHERE id BETWEEN {a} AND {b} GROUP BY m", 2),
+    # Shapes that run natively inside the view bind the same values.
+    ("SELECT id, x FROM t WHERE x > {a} ORDER BY id LIMIT {b}", 2),
+    ("SELECT g FROM t WHERE id < {a} UNION SELECT {b}", 2),
+    ("SELECT id, sum(id) OVER (ORDER BY id) FROM t WHERE id < {a} ORDER BY id", 1),
 ]
 
 STYLES = [
