@@ -459,8 +459,6 @@ static int parTimeCheckRegister(sqlite3 *db){
                                 ** par_timecheck() */
 /* What may not be kept: values that depend on more than the rows. */
 #define PAR_DATES_NOT_FIXED (PAR_DATES_ZONE|PAR_DATES_UNCHECKED|PAR_DATES_NOW)
-/* What may not be read in parallel: a moment for each worker. */
-#define PAR_DATES_MOMENTS   (PAR_DATES_UNCHECKED|PAR_DATES_NOW)
 
 /* Does token t of zText name zName: an identifier, quoted or not? */
 static int parTokNames(const char *zText, const ParToken *t, const char *zName){
@@ -867,8 +865,8 @@ static char *parPkColumn(sqlite3 *db, const char *zSchema, const char *zTable, c
 ** volatile built-in or an application's function (views' included:
 ** name(nArg) in P4 of the function opcodes).  Date and time functions
 ** pass when zSql names no view and its own calls are all fixed, their
-** time values checked (no PAR_DATES_NOT_FIXED bit): the program does not tell which
-** call an opcode is, nor its arguments. */
+** time values checked (no PAR_DATES_NOT_FIXED bit): the program does not
+** tell which call an opcode is, nor its arguments. */
 static int parProgramDb(sqlite3 *db, const char *zSql, int bFuncs){
   sqlite3_stmt *pEx = 0, *pFunc = 0;
   char *zEx = sqlite3_mprintf("EXPLAIN %s", zSql);
@@ -2749,7 +2747,7 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
 
 int parExtractVolatile(const ParPlan *pPlan){
   if( parLastRead.pPlan==pPlan ) return parLastRead.bVolatile;
-  return parVolatileNames(pPlan->zExtract);
+  return pPlan->zExtract && parVolatileNames(pPlan->zExtract);
 }
 
 /* parExtractExplain() of d's plan. */
