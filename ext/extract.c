@@ -294,8 +294,14 @@ static char *parFuncListWhy(void){
 
 /* Is a function named z (n bytes) the application's?  1, 0, or -1 when the
 ** list does not answer; *ppFunc is prepared at the first question (most
-** texts ask none) and finalized by the caller. */
+** texts ask none) and finalized by the caller.  par_timecheck() is ours:
+** every connection that reads an extraction has it. */
 static int parAppFunc(sqlite3 *db, sqlite3_stmt **ppFunc, const char *z, int n){
+  static const char zCheck[] = "par_timecheck";
+  if( (n<0 ? (int)strlen(z) : n)==(int)sizeof(zCheck)-1
+   && sqlite3_strnicmp(z, zCheck, (int)sizeof(zCheck)-1)==0 ){
+    return 0;
+  }
   if( *ppFunc==0
    && sqlite3_prepare_v2(db, PAR_FUNCLIST_SQL("name=?1 COLLATE NOCASE AND NOT builtin"), -1,
                          ppFunc, 0)!=SQLITE_OK ){
@@ -382,29 +388,382 @@ static char *parConnectionWhy(sqlite3 *db, const char *zSchema){
   return 0;
 }
 
-/* Does zText call a built-in function whose answer can change for the
-** same rows (random(), the time now, counts of changes)?  What it read
-** must not be kept in the cache. */
+/* ---- date and time functions ------------------------------------------------
+**
+** SQLite's date and time functions (date.c of 3.40) read the current
+** moment in three cases only: called with no time value (date() is
+** date('now'); strftime(f) too), with a time value that is TEXT equal to
+** 'now' in any case (as sqlite3_value_text() reads it: a BLOB too, up to
+** a NUL byte), or with the modifier 'localtime' or 'utc' (the local time
+** zone).  No other modifier reads the clock ('unixepoch' after 'now' only
+** makes the result NULL).  A call is "fixed" when it has a time value,
+** every modifier is a string literal other than 'localtime' and 'utc', and
+** strftime's format is a literal: its value then depends on the moment
+** only where the time value is 'now'.  A literal time value is decided
+** here; any other is checked at each row by par_timecheck(), wrapped
+** around it in the SQL that runs (parDatedInit): it returns its argument
+** as it is and counts the 'now' it sees in parNowSeen, which the
+** extraction reads before and after (parExtract).  CURRENT_DATE,
+** CURRENT_TIME and CURRENT_TIMESTAMP always read the moment. */
+
+/* 'now' values par_timecheck() has seen, on any connection, any thread. */
+static unsigned long long parNowSeen = 0;
+
+static unsigned long long parNowCount(void){
+  return __atomic_load_n(&parNowSeen, __ATOMIC_SEQ_CST);
+}
+
+/* par_timecheck(X): X, unchanged (type and bytes); counts X in parNowSeen
+** when a date and time function would read it as 'now'. */
+static void parTimeCheckFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  sqlite3_value *pVal = argv[0];
+  int eType = sqlite3_value_type(pVal), bNow = 0;
+  (void)argc;
+  /* The copy first: reading the argument as text can change it (a BLOB
+  ** gets a text form and then reports TEXT). */
+  sqlite3_result_value(ctx, pVal);
+  if( eType==SQLITE_TEXT ){
+    /* The bytes in UTF-8 (sqlite3_value_bytes converts UTF-16 in place)
+    ** without the NUL terminator a copy would need: "now" and then the
+    ** end or a NUL byte, as a C string compares. */
+    int n = sqlite3_value_bytes(pVal);
+    const char *z = (const char*)sqlite3_value_blob(pVal);
+    bNow = n>=3 && z && sqlite3_strnicmp(z, "now", 3)==0 && (n==3 || z[3]==0);
+  }else if( eType==SQLITE_BLOB && sqlite3_value_bytes(pVal)>=3 ){
+    /* As date.c reads it: text in the database's encoding. */
+    const char *z = (const char*)sqlite3_value_text(pVal);
+    bNow = z && sqlite3_stricmp(z, "now")==0;
+  }
+  if( bNow ) __atomic_fetch_add(&parNowSeen, 1, __ATOMIC_RELAXED);
+}
+
+/* Register par_timecheck() on db: the caller's connection and every
+** connection of ours that prepares the extraction. */
+static int parTimeCheckRegister(sqlite3 *db){
+  return sqlite3_create_function(db, "par_timecheck", 1,
+                                 SQLITE_UTF8|SQLITE_DETERMINISTIC|SQLITE_INNOCUOUS, 0,
+                                 parTimeCheckFunc, 0, 0);
+}
+
+/* What the date and time calls of a text do (parDatesScan), bits. */
+#define PAR_DATES_CALL      1   /* there is a call */
+#define PAR_DATES_ZONE      2   /* a call with a time value is not fixed: a
+                                ** modifier not a string literal, or
+                                ** 'localtime' or 'utc'; a format not a
+                                ** literal.  Every connection of the
+                                ** process reads the same zone. */
+#define PAR_DATES_UNCHECKED 4   /* a time value is an expression that
+                                ** nothing checks for 'now' */
+#define PAR_DATES_NOW       8   /* a call reads the moment: no time value,
+                                ** or 'now' written */
+#define PAR_DATES_CHECKED   16  /* a time value is checked by
+                                ** par_timecheck() */
+/* What may not be kept: values that depend on more than the rows. */
+#define PAR_DATES_NOT_FIXED (PAR_DATES_ZONE|PAR_DATES_UNCHECKED|PAR_DATES_NOW)
+
+/* Does token t of zText name zName: an identifier, quoted or not? */
+static int parTokNames(const char *zText, const ParToken *t, const char *zName){
+  char *z;
+  int bSame;
+  if( t->eType==PT_ID ) return parTokIs(zText, t, zName);
+  if( t->eType!=PT_QID ) return 0;
+  z = parDequote(zText + t->i, t->n);
+  bSame = z && sqlite3_stricmp(z, zName)==0;
+  sqlite3_free(z);
+  return bSame;
+}
+
+/* Is token t a string literal whose text is zValue in any case?  -1 when
+** out of memory. */
+static int parTokString(const char *zText, const ParToken *t, const char *zValue){
+  char *z;
+  int bSame;
+  if( t->eType!=PT_STRING ) return 0;
+  z = parDequote(zText + t->i, t->n);
+  if( z==0 ) return -1;
+  bSame = sqlite3_stricmp(z, zValue)==0;
+  sqlite3_free(z);
+  return bSame;
+}
+
+/* SQLite's date and time functions; strftime, last, takes a format
+** before the time value. */
+static const char *azDateFunc[] = {
+  "date", "time", "datetime", "julianday", "unixepoch", "strftime",
+};
+#define PAR_N_DATE_FUNC ((int)(sizeof(azDateFunc)/sizeof(azDateFunc[0])))
+
+/* The tokens of one date and time call whose name is aTok[iName]: the
+** arguments' token ranges [aArg[2k], aArg[2k+1]) in aArg (room for
+** nMax), their number in *pnArg, and the call's closing parenthesis;
+** -1 when the parentheses do not close or there are more than nMax. */
+static int parCallArgs(const ParToken *aTok, int nTok, int iName, int *aArg, int nMax,
+                       int *pnArg){
+  int j = iName + 2, nDepth = 0, iStart = j;
+  *pnArg = 0;
+  for(; j<nTok && aTok[j].eType!=PT_EOF; j++){
+    int e = aTok[j].eType;
+    if( e==PT_LP ){
+      nDepth++;
+    }else if( e==PT_RP && nDepth>0 ){
+      nDepth--;
+    }else if( (e==PT_RP || e==PT_COMMA) && nDepth==0 ){
+      if( e==PT_RP && j==iStart && *pnArg==0 ) return j;     /* f() */
+      if( *pnArg>=nMax ) return -1;
+      aArg[2*(*pnArg)] = iStart;
+      aArg[2*(*pnArg)+1] = j;
+      (*pnArg)++;
+      if( e==PT_RP ) return j;
+      iStart = j + 1;
+    }
+  }
+  return -1;
+}
+
+/* The PAR_DATES_* bits of zText (tokens aTok[0..nTok-1]).  With aOpen and
+** aClose (nTok each, zeroed), each time value par_timecheck() must wrap
+** counts one in aOpen at its first token and one in aClose at its last.
+** -1 when out of memory. */
+static int parDatesScan(const char *zText, const ParToken *aTok, int nTok, int *aOpen,
+                        int *aClose){
+  int i, k, m = 0;
+  for(i=0; i+1<nTok; i++){
+    int aArg[2*16], nArg, iTime, a, b, r;
+    if( parTokIs(zText, &aTok[i], "CURRENT_DATE") || parTokIs(zText, &aTok[i], "CURRENT_TIME")
+     || parTokIs(zText, &aTok[i], "CURRENT_TIMESTAMP")
+     || (aTok[i+1].eType==PT_LP && (parTokNames(zText, &aTok[i], "current_date")
+                                    || parTokNames(zText, &aTok[i], "current_time")
+                                    || parTokNames(zText, &aTok[i], "current_timestamp"))) ){
+      m |= PAR_DATES_CALL|PAR_DATES_NOW;
+      continue;
+    }
+    if( aTok[i+1].eType!=PT_LP ) continue;
+    for(k=0; k<PAR_N_DATE_FUNC && !parTokNames(zText, &aTok[i], azDateFunc[k]); k++){}
+    if( k==PAR_N_DATE_FUNC ) continue;
+    m |= PAR_DATES_CALL;
+    iTime = k==PAR_N_DATE_FUNC-1;      /* strftime(format, time, ...) */
+    if( parCallArgs(aTok, nTok, i, aArg, 16, &nArg)<0 || nArg<=iTime ){
+      m |= PAR_DATES_NOW;              /* no time value: 'now' */
+      continue;
+    }
+    if( iTime && (aArg[1]-aArg[0]!=1 || (aTok[aArg[0]].eType!=PT_STRING
+                                         && aTok[aArg[0]].eType!=PT_NUMBER)) ){
+      m |= PAR_DATES_ZONE;             /* a format that is not a literal */
+    }
+    for(k=iTime+1; k<nArg; k++){
+      const ParToken *t = &aTok[aArg[2*k]];
+      if( aArg[2*k+1]-aArg[2*k]!=1 || t->eType!=PT_STRING ){
+        m |= PAR_DATES_ZONE;           /* only string literals are known */
+      }else if( (r = parTokString(zText, t, "localtime"))!=0
+             || (r = parTokString(zText, t, "utc"))!=0 ){
+        if( r<0 ) return -1;
+        m |= PAR_DATES_ZONE;
+      }
+    }
+    a = aArg[2*iTime];
+    b = aArg[2*iTime+1];
+    if( b-a==1 && (aTok[a].eType==PT_STRING || aTok[a].eType==PT_NUMBER
+                   || parTokIs(zText, &aTok[a], "NULL")) ){
+      if( (r = parTokString(zText, &aTok[a], "now"))<0 ) return -1;
+      if( r ) m |= PAR_DATES_NOW;
+    }else{
+      /* An expression (a column, a parameter...): checked when it is
+      ** par_timecheck(...) whole. */
+      int nInner = 0, aInner[2];
+      if( b-a>=3 && parTokNames(zText, &aTok[a], "par_timecheck") && aTok[a+1].eType==PT_LP
+       && parCallArgs(aTok, nTok, a, aInner, 1, &nInner)==b-1 && nInner==1 ){
+        m |= PAR_DATES_CHECKED;
+      }else{
+        m |= PAR_DATES_UNCHECKED;
+        if( aOpen ){
+          aOpen[a]++;
+          aClose[b-1]++;
+        }
+      }
+    }
+  }
+  return m;
+}
+
+/* The PAR_DATES_* bits of zText, or -1 when out of memory. */
+static int parDatesOf(const char *zText){
+  int nTok = 0, m;
+  ParToken *aTok = parTokenize(zText, &nTok);
+  if( aTok==0 ) return -1;
+  m = parDatesScan(zText, aTok, nTok, 0, 0);
+  sqlite3_free(aTok);
+  return m;
+}
+
+/* zText (NULL: none) with par_timecheck() around each time value that
+** needs it; NULL also when out of memory (*pbNoMem then set). */
+static char *parDatesWrap(const char *zText, int *pbNoMem){
+  int nTok = 0, k, iAt = 0;
+  ParToken *aTok;
+  int *aOpen;
+  sqlite3_str *pStr;
+  if( zText==0 ) return 0;
+  aTok = parTokenize(zText, &nTok);
+  aOpen = aTok ? sqlite3_malloc64(sizeof(int)*2*(nTok+1)) : 0;
+  if( aOpen==0 || (memset(aOpen, 0, sizeof(int)*2*(nTok+1)),
+                   parDatesScan(zText, aTok, nTok, aOpen, aOpen+nTok+1))<0 ){
+    sqlite3_free(aTok);
+    sqlite3_free(aOpen);
+    *pbNoMem = 1;
+    return 0;
+  }
+  pStr = sqlite3_str_new(0);
+  for(k=0; k<nTok; k++){
+    int nOpen = aOpen[k], nClose = aOpen[nTok+1+k];
+    if( nOpen ){
+      sqlite3_str_append(pStr, zText + iAt, aTok[k].i - iAt);
+      while( nOpen-- ) sqlite3_str_appendall(pStr, "par_timecheck(");
+      iAt = aTok[k].i;
+    }
+    if( nClose ){
+      sqlite3_str_append(pStr, zText + iAt, aTok[k].i + aTok[k].n - iAt);
+      while( nClose-- ) sqlite3_str_appendall(pStr, ")");
+      iAt = aTok[k].i + aTok[k].n;
+    }
+  }
+  sqlite3_str_appendall(pStr, zText + iAt);
+  sqlite3_free(aTok);
+  sqlite3_free(aOpen);
+  if( sqlite3_str_errcode(pStr) ){
+    sqlite3_free(sqlite3_str_finish(pStr));
+    *pbNoMem = 1;
+    return 0;
+  }
+  return sqlite3_str_finish(pStr);
+}
+
+/* A plan whose extraction runs with its time values checked. */
+typedef struct ParDated {
+  ParPlan plan;         /* the caller's, with the texts below in place */
+  char *azOwn[4];       /* zExtract, zExtractCols, zExtractFrom and
+                        ** zExtractWhere wrapped (owned), or NULL */
+  int mDates;           /* PAR_DATES_* of plan.zExtract */
+} ParDated;
+
+static void parDatedClear(ParDated *d){
+  int i;
+  for(i=0; i<4; i++) sqlite3_free(d->azOwn[i]);
+  memset(d, 0, sizeof(*d));
+}
+
+/* pPlan as *d: its extraction with par_timecheck() around each time value
+** that needs it, where db plans the wrapped query as it plans the one
+** written (else as written: its time values stay unchecked).  Returns
+** SQLITE_OK or SQLITE_NOMEM. */
+static int parDatedInit(sqlite3 *db, const ParPlan *pPlan, ParDated *d){
+  int bNoMem = 0, i, m;
+  char *zMine = 0, *zWrapped = 0;
+  memset(d, 0, sizeof(*d));
+  d->plan = *pPlan;
+  if( pPlan->zExtract==0 ) return SQLITE_OK;
+  d->mDates = parDatesOf(pPlan->zExtract);
+  if( d->mDates<0 ) return SQLITE_NOMEM;
+  if( (d->mDates & PAR_DATES_UNCHECKED)==0 || (d->mDates & PAR_DATES_NOW)!=0 ){
+    return SQLITE_OK;
+  }
+  d->azOwn[0] = parDatesWrap(pPlan->zExtract, &bNoMem);
+  d->azOwn[1] = parDatesWrap(pPlan->zExtractCols, &bNoMem);
+  d->azOwn[2] = parDatesWrap(pPlan->zExtractFrom, &bNoMem);
+  d->azOwn[3] = parDatesWrap(pPlan->zExtractWhere, &bNoMem);
+  if( bNoMem || d->azOwn[0]==0 ){
+    parDatedClear(d);
+    return SQLITE_NOMEM;
+  }
+  /* The same plan (an index on an expression no longer matches a wrapped
+  ** one; the order of the rows depends on the plan), and every time value
+  ** checked now. */
+  zMine = parQueryPlan(db, pPlan->zExtract);
+  zWrapped = parQueryPlan(db, d->azOwn[0]);
+  m = parDatesOf(d->azOwn[0]);
+  if( m<0 ){
+    bNoMem = 1;
+  }else if( zMine && zWrapped && strcmp(zMine, zWrapped)==0
+         && (m & PAR_DATES_UNCHECKED)==0 ){
+    d->plan.zExtract = d->azOwn[0];
+    if( d->azOwn[1] ) d->plan.zExtractCols = d->azOwn[1];
+    if( d->azOwn[2] ) d->plan.zExtractFrom = d->azOwn[2];
+    if( d->azOwn[3] ) d->plan.zExtractWhere = d->azOwn[3];
+    d->mDates = m;
+  }else{
+    for(i=0; i<4; i++){
+      sqlite3_free(d->azOwn[i]);
+      d->azOwn[i] = 0;
+    }
+  }
+  sqlite3_free(zMine);
+  sqlite3_free(zWrapped);
+  if( bNoMem ){
+    parDatedClear(d);
+    return SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+/* Does any identifier of zText name a view, in any schema of db?  1 also
+** when the list cannot be read, or out of memory. */
+static int parNamesView(sqlite3 *db, const char *zText){
+  sqlite3_stmt *pView = 0;
+  int nTok = 0, i, bFound = 0;
+  ParToken *aTok = parTokenize(zText, &nTok);
+  if( aTok==0 ) return 1;
+  if( sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_list WHERE type='view' "
+                         "AND name=?1 COLLATE NOCASE", -1, &pView, 0)!=SQLITE_OK ){
+    bFound = 1;
+  }
+  for(i=0; !bFound && i<nTok; i++){
+    char *zName;
+    if( aTok[i].eType!=PT_ID && aTok[i].eType!=PT_QID ) continue;
+    zName = parDequote(zText + aTok[i].i, aTok[i].n);
+    if( zName==0 ){ bFound = 1; break; }
+    sqlite3_bind_text(pView, 1, zName, -1, SQLITE_TRANSIENT);
+    if( sqlite3_step(pView)!=SQLITE_DONE ) bFound = 1;
+    sqlite3_reset(pView);
+    sqlite3_free(zName);
+  }
+  sqlite3_finalize(pView);
+  sqlite3_free(aTok);
+  return bFound;
+}
+
+/* Calls of built-in functions whose answer can change for the same rows
+** (random(), counts of changes; timediff(), not a function of SQLite 3.40,
+** as any call of that name), then the CURRENT_* keywords, which read the
+** moment with parentheses or without.  What such a text reads must not be
+** kept in the cache.  The date and time functions: parDatesScan. */
 static const char *azVolatile[] = {
-  "random", "randomblob", "changes", "total_changes", "last_insert_rowid",
-  "date", "time", "datetime", "julianday", "strftime", "unixepoch", "timediff",
+  "random", "randomblob", "changes", "total_changes", "last_insert_rowid", "timediff",
   "current_date", "current_time", "current_timestamp",
 };
+#define PAR_VOLATILE_KEYWORD 6    /* azVolatile[6..]: keywords too */
 
 int parVolatileNames(const char *zText){
   int nTok = 0, i, k, bVolatile = 0;
   ParToken *aTok = parTokenize(zText, &nTok);
   if( aTok==0 ) return 1;
   for(i=0; !bVolatile && i<nTok; i++){
-    if( aTok[i].eType!=PT_ID ) continue;
+    int bCall = i+1<nTok && aTok[i+1].eType==PT_LP;
+    char *zName;
+    /* A call (a quoted name calls too), or a CURRENT_* keyword (a column
+    ** may be named "date", or "current_date" quoted). */
+    if( aTok[i].eType==PT_QID && !bCall ) continue;
+    if( aTok[i].eType!=PT_ID && aTok[i].eType!=PT_QID ) continue;
+    zName = parDequote(zText + aTok[i].i, aTok[i].n);
+    if( zName==0 ){ bVolatile = 1; break; }
     for(k=0; k<(int)(sizeof(azVolatile)/sizeof(azVolatile[0])); k++){
-      /* A call, or one of the CURRENT_* keywords (a column may be named
-      ** "date"). */
-      if( parTokIs(zText, &aTok[i], azVolatile[k])
-       && (k>=12 || (i+1<nTok && aTok[i+1].eType==PT_LP)) ){
+      if( sqlite3_stricmp(zName, azVolatile[k])==0 && (bCall || k>=PAR_VOLATILE_KEYWORD) ){
         bVolatile = 1;
       }
     }
+    sqlite3_free(zName);
+  }
+  if( !bVolatile ){
+    int m = parDatesScan(zText, aTok, nTok, 0, 0);
+    bVolatile = m<0 || (m & PAR_DATES_NOT_FIXED)!=0;
   }
   sqlite3_free(aTok);
   return bVolatile;
@@ -505,11 +864,14 @@ static char *parPkColumn(sqlite3 *db, const char *zSchema, const char *zTable, c
 /* The one database (its index) whose tables zSql reads, from its program:
 ** -1 when it reads several, none, a virtual table, or (bFuncs) calls a
 ** volatile built-in or an application's function (views' included:
-** name(nArg) in P4 of the function opcodes). */
+** name(nArg) in P4 of the function opcodes).  Date and time functions
+** pass when zSql names no view and its own calls are all fixed, their
+** time values checked (no PAR_DATES_NOT_FIXED bit): the program does not
+** tell which call an opcode is, nor its arguments. */
 static int parProgramDb(sqlite3 *db, const char *zSql, int bFuncs){
   sqlite3_stmt *pEx = 0, *pFunc = 0;
   char *zEx = sqlite3_mprintf("EXPLAIN %s", zSql);
-  int iDb = -1, bOk = 1;
+  int iDb = -1, bOk = 1, bDates = -1;   /* -1: not asked yet */
   if( zEx==0 || sqlite3_prepare_v2(db, zEx, -1, &pEx, 0)!=SQLITE_OK ) bOk = 0;
   while( bOk && sqlite3_step(pEx)==SQLITE_ROW ){
     const char *zOp = (const char*)sqlite3_column_text(pEx, 1);
@@ -527,6 +889,15 @@ static int parProgramDb(sqlite3 *db, const char *zSql, int bFuncs){
       for(k=0; zP4 && k<(int)(sizeof(azVolatile)/sizeof(azVolatile[0])); k++){
         if( (int)strlen(azVolatile[k])==n && sqlite3_strnicmp(zP4, azVolatile[k], n)==0 ){
           bOk = 0;
+        }
+      }
+      for(k=0; bOk && zP4 && k<PAR_N_DATE_FUNC; k++){
+        if( (int)strlen(azDateFunc[k])==n && sqlite3_strnicmp(zP4, azDateFunc[k], n)==0 ){
+          if( bDates<0 ){
+            int m = parDatesOf(zSql);
+            bDates = m>=0 && (m & PAR_DATES_NOT_FIXED)==0 && !parNamesView(db, zSql);
+          }
+          bOk = bDates;
         }
       }
       /* The application's, or the list cannot tell. */
@@ -671,6 +1042,19 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   if( !pCtx->bParExtract ) WHY("parallel_extract is off");
   if( pCtx->nThread<=1 ) WHY("one thread (see par_config('threads'))");
   if( zFrom==0 ) WHY("the query has no extraction");
+  {
+    /* One moment for the whole read, as SQLite's one statement has. */
+    int m = parDatesOf(pPlan->zExtract);
+    if( m<0 ) goto nomem;
+    if( m & PAR_DATES_NOW ){
+      WHY("it calls a date and time function that reads the moment ('now', or no time "
+          "value): each worker would read its own");
+    }
+    if( m & PAR_DATES_UNCHECKED ){
+      WHY("the time values of its date and time functions cannot be checked for 'now' "
+          "(par_timecheck() around them changes SQLite's plan, or is not allowed)");
+    }
+  }
 
   /* FROM: [schema .] table [[AS] alias] and nothing more. */
   aTok = parTokenize(zFrom, &nTok);
@@ -1172,6 +1556,7 @@ static ParPool *parPoolGet(ParContext *pCtx, const char *zFile, int nConn, int b
       sqlite3 *pDb = 0;
       rc = sqlite3_open_v2(zFile, &pDb, SQLITE_OPEN_READONLY|flags, 0);
       if( rc==SQLITE_OK ) rc = parBatchRegister(pDb);
+      if( rc==SQLITE_OK ) rc = parTimeCheckRegister(pDb);
       if( rc==SQLITE_OK ) sqlite3_busy_timeout(pDb, 200);
       if( rc ){
         *pzWhy = sqlite3_mprintf("a worker connection cannot open %s: %s", zFile,
@@ -2087,6 +2472,7 @@ static sqlite3 *parCheckerOpen(const char *zFile, const char *zSchema, char **pz
   sqlite3_stmt *pAttach = 0;
   /* Read-only: ATTACH opens the file with main's flags. */
   int rc = sqlite3_open_v2(bMain ? zFile : ":memory:", &pDb, flags, 0);
+  if( rc==SQLITE_OK ) rc = parTimeCheckRegister(pDb);
   if( rc==SQLITE_OK ){
     sqlite3_busy_timeout(pDb, 200);
     if( !bMain ){
@@ -2222,8 +2608,12 @@ static int parSerialAsNew(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   return iRes==1;
 }
 
-int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
-               ParBatch **ppBatch, int *peMode, char **pzWhy, char **pzErr){
+/* parExtract() of d's plan, its time values checked as d says. */
+static int parExtractDated(ParContext *pCtx, sqlite3 *db, const ParDated *d,
+                           const ParStamp *pStamp, ParBatch **ppBatch, int *peMode,
+                           char **pzWhy, char **pzErr){
+  const ParPlan *pPlan = &d->plan;
+  const int bChecked = (d->mDates & PAR_DATES_CHECKED)!=0;
   ParSource src;
   char *zWhy = 0;
   int rc, iAsNew = -2;   /* parCompilesAsNew() for src (-2: not asked) */
@@ -2266,10 +2656,20 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       int nThread = parReadThreads(pCtx), bStale = 0, bCounted = 0;
       ParPool *p = parPoolGet(pCtx, src.zFile, nThread, src.bWal, &zWhy);
       unsigned iVersion = 0, iGen = p ? p->iGen : 0;
+      unsigned long long iNow = parNowCount();
       if( p==0 && zWhy==0 ) rc = SQLITE_NOMEM;
       if( p ){
         rc = parReadParallel(pCtx, db, p, &src, nThread, bMust, iMust, ppBatch, &iVersion,
                              &bCounted, &bStale, &zWhy, pzErr);
+      }
+      if( rc==SQLITE_OK && *ppBatch && bChecked && parNowCount()!=iNow ){
+        /* 'now' at some row (or on another connection meanwhile): each
+        ** range read its own moment, where SQLite reads one. */
+        parBatchFree(*ppBatch);
+        *ppBatch = 0;
+        zWhy = sqlite3_mprintf("a time value was 'now' at some row: SQLite's one read "
+                               "has one moment, the workers' ranges one each");
+        if( zWhy==0 ) rc = SQLITE_NOMEM;
       }
       if( bStale ){
         /* A worker planned otherwise: most likely statistics it loaded
@@ -2322,8 +2722,10 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       }
     }
     if( *ppBatch==0 ){
-      rc = parBatchFromSql(db, pPlan->zExtract, pPlan->pParams, parMemLimit(pCtx), ppBatch, pzErr);
-      if( rc==SQLITE_OK && iStamp>=0 ){
+      unsigned long long iNow = parNowCount();
+      rc = parBatchFromSql(db, pPlan->zExtract, pPlan->pParams, parMemLimit(pCtx), ppBatch,
+                           pzErr);
+      if( rc==SQLITE_OK && iStamp>=0 && (!bChecked || parNowCount()==iNow) ){
         parCachePut(pCtx, pPlan, &src, *ppBatch, pStamp->a[iStamp].iVersion,
                     pStamp->a[iStamp].iGen);
       }
@@ -2335,7 +2737,40 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   return rc;
 }
 
-char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
+/* What the last parExtract() on this thread read, for parExtractVolatile():
+** a view asks on the thread that scanned, right after its extraction. */
+static _Thread_local struct {
+  const ParPlan *pPlan;
+  int bVolatile;        /* its values may differ for the same rows */
+} parLastRead;
+
+int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
+               ParBatch **ppBatch, int *peMode, char **pzWhy, char **pzErr){
+  ParDated d;
+  unsigned long long iNow = parNowCount();
+  int rc = parDatedInit(db, pPlan, &d);
+  *ppBatch = 0;
+  *peMode = PAR_EXTRACT_SERIAL;
+  *pzWhy = 0;
+  *pzErr = 0;
+  if( rc==SQLITE_OK ) rc = parExtractDated(pCtx, db, &d, pStamp, ppBatch, peMode, pzWhy, pzErr);
+  parLastRead.pPlan = pPlan;
+  parLastRead.bVolatile = rc!=SQLITE_OK
+      || (*peMode!=PAR_EXTRACT_CACHED
+          && (parVolatileNames(d.plan.zExtract)
+              || ((d.mDates & PAR_DATES_CHECKED) && parNowCount()!=iNow)));
+  parDatedClear(&d);
+  return rc;
+}
+
+int parExtractVolatile(const ParPlan *pPlan){
+  if( parLastRead.pPlan==pPlan ) return parLastRead.bVolatile;
+  return pPlan->zExtract && parVolatileNames(pPlan->zExtract);
+}
+
+/* parExtractExplain() of d's plan. */
+static char *parExplainDated(ParContext *pCtx, sqlite3 *db, const ParDated *d){
+  const ParPlan *pPlan = &d->plan;
   ParSource src;
   char *zWhy = 0, *zOut;
   if( parSourceResolve(pCtx, db, pPlan, &src, &zWhy) ) return 0;
@@ -2390,6 +2825,33 @@ char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
   }
   parSourceClear(&src);
   sqlite3_free(zWhy);
+  return zOut;
+}
+
+char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
+  ParDated d;
+  const char *zNote = 0;
+  char *zOut;
+  if( parDatedInit(db, pPlan, &d) ) return 0;
+  zOut = parExplainDated(pCtx, db, &d);
+  if( d.mDates & PAR_DATES_NOW ){
+    zNote = "never kept: a date and time call reads the moment ('now', or no time value)";
+  }else if( d.mDates & PAR_DATES_UNCHECKED ){
+    zNote = "the time values of date and time calls cannot be checked for 'now': kept "
+            "only when SQLite's program calls none of them (an index on the call)";
+  }else if( d.mDates & PAR_DATES_ZONE ){
+    zNote = "never kept: a date and time call reads the local time zone ('localtime', "
+            "'utc'), or has a modifier or format that is not a literal";
+  }else if( d.mDates & PAR_DATES_CHECKED ){
+    zNote = "time values checked for 'now' at each row: a read that meets one is read "
+            "again serially, and not kept";
+  }
+  if( zOut && zNote ){
+    char *z = sqlite3_mprintf("%s; %s", zOut, zNote);
+    sqlite3_free(zOut);
+    zOut = z;
+  }
+  parDatedClear(&d);
   return zOut;
 }
 
@@ -2555,6 +3017,7 @@ int parCacheRegister(sqlite3 *db, ParContext *pCtx){
                                     parContextRef(pCtx), parCacheClearFunc, 0, 0,
                                     parContextUnref);
   }
+  if( rc==SQLITE_OK ) rc = parTimeCheckRegister(db);
   return rc;
 }
 

@@ -31,8 +31,16 @@ typedef struct ParStamp {
 void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp);
 
 /* Does zText call a built-in function whose answer can change for the
-** same rows (random(), the time now, counts of changes)? */
+** same rows (random(), the time now, counts of changes)?  A date and time
+** call counts unless it is fixed (extract.c) and its time value a literal
+** other than 'now' or checked by par_timecheck(). */
 int parVolatileNames(const char *zText);
+
+/* May what pPlan's extraction read differ for the same rows?  After
+** parExtract(pPlan) on this thread: whether it met a volatile call or a
+** time value 'now' (then not cached); else parVolatileNames() of its
+** extraction as written. */
+int parExtractVolatile(const ParPlan *pPlan);
 
 /* Read the rows of pPlan's extraction query into *ppBatch (a reference:
 ** release it with parBatchFree).  pStamp (may be NULL): see ParStamp.

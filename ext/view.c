@@ -968,7 +968,7 @@ static void parViewUnhold(ParView *pView, ParViewCursor *pCur){
 static void parViewMemoKeep(ParView *pView, ParViewCursor *pCur, ParRunning *pRun){
   const ParPlan *pPlan = pCur->pPlan;
   ParViewMemo *pM;
-  if( pCur->pOut==0 || pRun->bWrite || parVolatileNames(pPlan->zExtract)
+  if( pCur->pOut==0 || pRun->bWrite || parExtractVolatile(pPlan)
    || (pM = sqlite3_malloc(sizeof(*pM)))==0 ){
     sqlite3_free(pRun->a);
     return;

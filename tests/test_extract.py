@@ -1324,6 +1324,193 @@ def test_cache_serial_reads():
     cached_then(c, aux, attach_other)
 
 
+# ---- date and time functions ---------------------------------------------------------
+
+def dated_table(c, n=4000, seed=21):
+    """ev(id, k, ts INT, d TEXT, v REAL): unix times, date texts of every
+    form date() reads (and some it does not), NULLs, numbers, blobs."""
+    rng = random.Random(seed)
+    c.execute("CREATE TABLE ev(id INTEGER PRIMARY KEY, k, ts INT, d TEXT, v REAL)")
+    rows = []
+    for i in range(n):
+        ts = rng.choice([rng.randrange(0, 2 * 10**9), None, 1.5e9 + 0.25, "1600000000"])
+        d = rng.choice(["2021-%02d-%02d" % (rng.randrange(1, 13), rng.randrange(1, 29)),
+                        "2020-02-29 13:45:00", "12:30", "2459000.5", None, "x", 2459000.5,
+                        b"2021-01-01", "2021-06-01T10:00:00Z", " 2021-01-01"])
+        rows.append((i, i % 11, ts, d, rng.uniform(-100, 100)))
+    c.executemany("INSERT INTO ev VALUES(?,?,?,?,?)", rows)
+
+
+def runs(c, sql, n=2):
+    """How n scans of the view of sql read, after clearing the cache; the
+    view equals the native SELECT."""
+    c.execute("SELECT par_cache_clear()")
+    same(c, sql)
+    c.execute("SELECT par_cache_clear()")
+    return [mode_of(c, sql) for _ in range(n)]
+
+
+def test_dates_fixed_are_cached():
+    """A date and time call with a time value and literal modifiers (not
+    'localtime' or 'utc') gives the same answer for the same rows: its
+    extraction is read in parallel and cached, in the select list, in WHERE
+    and in a join; its time values are checked for 'now' at each row."""
+    path, c = fresh("dates.db")
+    dated_table(c)
+    c.execute("CREATE TABLE grp(id INTEGER PRIMARY KEY, g)")
+    c.executemany("INSERT INTO grp VALUES(?, ?)", [(i, i % 3) for i in range(11)])
+    c.execute("SELECT par_config('min_rows', 0)")
+    for sql in (
+            "SELECT strftime('%Y-%m', ts, 'unixepoch') AS m, count(*), sum(v) FROM ev GROUP BY m",
+            "SELECT date(d) AS day, count(*), total(v) FROM ev GROUP BY day",
+            "SELECT julianday(d, '+1 day', 'start of month') AS j, count(*) FROM ev GROUP BY j",
+            "SELECT unixepoch(ts, 'unixepoch') AS u, time(d), datetime(ts, 'auto'), count(*) "
+            "FROM ev GROUP BY 1, 2, 3",
+            "SELECT \"date\"(d) AS day, [time](ts, 'unixepoch') AS t, count(*) FROM ev GROUP BY 1, 2",
+            "SELECT k, count(*) FROM ev WHERE date(d) > '2021-03-01' OR "
+            "strftime('%H', ts, 'unixepoch') = '07' GROUP BY k",
+            "SELECT date(date(d, '+1 month'), 'weekday 0') AS w, count(*) FROM ev GROUP BY w",
+            "SELECT strftime('%Y', '2021-01-01') || k AS y, date(2459000.5), count(*) FROM ev "
+            "GROUP BY y",
+            "SELECT grp.g, strftime('%Y', ev.ts, 'unixepoch') AS y, count(*) FROM ev "
+            "JOIN grp ON grp.id = ev.k AND date(ev.d) IS NOT NULL GROUP BY 1, 2"):
+        assert explain_mode(c, sql).startswith("extraction mode: parallel"), explain_mode(c, sql)
+        assert runs(c, sql) == ["parallel", "cached"], (sql, runs(c, sql))
+        same(c, sql)
+    # The same at one thread: read serially, and cached.
+    c.execute("SELECT par_config('threads', 1)")
+    sql = "SELECT date(d) AS day, count(*) FROM ev GROUP BY day"
+    assert runs(c, sql) == ["serial", "cached"]
+    c.execute("SELECT par_config('threads', 2)")
+    # A column named like a function is only a column.
+    c.execute("CREATE TABLE cal(date, time, strftime, v)")
+    c.executemany("INSERT INTO cal VALUES(?, ?, ?, ?)",
+                  [(i % 5, "now", "%Y", i) for i in range(3000)])
+    sql = "SELECT date, count(*), sum(v) FROM cal WHERE time = 'now' GROUP BY date"
+    assert runs(c, sql) == ["parallel", "cached"]
+    # A parallel view scanned again in one statement computes once.
+    c.execute("CREATE VIRTUAL TABLE temp.dv USING parallel("
+              "'SELECT date(d) AS day, count(*) AS n FROM ev GROUP BY day')")
+    c.execute("SELECT par_cache_clear()")
+    c.execute("SELECT * FROM dv").fetchall()
+    outer = "SELECT g, (SELECT count(*) FROM %s WHERE n > grp.g) FROM grp ORDER BY id"
+    h0 = c.execute("SELECT hits FROM par_cache").fetchone()[0]
+    got = c.execute(outer % "dv").fetchall()
+    assert got == c.execute(outer % "(SELECT date(d) AS day, count(*) AS n FROM ev "
+                                     "GROUP BY day)").fetchall()
+    assert c.execute("SELECT hits FROM par_cache").fetchone()[0] - h0 == 1
+
+
+def test_dates_now_in_rows():
+    """A time value that is 'now' at some row (any case; a BLOB reads as its
+    text; a NUL ends the text) reads the moment: the answer is the native
+    one, read serially (one moment, as SQLite's one statement has), and
+    never kept, in the cache or for a later scan of the statement."""
+    path, c = fresh("dates_now.db")
+    dated_table(c, seed=22)
+    c.execute("SELECT par_config('min_rows', 0)")
+    day = "SELECT date(d) AS day, count(*), total(v) FROM ev GROUP BY day"
+    month = "SELECT strftime('%Y-%m', ts, 'unixepoch') AS m, count(*) FROM ev GROUP BY m"
+    assert runs(c, day) == ["parallel", "cached"]
+    for value in ("now", "NOW", "nOw", b"now", "now\x00later"):
+        c.execute("UPDATE ev SET d = ? WHERE id = 1234", (value,))
+        c.execute("UPDATE ev SET ts = ? WHERE id = 77", (value,))
+        for sql in (day, month):
+            assert runs(c, sql, 3) == ["serial"] * 3, (value, sql)
+            assert "checked for 'now'" in explain_mode(c, sql)
+            same(c, sql)
+        c.execute("UPDATE ev SET d = '2021-01-01', ts = 0 WHERE id IN (77, 1234)")
+        assert runs(c, day) == ["parallel", "cached"]
+    # Near misses are not 'now'.
+    for value in ("now ", " now", "no", "nowx", b"no"):
+        c.execute("UPDATE ev SET d = ? WHERE id = 1234", (value,))
+        assert runs(c, day) == ["parallel", "cached"], value
+        same(c, day)
+    # One statement scanning the view again: each scan the native answer.
+    c.execute("UPDATE ev SET d = 'now' WHERE id = 1234")
+    c.execute("CREATE VIRTUAL TABLE temp.nv USING parallel("
+              "'SELECT date(d) AS day, count(*) AS n FROM ev GROUP BY day')")
+    c.execute("CREATE TABLE few(x)")
+    c.executemany("INSERT INTO few VALUES(?)", [(i,) for i in range(5)])
+    outer = "SELECT x, (SELECT sum(n) FROM %s WHERE n > x) FROM few ORDER BY x"
+    assert c.execute(outer % "nv").fetchall() == c.execute(
+        outer % "(SELECT date(d) AS day, count(*) AS n FROM ev GROUP BY day)").fetchall()
+    # The serial read at one thread is not kept either.
+    c.execute("SELECT par_config('threads', 1)")
+    assert runs(c, day) == ["serial", "serial"]
+    c.execute("SELECT par_config('threads', 2)")
+
+
+def test_dates_reading_the_moment_never_cached():
+    """Calls that read the moment or the local time zone are never cached:
+    'now' written, no time value, 'localtime' and 'utc', a modifier or
+    format that is not a literal, CURRENT_*; and a call whose time value
+    cannot be checked (an index on the expression would not be used), or
+    inside a view of main."""
+    path, c = fresh("dates_vol.db")
+    dated_table(c, seed=23)
+    c.execute("CREATE TABLE mods(m)")
+    c.execute("INSERT INTO mods VALUES('+1 day')")
+    c.execute("SELECT par_config('min_rows', 0)")
+    for sql in ("SELECT date('now') AS t, count(*) FROM ev GROUP BY t",
+                "SELECT k, count(*) FROM ev WHERE date('NOW', '-1 day') > d GROUP BY k",
+                "SELECT k, count(*) FROM ev WHERE datetime() > '2000' GROUP BY k",
+                "SELECT k, count(*) FROM ev WHERE julianday() > 0 GROUP BY k",
+                "SELECT k, count(*) FROM ev WHERE strftime('%Y') > '2000' GROUP BY k",
+                "SELECT k, count(*) FROM ev WHERE CURRENT_TIMESTAMP > '2000' GROUP BY k",
+                "SELECT k, count(*) FROM ev WHERE \"current_date\"() > '2000' GROUP BY k",
+                "SELECT k, count(*) FROM ev WHERE date(CURRENT_DATE) > '2000' GROUP BY k",
+                "SELECT k, count(*) FROM ev WHERE \"date\"('now') > '2000' GROUP BY k"):
+        assert "serial" in runs(c, sql)[0] and "cached" not in runs(c, sql), sql
+        assert "never kept" in explain_mode(c, sql) or "CURRENT" in sql.upper() \
+            or "current" in sql, (sql, explain_mode(c, sql))
+    for sql in ("SELECT strftime('%Y %H', ts, 'unixepoch', 'localtime') AS y, count(*) "
+                "FROM ev GROUP BY y",
+                "SELECT datetime(d, 'UTC') AS y, count(*) FROM ev GROUP BY y",
+                "SELECT date(d, k || ' days') AS y, count(*) FROM ev GROUP BY y",
+                "SELECT strftime(k || '%Y', ts, 'unixepoch') AS y, count(*) FROM ev GROUP BY y"):
+        assert "cached" not in runs(c, sql, 3), sql
+        assert "never kept" in explain_mode(c, sql), explain_mode(c, sql)
+    # An index on date(d) that the WHERE uses: the checked query would not
+    # use it, so nothing is checked.  Kept only when SQLite's program calls
+    # no date(): the index holds the values (SQLite refuses 'now' there).
+    c.execute("CREATE INDEX ev_day ON ev(date(d))")
+    sql = "SELECT k, count(*), total(v) FROM ev WHERE date(d) = '2020-02-29' GROUP BY k"
+    assert runs(c, sql, 3) == ["serial", "cached", "cached"]
+    assert "cannot be checked" in explain_mode(c, sql), explain_mode(c, sql)
+    sql = "SELECT k, count(*), max(date(d, '+1 day')) FROM ev WHERE date(d) > '2021-06' GROUP BY k"
+    assert runs(c, sql, 3) == ["serial"] * 3
+    assert "cannot be checked" in explain_mode(c, sql), explain_mode(c, sql)
+    # A view of main that calls date(): its calls are not the query's.
+    c.execute("DROP INDEX ev_day")
+    c.execute("CREATE VIEW days AS SELECT k, date(d) AS day FROM ev")
+    c.execute("SELECT par_config('threads', 1)")
+    sql = "SELECT k, count(day), count(*) FROM days GROUP BY k"
+    assert runs(c, sql, 3) == ["serial"] * 3
+    c.execute("SELECT par_config('threads', 2)")
+
+
+def test_dates_checked_in_utf16():
+    """par_timecheck() reads a time value as date() does in a UTF-16
+    database: TEXT and BLOB in the database's encoding."""
+    path = os.path.join(TMP, "dates16.db")
+    c = connect(path, wal=False)
+    c.execute("PRAGMA encoding='UTF-16le'")
+    c.execute("PRAGMA journal_mode=WAL").fetchall()
+    dated_table(c, seed=24)
+    c.execute("SELECT par_config('min_rows', 0)")
+    # (GROUP BY runs natively in a UTF-16 database: "a bare column whose
+    # collation is not known".)
+    day = "SELECT count(*), count(julianday(d)), count(date(d, '+1 day')) FROM ev"
+    assert runs(c, day) == ["parallel", "cached"]
+    for value in ("Now", "now".encode("utf-16le"), b"now"):
+        c.execute("UPDATE ev SET d = ? WHERE id = 99", (value,))
+        want_now = c.execute("SELECT date(d) = date('now') FROM ev WHERE id = 99").fetchone()[0]
+        modes = runs(c, day)
+        assert ("cached" not in modes) == bool(want_now), (value, modes, want_now)
+        same(c, day)
+
+
 # ---- interrupts, memory, settings, closing -------------------------------------------------
 
 def test_interrupt_stops_workers():
