@@ -41,6 +41,8 @@ for suite in "$@"; do
       run "views" $PY tests/test_views.py ./parallel.so
       run "extract" $PY tests/test_extract.py ./parallel.so
       run "histogram" $PY tests/test_histogram.py ./parallel.so
+      # examples/ as their users run them, outputs compared with examples/*.expected.
+      run "examples" $PY tests/test_examples.py ./parallel.so
       # The benchmark at 100k rows: it must run and agree with SQLite.
       run "bench smoke" env BENCH_ROWS=100000 BENCH_REPS=1 BENCH_RESULTS=0 $PY bench/bench.py
       ;;
