@@ -2,8 +2,10 @@
 #
 #   make                 build ./parallel.so (load it with .load ./parallel)
 #   make demo            build the sample database and run the demo queries
-#   make test            every test (plain and under ASan+UBSan), ends with
-#                        one line "N passed, N failed"
+#   make test            every test (plain and under ASan+UBSan), one line
+#                        per program as it ends, then "N passed, N failed"
+#   make check           the fast tier (under a minute): kernels, batches,
+#                        the SQL suites' quick parts, examples; no ASan
 #   make test-asan       the suite under AddressSanitizer + UBSan only
 #   make bench-kernels   kernel throughput against memcpy, 1 thread vs all
 #   make bench           the queries of DESIGN.md section 5: native SQLite vs
@@ -127,6 +129,12 @@ test-plain: deps $(PLAIN_BINS)
 
 test-asan: deps $(ASAN_BINS)
 	@sh tests/run.sh asan
+
+# make check: what tests/run.sh calls quick (the kernel and batch tests, the
+# quick parts of the SQL suites, the examples) on the plain builds.
+.PHONY: check
+check: deps build/test_kernels build/test_kernels_tiny build/test_batch parallel.so
+	@sh tests/run.sh quick
 
 # ---- fuzzing -------------------------------------------------------------
 # make fuzz: libFuzzer with ASan+UBSan over build/fuzz-corpus (seeded from
