@@ -119,21 +119,37 @@ PLAIN_BINS = build/test_kernels build/test_kernels_tiny build/test_batch build/t
 ASAN_BINS  = build/asan/test_kernels build/asan/test_kernels_tiny build/asan/test_batch \
              build/asan/test_oom build/asan/parallel.so build/asan/fuzz_replay
 
-# make test: the plain suite, then the same suite under the sanitizers; the
-# runner prints one summary line for everything.
-test: deps $(PLAIN_BINS) $(ASAN_BINS)
+# make test: the plain suite and the same suite under the sanitizers, two
+# programs at a time (tests/run.sh says which run alone); the runner prints
+# one summary line for everything.  The programs are built on every core
+# unless make was given -j.
+NPROC  := $(shell nproc 2>/dev/null || echo 1)
+JFLAG   = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
+.PHONY: plain-bins asan-bins check-bins
+plain-bins: $(PLAIN_BINS)
+	@:
+asan-bins: $(ASAN_BINS)
+	@:
+check-bins: build/test_kernels build/test_kernels_tiny build/test_batch parallel.so
+	@:
+
+test: deps
+	@$(MAKE) --no-print-directory $(JFLAG) plain-bins asan-bins
 	@sh tests/run.sh plain asan
 
-test-plain: deps $(PLAIN_BINS)
+test-plain: deps
+	@$(MAKE) --no-print-directory $(JFLAG) plain-bins
 	@sh tests/run.sh plain
 
-test-asan: deps $(ASAN_BINS)
+test-asan: deps
+	@$(MAKE) --no-print-directory $(JFLAG) asan-bins
 	@sh tests/run.sh asan
 
 # make check: what tests/run.sh calls quick (the kernel and batch tests, the
 # quick parts of the SQL suites, the examples) on the plain builds.
 .PHONY: check
-check: deps build/test_kernels build/test_kernels_tiny build/test_batch parallel.so
+check: deps
+	@$(MAKE) --no-print-directory $(JFLAG) check-bins
 	@sh tests/run.sh quick
 
 # ---- fuzzing -------------------------------------------------------------

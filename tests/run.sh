@@ -15,20 +15,28 @@
 # sanitizer report) counts as one failed test.  Exit status 0 only if
 # nothing failed.
 #
-# How it runs: the programs of every suite named, one after another
-# (RUN_JOBS=2: in two lanes at once, each lane taking the next program not
-# yet taken).
+# How it runs: the tests that time themselves (how soon an interrupt or a
+# progress handler stops a scan) run first, one at a time with nothing
+# else running; then every other program runs in RUN_JOBS lanes at once
+# (2 by default, for a 2-core machine: most of the suite is single-threaded
+# Python and SQLite), each lane taking the next program not yet taken,
+# longest first.  Every test runs exactly as it would alone: results never
+# depend on the thread count or on timing.
 cd "$(dirname "$0")/.." || exit 2
 PY=/usr/bin/python3
-JOBS=${RUN_JOBS:-1}
+JOBS=${RUN_JOBS:-2}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ -z "$RUN_LOGS" ] || mkdir -p "$RUN_LOGS"
 
-# make check's parts of the SQL suites: every hand-written group of
-# test_views.py, and test_extract.py but for its tests that take more than
-# a second or so (make test runs them all).
-QUICK_VIEWS="targeted errors scan native"
+# The tests that measure time, run alone (HARNESS_ONLY, tests/harness.py);
+# the rest of their programs skip them (HARNESS_SKIP) and run in the lanes.
+TIMED_EXTRACT=test_interrupt_stops_workers,test_interrupt_stops_kernels,test_progress_handler_stops_scans
+TIMED_HISTOGRAM=test_interrupt_stops_sorts
+# make check's parts of the SQL suites: the hand-written groups of
+# test_views.py (targeted, native, scan, errors: ORDER below), and
+# test_extract.py but for its tests that take more than a second or so
+# (make test runs them all).
 SLOW_EXTRACT=test_parallel_matches_native,test_snapshot_wal
 SLOW_EXTRACT=$SLOW_EXTRACT,test_snapshot_rollback_journal,test_snapshot_without_rowid
 SLOW_EXTRACT=$SLOW_EXTRACT,test_cache_never_stale,test_application_threads
@@ -56,26 +64,32 @@ asan_c() {    # asan_c PROGRAM ARGS...: a program built with the sanitizers
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$@"
 }
 
-# One program: label, command.  Ordered longest first within each list.
+# One program per job name: its label and command (ORDER below: which first).
 job() {
   case $1 in
-    # -- plain
-    p-extract)   run "extract" $PY tests/test_extract.py ./parallel.so ;;
+    # -- plain: alone
+    p-extract-timed) run "extract (timing)" env HARNESS_ONLY=$TIMED_EXTRACT $PY tests/test_extract.py ./parallel.so ;;
+    p-hist-timed)    run "histogram (timing)" env HARNESS_ONLY=$TIMED_HISTOGRAM $PY tests/test_histogram.py ./parallel.so ;;
+    # -- plain: lanes
+    p-extract)   run "extract" env HARNESS_SKIP=$TIMED_EXTRACT $PY tests/test_extract.py ./parallel.so ;;
     p-views)     run "views" $PY tests/test_views.py ./parallel.so ;;
     p-oom)       run "allocation failures" build/test_oom ./parallel.so ;;
     p-kernels)   run "kernels" build/test_kernels ;;
-    p-histogram) run "histogram" $PY tests/test_histogram.py ./parallel.so ;;
+    p-histogram) run "histogram" env HARNESS_SKIP=$TIMED_HISTOGRAM $PY tests/test_histogram.py ./parallel.so ;;
     p-tiny)      run "kernels (8-element blocks)" build/test_kernels_tiny ;;
     p-examples)  run "examples" $PY tests/test_examples.py ./parallel.so ;;
     p-batches)   run "batches" build/test_batch ;;
     p-sql)       run "sql" $PY tests/test_sql.py ./parallel.so ;;
     # The benchmark at 100k rows: it must run and agree with SQLite.
     p-bench)     run "bench smoke" env BENCH_ROWS=100000 BENCH_REPS=1 BENCH_RESULTS=0 $PY bench/bench.py ;;
-    # -- asan
+    # -- asan: alone
+    a-extract-timed) run "asan extract (timing)" asan_py HARNESS_ONLY=$TIMED_EXTRACT $PY tests/test_extract.py ./build/asan/parallel.so ;;
+    a-hist-timed)    run "asan histogram (timing)" asan_py HARNESS_ONLY=$TIMED_HISTOGRAM $PY tests/test_histogram.py ./build/asan/parallel.so ;;
+    # -- asan: lanes
     a-views)     run "asan views" asan_py $PY tests/test_views.py ./build/asan/parallel.so ;;
-    a-extract)   run "asan extract" asan_py $PY tests/test_extract.py ./build/asan/parallel.so ;;
+    a-extract)   run "asan extract" asan_py HARNESS_SKIP=$TIMED_EXTRACT $PY tests/test_extract.py ./build/asan/parallel.so ;;
     a-oom)       run "asan allocation failures" asan_c build/asan/test_oom ./build/asan/parallel.so ;;
-    a-histogram) run "asan histogram" asan_py $PY tests/test_histogram.py ./build/asan/parallel.so ;;
+    a-histogram) run "asan histogram" asan_py HARNESS_SKIP=$TIMED_HISTOGRAM $PY tests/test_histogram.py ./build/asan/parallel.so ;;
     a-kernels)   run "asan kernels" asan_c build/asan/test_kernels ;;
     a-tiny)      run "asan kernels (8-element blocks)" asan_c build/asan/test_kernels_tiny ;;
     a-batches)   run "asan batches" asan_c build/asan/test_batch ;;
@@ -89,7 +103,7 @@ job() {
     q-batches)   run "batches" build/test_batch ;;
     q-sql)       run "sql" $PY tests/test_sql.py ./parallel.so ;;
     q-extract)   run "extract (quick)" env HARNESS_SKIP=$SLOW_EXTRACT $PY tests/test_extract.py ./parallel.so ;;
-    q-histogram) run "histogram" $PY tests/test_histogram.py ./parallel.so ;;
+    q-histogram) run "histogram" env HARNESS_SKIP=$TIMED_HISTOGRAM $PY tests/test_histogram.py ./parallel.so ;;
     q-examples)  run "examples" $PY tests/test_examples.py ./parallel.so ;;
     q-views-*)   run "views ${1#q-views-}" $PY tests/test_views.py ./parallel.so --part "${1#q-views-}" ;;
     *) echo "run.sh: no job $1" >&2; exit 2 ;;
@@ -138,21 +152,31 @@ lane() {  # lane JOB...: run each job no other lane has taken yet
   done
 }
 
-pool=""
+# Longest first (times on an idle 2-core machine), so that the lanes end
+# together.
+ORDER="a-views a-extract p-extract p-views a-oom a-kernels p-oom a-histogram p-kernels a-tiny
+       a-batches p-histogram a-fuzz p-tiny p-examples a-sql p-batches p-sql p-bench
+       q-extract q-kernels q-histogram q-views-targeted q-views-native q-views-scan
+       q-views-errors q-tiny q-examples q-batches q-sql"
+alone=""
+want=""
 for suite in "$@"; do
   case $suite in
-    plain)
-      pool="$pool p-extract p-views p-oom p-kernels p-histogram p-tiny p-examples p-batches p-sql p-bench" ;;
-    asan)
-      pool="a-views a-extract $pool a-oom a-histogram a-kernels a-tiny a-batches a-fuzz a-sql" ;;
-    quick)
-      pool="$pool q-extract q-kernels q-histogram"
-      for part in $QUICK_VIEWS; do pool="$pool q-views-$part"; done
-      pool="$pool q-tiny q-examples q-batches q-sql" ;;
+    plain) alone="$alone p-extract-timed p-hist-timed"; want="$want p-" ;;
+    asan)  alone="$alone a-extract-timed a-hist-timed"; want="$want a-" ;;
+    quick) want="$want q-" ;;
     *) echo "run.sh: unknown suite $suite" >&2; exit 2 ;;
   esac
 done
+pool=""
+for j in $ORDER; do
+  for w in $want; do
+    case $j in "$w"*) pool="$pool $j" ;; esac
+  done
+done
 
+: >"$tmp/counts"
+for j in $alone; do job "$j"; done
 k=0
 while [ "$k" -lt "$JOBS" ]; do
   lane $pool &
