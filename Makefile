@@ -2,8 +2,10 @@
 #
 #   make                 build ./parallel.so (load it with .load ./parallel)
 #   make demo            build the sample database and run the demo queries
-#   make test            every test (plain and under ASan+UBSan), ends with
-#                        one line "N passed, N failed"
+#   make test            every test (plain and under ASan+UBSan), one line
+#                        per program as it ends, then "N passed, N failed"
+#   make check           the fast tier (under a minute): kernels, batches,
+#                        the SQL suites' quick parts, examples; no ASan
 #   make test-asan       the suite under AddressSanitizer + UBSan only
 #   make bench-kernels   kernel throughput against memcpy, 1 thread vs all
 #   make bench           the queries of DESIGN.md section 5: native SQLite vs
@@ -117,16 +119,38 @@ PLAIN_BINS = build/test_kernels build/test_kernels_tiny build/test_batch build/t
 ASAN_BINS  = build/asan/test_kernels build/asan/test_kernels_tiny build/asan/test_batch \
              build/asan/test_oom build/asan/parallel.so build/asan/fuzz_replay
 
-# make test: the plain suite, then the same suite under the sanitizers; the
-# runner prints one summary line for everything.
-test: deps $(PLAIN_BINS) $(ASAN_BINS)
+# make test: the plain suite and the same suite under the sanitizers, two
+# programs at a time (tests/run.sh says which run alone); the runner prints
+# one summary line for everything.  The programs are built on every core
+# unless make was given -j.
+NPROC  := $(shell nproc 2>/dev/null || echo 1)
+JFLAG   = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
+.PHONY: plain-bins asan-bins check-bins
+plain-bins: $(PLAIN_BINS)
+	@:
+asan-bins: $(ASAN_BINS)
+	@:
+check-bins: build/test_kernels build/test_kernels_tiny build/test_batch parallel.so
+	@:
+
+test: deps
+	@$(MAKE) --no-print-directory $(JFLAG) plain-bins asan-bins
 	@sh tests/run.sh plain asan
 
-test-plain: deps $(PLAIN_BINS)
+test-plain: deps
+	@$(MAKE) --no-print-directory $(JFLAG) plain-bins
 	@sh tests/run.sh plain
 
-test-asan: deps $(ASAN_BINS)
+test-asan: deps
+	@$(MAKE) --no-print-directory $(JFLAG) asan-bins
 	@sh tests/run.sh asan
+
+# make check: what tests/run.sh calls quick (the kernel and batch tests, the
+# quick parts of the SQL suites, the examples) on the plain builds.
+.PHONY: check
+check: deps
+	@$(MAKE) --no-print-directory $(JFLAG) check-bins
+	@sh tests/run.sh quick
 
 # ---- fuzzing -------------------------------------------------------------
 # make fuzz: libFuzzer with ASan+UBSan over build/fuzz-corpus (seeded from

@@ -1,6 +1,11 @@
 """The runner shared by the Python test scripts: every function named
 test_* of a module, in name order; a failure prints its traceback and the
-rest still run; the last line is "<label>: N passed, N failed"."""
+rest still run; the last line is "<label>: N passed, N failed".
+
+HARNESS_ONLY=test_a,test_b runs only those functions (a name that is not
+there is a failure), HARNESS_SKIP=... all but those: tests/run.sh runs the
+tests that time themselves on their own and the rest beside other suites."""
+import os
 import sqlite3
 import sys
 import threading
@@ -23,6 +28,15 @@ def run(label, namespace, after=None):
     after() if given.  Returns the exit status: 1 if any failed."""
     tests = [(n, f) for n, f in sorted(namespace.items()) if n.startswith("test_")]
     npass = nfail = 0
+    only = [n for n in os.environ.get("HARNESS_ONLY", "").split(",") if n]
+    skip = [n for n in os.environ.get("HARNESS_SKIP", "").split(",") if n]
+    for name in only + skip:
+        if name not in namespace:
+            nfail += 1
+            print("FAIL %s: HARNESS_ONLY or HARNESS_SKIP names it, but there is no such test" % name)
+    if only:
+        tests = [(n, f) for n, f in tests if n in only]
+    tests = [(n, f) for n, f in tests if n not in skip]
     for name, fn in tests:
         t0 = time.time()
         try:

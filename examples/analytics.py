@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""analytics.py: an analytics script over one SQLite file with the
+extension, using nothing but Python's own sqlite3 module.
+
+    /usr/bin/python3 examples/analytics.py [./parallel.so]
+
+It makes its own data (200,000 payments of 500 accounts in a database
+file in a temporary directory, a fraction of a second), then prints a
+GROUP BY report, a histogram, a median and a running balance.  Every
+answer is checked against the same query run natively by SQLite; the
+script exits with status 1 if one differs.  (Debian's /usr/bin/python3
+can load extensions; some other builds of Python cannot.)
+"""
+import os
+import sqlite3
+import sys
+import tempfile
+
+EXT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./parallel.so")
+ROWS = 200000           # twice par_config('min_rows'): the views run in parallel
+
+failures = 0
+
+
+def connect(path):
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.enable_load_extension(True)
+    conn.load_extension(EXT)
+    conn.enable_load_extension(False)     # no SQL may load libraries from here on
+    return conn
+
+
+def make_data(conn):
+    """payments(id, account, day, kind, amount): deterministic, cents."""
+    conn.execute("PRAGMA journal_mode = WAL")  # worker connections read files in parallel
+    conn.execute("CREATE TABLE payments(id INTEGER PRIMARY KEY, account INT, day INT,"
+                 " kind TEXT, amount INT)")
+    conn.execute("""
+        WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ?)
+        INSERT INTO payments
+        SELECT i, (i * 7919) % 500, 1 + i / 2000,
+               CASE i % 4 WHEN 0 THEN 'card' WHEN 1 THEN 'transfer'
+                          WHEN 2 THEN 'cash' ELSE 'refund' END,
+               CASE i % 4 WHEN 3 THEN -((i * 31) % 5000)
+                          ELSE ((i * 104729) % 1009) * (1 + (i * 7919) % 23) END
+          FROM s""", (ROWS,))
+
+
+def parallel_view(conn, name, select):
+    """A parallel view of select: temp.name, scanned like any table."""
+    conn.execute("DROP TABLE IF EXISTS temp.%s" % name)
+    conn.execute("CREATE VIRTUAL TABLE temp.%s USING parallel('%s')"
+                 % (name, select.replace("'", "''")))
+
+
+def check(title, got, want, ordered=False):
+    """got (the extension's rows) must be want (SQLite's), exactly: as
+    lists when the order is part of the answer, else as multisets."""
+    global failures
+    if not ordered:
+        got, want = sorted(got, key=repr), sorted(want, key=repr)
+    if got == want:
+        print("  %s: the same as native SQLite (%d rows)" % (title, len(got)))
+    else:
+        failures += 1
+        print("  %s: DIFFERS from native SQLite\n    got  %r\n    want %r"
+              % (title, got[:5], want[:5]))
+
+
+def show(header, rows):
+    print("  " + " | ".join(header))
+    for r in rows:
+        print("  " + " | ".join("" if v is None else str(v) for v in r))
+
+
+def report(conn):
+    """A GROUP BY report through a parallel view."""
+    print("Payments per kind:")
+    select = ("SELECT kind, count(*) AS n, sum(amount) AS cents, avg(amount) AS mean,"
+              " min(amount) AS lo, max(amount) AS hi FROM payments GROUP BY kind")
+    parallel_view(conn, "by_kind", select)
+    rows = conn.execute("SELECT * FROM by_kind ORDER BY kind").fetchall()
+    show(["kind", "n", "cents", "mean", "lo", "hi"], rows)
+    check("report", rows, conn.execute(select + " ORDER BY kind").fetchall(), ordered=True)
+
+    # The same with a filter: the WHERE runs inside the view's reads.
+    select = ("SELECT account, count(*) AS n, sum(amount) AS cents FROM payments"
+              " WHERE amount > 15000 GROUP BY account")
+    parallel_view(conn, "big_payers", select)
+    rows = conn.execute("SELECT * FROM big_payers ORDER BY cents DESC, account LIMIT 3").fetchall()
+    print("Accounts with the most in payments over $150:")
+    show(["account", "n", "cents"], rows)
+    check("filtered report", conn.execute("SELECT * FROM big_payers").fetchall(),
+          conn.execute(select).fetchall())
+
+
+def histogram(conn):
+    """Ten bins of $20 over [0, 20000] cents: natively a GROUP BY over
+    amount / 2000, where the last bin also holds 20000 (it is closed);
+    negative amounts (refunds) are 'under', those above 20000 'over'."""
+    print("Histogram of amounts (par_histogram):")
+    rows = conn.execute("SELECT bin, lo, hi, count, kind FROM par_histogram("
+                        "'payments', 'amount', 10, 0, 20000)").fetchall()
+    show(["bin", "lo", "hi", "count", "kind"], rows)
+    got = [(kind if b is None else b, n) for b, lo, hi, n, kind in rows]
+    want = conn.execute("""
+        SELECT CASE WHEN amount < 0 THEN 'under' WHEN amount > 20000 THEN 'over'
+                    ELSE min(amount / 2000, 9) END AS bin, count(*)
+          FROM payments GROUP BY 1
+         ORDER BY CASE bin WHEN 'under' THEN -1 WHEN 'over' THEN 10 ELSE bin END""").fetchall()
+    check("histogram", got, want, ordered=True)
+
+
+def median(conn):
+    """par_median against the middle of ORDER BY: for an even count, the
+    point halfway between the two middle values, as par_median (and
+    SQLite's percentile.c) interpolate."""
+    print("Median payment per kind (par_median):")
+    rows = conn.execute("SELECT kind, par_median(amount) FROM payments GROUP BY kind"
+                        " ORDER BY kind").fetchall()
+    show(["kind", "median"], rows)
+    want = []
+    for kind, n in conn.execute("SELECT kind, count(amount) FROM payments GROUP BY kind"
+                                " ORDER BY kind").fetchall():
+        a, b = conn.execute("SELECT min(x), max(x) FROM (SELECT CAST(amount AS REAL) AS x"
+                            " FROM payments WHERE kind = ? AND amount IS NOT NULL"
+                            " ORDER BY amount LIMIT 2 - ? % 2 OFFSET (? - 1) / 2)",
+                            (kind, n, n)).fetchone()
+        want.append((kind, a + (b - a) * 0.5))
+    check("median", rows, want, ordered=True)
+
+
+def running_balance(conn):
+    """A running balance per account: a window sum.  Window functions run
+    natively inside the view today (par_explain says "native: ..."), so
+    this is SQLite's own speed; the view still gives SQLite's rows, and
+    will run in parallel when windows are accelerated, unchanged."""
+    print("Running balance of account 7, last 3 payments (a window sum):")
+    select = ("SELECT account, day, id, amount, sum(amount) OVER (PARTITION BY account"
+              " ORDER BY day, id ROWS UNBOUNDED PRECEDING) AS balance FROM payments")
+    parallel_view(conn, "balances", select)
+    plan = conn.execute("SELECT par_explain(?)", (select,)).fetchone()[0]
+    print("  par_explain: %s" % plan.split(":")[0])
+    rows = conn.execute("SELECT day, id, amount, balance FROM balances WHERE account = 7"
+                        " ORDER BY day DESC, id DESC LIMIT 3").fetchall()
+    show(["day", "id", "amount", "balance"], rows)
+    check("running balance", conn.execute("SELECT * FROM balances").fetchall(),
+          conn.execute(select).fetchall())
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        conn = connect(os.path.join(tmp, "payments.db"))
+        make_data(conn)
+        report(conn)
+        histogram(conn)
+        median(conn)
+        running_balance(conn)
+        conn.close()
+    print("analytics: %s" % ("every answer agrees with SQLite" if failures == 0
+                             else "%d answers differ" % failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
