@@ -30,10 +30,10 @@ SELECT count(*) AS rows_that_differ FROM (
          round(avg(value), 3) AS mean, min(value) AS lo, max(value) AS hi
     FROM readings GROUP BY sensor);
 
-.print 'The three highest readings (ORDER BY with LIMIT):'
-CREATE VIRTUAL TABLE temp.highest USING parallel(
-  'SELECT id, sensor, value FROM readings ORDER BY value DESC, id LIMIT 3');
-SELECT * FROM highest;
+.print 'The n highest readings (ORDER BY with LIMIT; :n is a parameter):'
+SELECT par_view('highest',
+  'SELECT id, sensor, value FROM readings ORDER BY value DESC, id LIMIT :n');
+SELECT * FROM highest(3);
 
 .print 'A histogram of the values, five equal bins (NULLs have a row of their own):'
 SELECT * FROM par_histogram('readings', 'value', 5);
