@@ -1315,8 +1315,11 @@ static void buildPlan(ParBuild *pB){
     e = pR->eKind==PAR_REPL_ITEM ? PAR_COLL_BINARY
       : buildCollation(pB, pExtract, aBareExpr[j], pR->span.iTok, pR->span.iTokEnd, bUtf8);
     if( e<0 ){
-      char *zText = sqlite3_mprintf("_p??%d", pR->iCol);
-      buildWhy(pB, "a bare column whose collation is not known: %s", zText ? zText : "?");
+      char *zText = sqlite3_mprintf("%.*s", pR->span.iEnd - pR->span.iStart,
+                                    pSel->zSql + pR->span.iStart);
+      buildWhy(pB, bUtf8 ? "the collation of %s is not known without SQLite's expression tree"
+                         : "the database is not UTF-8: the collation of %s would compare "
+                           "UTF-16 text", zText ? zText : "a column");
       sqlite3_free(zText);
       goto done;
     }
@@ -1588,7 +1591,7 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
   }
   if( p->nAgg==0 ) sqlite3_str_appendall(pStr, "(none)");
   if( p->nBare ){
-    sqlite3_str_appendf(pStr, "; %d bare column%s from SQLite's row of each group", p->nBare,
+    sqlite3_str_appendf(pStr, "; %d column%s read from each group's row", p->nBare,
                         p->nBare>1 ? "s" : "");
   }
   sqlite3_str_appendf(pStr, "\nfinal     %s\n", p->aDirect

@@ -1499,8 +1499,8 @@ def test_dates_checked_in_utf16():
     c.execute("PRAGMA journal_mode=WAL").fetchall()
     dated_table(c, seed=24)
     c.execute("SELECT par_config('min_rows', 0)")
-    # (GROUP BY runs natively in a UTF-16 database: "a bare column whose
-    # collation is not known".)
+    # (GROUP BY runs natively in a UTF-16 database: text there compares as
+    # UTF-16, not as the kernels compare it.)
     day = "SELECT count(*), count(julianday(d)), count(date(d, '+1 day')) FROM ev"
     assert runs(c, day) == ["parallel", "cached"]
     for value in ("Now", "now".encode("utf-16le"), b"now"):
