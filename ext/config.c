@@ -6,6 +6,7 @@
 **   SELECT par_config('threads');         -- value in force, e.g. 2
 **   SELECT par_config('threads', 1);      -- set; returns 1
 **   SELECT par_config('threads', 0);      -- back to the default; returns 2
+**                                         -- (OMP_NUM_THREADS, else all cores)
 **   SELECT par_config('memory_mb', 512);  -- working memory limit per query
 **   SELECT par_config('min_rows', 0);     -- run in parallel from the first row
 **   SELECT * FROM par_settings;           -- name, value, default_value, min,
@@ -41,7 +42,7 @@ static const struct ParSetting {
   const char *zDesc;
 } aSetting[] = {
   { "threads",   PAR_THREADS,   0, PAR_MAX_THREADS,
-    "threads the kernels use; 0 sets the default (all cores)" },
+    "threads the kernels use; 0 sets the default: OMP_NUM_THREADS if set, else all cores" },
   { "memory_mb", PAR_MEMORY_MB, 1, (sqlite3_int64)1 << 30,
     "limit on the working memory of one query, in MiB" },
   { "min_rows",  PAR_MIN_ROWS,  0, LLONG_MAX,
@@ -69,9 +70,38 @@ static sqlite3_int64 parDefaultMemMb(int nDiv){
   return mb<64 ? 64 : mb;
 }
 
-/* The threads a connection starts with, and par_config('threads', 0) sets. */
+/* OMP_NUM_THREADS as libgomp reads it: a list of positive integers
+** separated by commas (spaces around each allowed), of which the first is
+** for the outermost level; 0 when unset or not such a list (OpenMP then
+** ignores it too).  Values above iMax read as iMax. */
+static int parOmpThreads(int iMax){
+  const char *z = getenv("OMP_NUM_THREADS");
+  sqlite3_int64 iFirst = 0;
+  int nItem = 0;
+  if( z==0 ) return 0;
+  for(;;){
+    sqlite3_int64 v = 0;
+    int nDigit = 0;
+    while( *z==' ' || *z=='\t' ) z++;
+    for(; *z>='0' && *z<='9'; z++, nDigit++){
+      v = v*10 + (*z - '0');
+      if( v>(sqlite3_int64)UINT_MAX ) return 0;     /* strtoul would overflow */
+    }
+    while( *z==' ' || *z=='\t' ) z++;
+    if( nDigit==0 || v==0 ) return 0;
+    if( nItem++==0 ) iFirst = v;
+    if( *z==0 ) break;
+    if( *z++!=',' ) return 0;
+  }
+  return iFirst>iMax ? iMax : (int)iFirst;
+}
+
+/* The threads a connection starts with, and par_config('threads', 0) sets:
+** OMP_NUM_THREADS when it names a number (see above), else every core.
+** (Worker connections stay capped at the cores: extract.c.) */
 static int parDefaultThreads(void){
-  return px_ncores();
+  int n = parOmpThreads(PAR_MAX_THREADS);
+  return n>0 ? n : px_ncores();
 }
 
 ParContext *parContextNew(void){

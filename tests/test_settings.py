@@ -10,6 +10,7 @@ Each test_* function is one case; the last line is "settings: N passed, N failed
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -141,6 +142,47 @@ def test_settings_per_connection_listing():
     assert va["threads"] == 1 and va["min_rows"] == 5
     assert vb["threads"] != 1 or ncores() == 1
     assert vb["min_rows"] == 100000
+
+
+THREADS_CHILD = r"""
+import json, sqlite3, sys
+c = sqlite3.connect(":memory:")
+c.enable_load_extension(True)
+c.load_extension(sys.argv[1])
+t = c.execute("SELECT par_config('threads')").fetchone()[0]
+d = c.execute("SELECT default_value FROM par_settings WHERE name = 'threads'").fetchone()[0]
+c.execute("SELECT par_config('threads', 1)")
+z = c.execute("SELECT par_config('threads', 0)").fetchone()[0]
+j = json.loads(c.execute("SELECT par_config()").fetchone()[0])["threads"]
+print(json.dumps([t, d, z, j]))
+"""
+
+
+def threads_with(omp):
+    """[threads in force, its default, par_config('threads', 0), par_config()'s]
+    in a new process with OMP_NUM_THREADS = omp (None: unset)."""
+    env = dict(os.environ)
+    env.pop("OMP_NUM_THREADS", None)
+    if omp is not None:
+        env["OMP_NUM_THREADS"] = omp
+    out = subprocess.run([sys.executable, "-c", THREADS_CHILD, EXT], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    # (libgomp itself warns on stderr of a value it ignores.)
+    text = out.stdout.decode()
+    assert out.returncode == 0, text + out.stderr.decode()
+    return json.loads(text)
+
+
+def test_threads_default_from_omp_num_threads():
+    n = ncores()
+    # As libgomp reads it: a list of positive integers, the first for the
+    # outermost level; anything else in it makes the whole value ignored.
+    for omp, want in [(None, n), ("3", 3), (" 3 ", 3), ("8,2", 8), ("8, 2", 8),
+                      ("5,garbage", n), ("garbage", n), ("", n), ("0", n), ("-4", n),
+                      ("3x", n), ("2.5", n), ("99999999999999999999", n), ("5000", 1024),
+                      ("1", 1), (",4", n), ("4,", n), ("+3", n)]:
+        got = threads_with(omp)
+        assert got == [want] * 4, (omp, got, want)
 
 
 def main():
