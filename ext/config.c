@@ -9,6 +9,7 @@
 **                                         -- (OMP_NUM_THREADS, else all cores)
 **   SELECT par_config('memory_mb', 512);  -- working memory limit per query
 **   SELECT par_config('min_rows', 0);     -- run in parallel from the first row
+**   SELECT par_config('cache_mb', 256);   -- the process's cache budget
 **   SELECT * FROM par_settings;           -- name, value, default_value, min,
 **                                         -- max, description of each
 **
@@ -19,7 +20,11 @@
 ** aSetting[] below, then writes the field; bad names and bad values are
 ** errors that name the setting and the accepted range, and change nothing.
 ** par_config() and par_settings list aSetting[] in its order, with the
-** values in force on the connection that asks.
+** values in force on the connection that asks.  One setting is not the
+** connection's: cache_mb is the budget of the columnar cache, which every
+** connection of the process shares (extract.c, 4), so setting it on any
+** connection sets it for all; it goes back to its default when the last
+** connection using the extension closes.
 */
 #include "parext.h"
 
@@ -50,7 +55,8 @@ static const struct ParSetting {
   { "parallel_extract", PAR_PARALLEL_EXTRACT, 0, 1,
     "1: read sources on worker connections when possible; 0: always serially" },
   { "cache_mb",  PAR_CACHE_MB,  0, (sqlite3_int64)1 << 30,
-    "budget of the columnar cache in MiB (0: no cache)" },
+    "budget in MiB of the columnar cache, which every connection of the process "
+    "shares: set on one, it is set for all (0: no cache)" },
   { "group_strategy", PAR_GROUP_STRATEGY, PAR_GROUP_AUTO, PAR_GROUP_RADIX,
     "GROUP BY: 0 chooses from the data; 1 direct, 2 dense, 3 counting sort, "
     "4 radix sort when they apply" },
@@ -113,7 +119,7 @@ ParContext *parContextNew(void){
   p->mxMemMb = parDefaultMemMb(2);
   p->nMinRow = PAR_DEFAULT_MIN_ROWS;
   p->bParExtract = 1;
-  p->mxCacheMb = parDefaultMemMb(4);
+  parCacheAttach(parDefaultMemMb(4));
   return p;
 }
 
@@ -126,6 +132,7 @@ void parContextUnref(void *pArg){
   ParContext *p = (ParContext*)pArg;
   if( p && --p->nRef==0 ){
     parExtractShutdown(p);
+    parCacheDetach();
     sqlite3_free(p);
   }
 }
@@ -258,7 +265,7 @@ static sqlite3_int64 parSettingGet(const ParContext *p, ParSettingId eId){
     case PAR_THREADS:   return p->nThread;
     case PAR_MEMORY_MB: return p->mxMemMb;
     case PAR_PARALLEL_EXTRACT: return p->bParExtract;
-    case PAR_CACHE_MB:  return p->mxCacheMb;
+    case PAR_CACHE_MB:  return parCacheBudgetMb();
     case PAR_GROUP_STRATEGY: return p->eGroupStrategy;
     default:            return p->nMinRow;
   }
@@ -281,7 +288,7 @@ static void parSettingSet(ParContext *p, ParSettingId eId, sqlite3_int64 v){
     case PAR_THREADS:   p->nThread = v==0 ? parDefaultThreads() : (int)v; parExtractTrim(p); break;
     case PAR_MEMORY_MB: p->mxMemMb = v; break;
     case PAR_PARALLEL_EXTRACT: p->bParExtract = (int)v; break;
-    case PAR_CACHE_MB:  p->mxCacheMb = v; parCacheLimit(p); break;
+    case PAR_CACHE_MB:  parCacheSetBudgetMb(v); break;
     case PAR_GROUP_STRATEGY: p->eGroupStrategy = (int)v; break;
     default:            p->nMinRow = v; break;
   }
