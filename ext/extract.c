@@ -1926,10 +1926,15 @@ static ParCacheEntry *parCacheFind(ParCache *c, const char *zKey){
 ** is checked after the reads).  1 with *pvTrack and *pvPool, else 0.
 ** Under the mutex. */
 static int parTrackPair(ParTrack *t, ParPool *p, unsigned *pvTrack, unsigned *pvPool){
-  unsigned v1, v2;
-  return parTrackVersion(t, &v1) && parPoolVersion(p, pvPool) && parTrackVersion(t, &v2)
-      && v1==v2 && !parPoolMoved(p) && parTrackVersion(t, &v2) && v1==v2
-      && (*pvTrack = v1, 1);
+  unsigned v1, v2, v3;
+  if( !parTrackVersion(t, &v1) || !parPoolVersion(p, pvPool) || !parTrackVersion(t, &v2)
+   || v1!=v2 ){
+    return 0;
+  }
+  /* The pool's file, then the tracker's, still the one at the path. */
+  if( parPoolMoved(p) || !parTrackVersion(t, &v3) || v3!=v1 ) return 0;
+  *pvTrack = v1;
+  return 1;
 }
 
 /* Keep *ppBatch, which holds the rows of pool p's file at data version
