@@ -142,6 +142,15 @@ def test_settings_per_connection_listing():
     assert va["threads"] == 1 and va["min_rows"] == 5
     assert vb["threads"] != 1 or ncores() == 1
     assert vb["min_rows"] == 100000
+    # cache_mb is the budget of the process's cache: set on one connection,
+    # every connection lists it.
+    default = va["cache_mb"]
+    assert vb["cache_mb"] == default
+    assert b.execute("SELECT par_config('cache_mb', 7)").fetchone()[0] == 7
+    va, rows = check_agrees(a)
+    assert va["cache_mb"] == 7 and rows["cache_mb"][2] == default
+    a.execute("SELECT par_config('cache_mb', ?)", (default,))
+    assert check_agrees(b)[0]["cache_mb"] == default
 
 
 THREADS_CHILD = r"""
