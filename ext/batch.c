@@ -567,9 +567,13 @@ static int parDictCmp(const void *pA, const void *pB, void *pArg){
 }
 
 const uint32_t *parDictRank(ParDict *pD, int eColl){
-  uint32_t *aIdx, *aRank, i, r;
+  uint32_t *aIdx, *aRank, *aWon = 0, i, r;
   ParRankCtx ctx;
-  if( pD->aRank[eColl] ) return pD->aRank[eColl];
+  /* The dictionary of a cached batch is read by queries of several threads
+  ** at once: the ranks are published with a compare-and-swap, and a thread
+  ** that loses the race frees its own (equal) copy. */
+  aRank = __atomic_load_n(&pD->aRank[eColl], __ATOMIC_ACQUIRE);
+  if( aRank ) return aRank;
   aIdx = sqlite3_malloc64((sqlite3_uint64)(pD->nEntry ? pD->nEntry : 1)*4);
   aRank = sqlite3_malloc64((sqlite3_uint64)(pD->nEntry ? pD->nEntry : 1)*4);
   if( aIdx==0 || aRank==0 ){
@@ -586,7 +590,11 @@ const uint32_t *parDictRank(ParDict *pD, int eColl){
     aRank[aIdx[i]] = r;
   }
   sqlite3_free(aIdx);
-  pD->aRank[eColl] = aRank;
+  if( !__atomic_compare_exchange_n(&pD->aRank[eColl], &aWon, aRank, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE) ){
+    sqlite3_free(aRank);
+    aRank = aWon;
+  }
   return aRank;
 }
 
@@ -609,7 +617,10 @@ void parColumnClear(ParColumn *pCol){
 
 void parBatchFree(ParBatch *pB){
   int i;
-  if( pB==0 || pB->nRef-- > 1 ) return;
+  /* Atomic: a batch in the columnar cache is shared by the connections of
+  ** every thread (extract.c), which take and drop references to it through
+  ** parBatchSubset() and this function only. */
+  if( pB==0 || __atomic_fetch_sub(&pB->nRef, 1, __ATOMIC_ACQ_REL) > 1 ) return;
   if( pB->pOwner ){
     parBatchFree(pB->pOwner);
   }else{
@@ -631,7 +642,7 @@ ParBatch *parBatchSubset(ParBatch *pOwner, const int *aiCol, int nCol){
   pB->nRow = pB->nRowAlloc = pOwner->nRow;
   pB->nRef = 1;
   pB->pOwner = pOwner;
-  pOwner->nRef++;
+  __atomic_fetch_add(&pOwner->nRef, 1, __ATOMIC_RELAXED);   /* see parBatchFree */
   return pB;
 }
 

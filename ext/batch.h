@@ -115,14 +115,17 @@ struct ParBatch {
   int bOverLimit;            /* an allocation was refused by mxMem */
   sqlite3_int64 *pnShared;   /* when set, mxMem limits this total, shared
                              ** with other batches (updated atomically) */
-  int nRef;                  /* owners: parBatchFree frees at the last */
+  int nRef;                  /* owners: parBatchFree frees at the last
+                             ** (atomic where the batch is cached: see
+                             ** parBatchFree) */
   ParBatch *pOwner;          /* when set, the columns are pOwner's (shallow
                              ** copies of some of them): this batch holds a
                              ** reference to pOwner and frees no column */
 };
 
 /* A batch of columns aiCol[0..nCol-1] of pOwner, sharing their arrays (no
-** copy); it keeps pOwner alive.  NULL when out of memory. */
+** copy); it keeps pOwner alive (a reference taken atomically: pOwner may be
+** shared by threads).  NULL when out of memory. */
 ParBatch *parBatchSubset(ParBatch *pOwner, const int *aiCol, int nCol);
 
 /* The bytes pB's rows take: every column's arrays and dictionary (a
@@ -283,7 +286,8 @@ int parBytesEqual(const unsigned char *a, const unsigned char *b, sqlite3_int64 
 
 /* The dense rank of every dictionary entry under eColl (TEXT entries
 ** first, then BLOBs by memcmp), built on first use and kept in the
-** dictionary.  NULL when out of memory. */
+** dictionary (safe for threads sharing the dictionary).  NULL when out of
+** memory. */
 const uint32_t *parDictRank(ParDict *pDict, int eColl);
 
 #endif /* PAR_BATCH_H */

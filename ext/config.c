@@ -2,11 +2,16 @@
 ** config.c: the connection's settings and the functions that read them.
 **
 **   SELECT par_version();                 -- '0.2.0'
+**   SELECT par_config();                  -- every setting: '{"threads":2,...}'
 **   SELECT par_config('threads');         -- value in force, e.g. 2
 **   SELECT par_config('threads', 1);      -- set; returns 1
-**   SELECT par_config('threads', 0);      -- back to all cores; returns 2
+**   SELECT par_config('threads', 0);      -- back to the default; returns 2
+**                                         -- (OMP_NUM_THREADS, else all cores)
 **   SELECT par_config('memory_mb', 512);  -- working memory limit per query
 **   SELECT par_config('min_rows', 0);     -- run in parallel from the first row
+**   SELECT par_config('cache_mb', 256);   -- the process's cache budget
+**   SELECT * FROM par_settings;           -- name, value, default_value, min,
+**                                         -- max, description of each
 **
 ** How it works: each connection has one ParContext (parext.h) holding the
 ** settings, shared by every function and module of the extension on that
@@ -14,6 +19,12 @@
 ** par_config validates the name and the value against the table
 ** aSetting[] below, then writes the field; bad names and bad values are
 ** errors that name the setting and the accepted range, and change nothing.
+** par_config() and par_settings list aSetting[] in its order, with the
+** values in force on the connection that asks.  One setting is not the
+** connection's: cache_mb is the budget of the columnar cache, which every
+** connection of the process shares (extract.c, 4), so setting it on any
+** connection sets it for all; it goes back to its default when the last
+** connection using the extension closes.
 */
 #include "parext.h"
 
@@ -22,7 +33,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Settings: name, accepted range, and meaning (used in error messages). */
+#define PAR_MAX_THREADS 1024
+
+/* Settings: name, accepted range, and meaning (par_settings shows it). */
 typedef enum ParSettingId {
   PAR_THREADS, PAR_MEMORY_MB, PAR_MIN_ROWS, PAR_PARALLEL_EXTRACT, PAR_CACHE_MB,
   PAR_GROUP_STRATEGY
@@ -31,21 +44,26 @@ static const struct ParSetting {
   const char *zName;
   ParSettingId eId;
   sqlite3_int64 iMin, iMax;
+  const char *zDesc;
 } aSetting[] = {
-  /* threads: 0 means "all cores" and reads back as the core count. */
-  { "threads",   PAR_THREADS,   0, 1024 },
-  /* memory_mb: limit on the working memory of one query, in MiB. */
-  { "memory_mb", PAR_MEMORY_MB, 1, (sqlite3_int64)1 << 30 },
-  /* min_rows: inputs with fewer rows run on one thread. */
-  { "min_rows",  PAR_MIN_ROWS,  0, LLONG_MAX },
-  /* parallel_extract: 1 reads sources on worker connections when it can. */
-  { "parallel_extract", PAR_PARALLEL_EXTRACT, 0, 1 },
-  /* cache_mb: budget of the columnar cache in MiB (0: no cache). */
-  { "cache_mb",  PAR_CACHE_MB,  0, (sqlite3_int64)1 << 30 },
-  /* group_strategy: 0 chooses from the data; 1-4 prefer one (parext.h). */
-  { "group_strategy", PAR_GROUP_STRATEGY, PAR_GROUP_AUTO, PAR_GROUP_RADIX },
+  { "threads",   PAR_THREADS,   0, PAR_MAX_THREADS,
+    "threads the kernels use; 0 sets the default: OMP_NUM_THREADS if set, else all cores" },
+  { "memory_mb", PAR_MEMORY_MB, 1, (sqlite3_int64)1 << 30,
+    "limit on the working memory of one query, in MiB" },
+  { "min_rows",  PAR_MIN_ROWS,  0, LLONG_MAX,
+    "inputs with fewer rows run on one thread" },
+  { "parallel_extract", PAR_PARALLEL_EXTRACT, 0, 1,
+    "1: read sources on worker connections when possible; 0: always serially" },
+  { "cache_mb",  PAR_CACHE_MB,  0, (sqlite3_int64)1 << 30,
+    "budget in MiB of the columnar cache, which every connection of the process "
+    "shares: set on one, it is set for all (0: no cache)" },
+  { "group_strategy", PAR_GROUP_STRATEGY, PAR_GROUP_AUTO, PAR_GROUP_RADIX,
+    "GROUP BY: 0 chooses from the data; 1 direct, 2 dense, 3 counting sort, "
+    "4 radix sort when they apply" },
 };
 #define N_SETTING (int)(sizeof(aSetting)/sizeof(aSetting[0]))
+
+#define PAR_DEFAULT_MIN_ROWS 100000
 
 /* Physical memory in MiB divided by nDiv, at least 64: the defaults of
 ** memory_mb (half) and cache_mb (a quarter). */
@@ -58,16 +76,50 @@ static sqlite3_int64 parDefaultMemMb(int nDiv){
   return mb<64 ? 64 : mb;
 }
 
+/* OMP_NUM_THREADS as libgomp reads it: a list of positive integers
+** separated by commas (spaces around each allowed), of which the first is
+** for the outermost level; 0 when unset or not such a list (OpenMP then
+** ignores it too).  Values above iMax read as iMax. */
+static int parOmpThreads(int iMax){
+  const char *z = getenv("OMP_NUM_THREADS");
+  sqlite3_int64 iFirst = 0;
+  int nItem = 0;
+  if( z==0 ) return 0;
+  for(;;){
+    sqlite3_int64 v = 0;
+    int nDigit = 0;
+    while( *z==' ' || *z=='\t' ) z++;
+    for(; *z>='0' && *z<='9'; z++, nDigit++){
+      v = v*10 + (*z - '0');
+      if( v>(sqlite3_int64)UINT_MAX ) return 0;     /* strtoul would overflow */
+    }
+    while( *z==' ' || *z=='\t' ) z++;
+    if( nDigit==0 || v==0 ) return 0;
+    if( nItem++==0 ) iFirst = v;
+    if( *z==0 ) break;
+    if( *z++!=',' ) return 0;
+  }
+  return iFirst>iMax ? iMax : (int)iFirst;
+}
+
+/* The threads a connection starts with, and par_config('threads', 0) sets:
+** OMP_NUM_THREADS when it names a number (see above), else every core.
+** (Worker connections stay capped at the cores: extract.c.) */
+static int parDefaultThreads(void){
+  int n = parOmpThreads(PAR_MAX_THREADS);
+  return n>0 ? n : px_ncores();
+}
+
 ParContext *parContextNew(void){
   ParContext *p = sqlite3_malloc(sizeof(*p));
   if( p==0 ) return 0;
   memset(p, 0, sizeof(*p));
   p->nRef = 1;
-  p->nThread = px_ncores();
+  p->nThread = parDefaultThreads();
   p->mxMemMb = parDefaultMemMb(2);
-  p->nMinRow = 100000;
+  p->nMinRow = PAR_DEFAULT_MIN_ROWS;
   p->bParExtract = 1;
-  p->mxCacheMb = parDefaultMemMb(4);
+  parCacheAttach(parDefaultMemMb(4));
   return p;
 }
 
@@ -80,6 +132,7 @@ void parContextUnref(void *pArg){
   ParContext *p = (ParContext*)pArg;
   if( p && --p->nRef==0 ){
     parExtractShutdown(p);
+    parCacheDetach();
     sqlite3_free(p);
   }
 }
@@ -212,18 +265,30 @@ static sqlite3_int64 parSettingGet(const ParContext *p, ParSettingId eId){
     case PAR_THREADS:   return p->nThread;
     case PAR_MEMORY_MB: return p->mxMemMb;
     case PAR_PARALLEL_EXTRACT: return p->bParExtract;
-    case PAR_CACHE_MB:  return p->mxCacheMb;
+    case PAR_CACHE_MB:  return parCacheBudgetMb();
     case PAR_GROUP_STRATEGY: return p->eGroupStrategy;
     default:            return p->nMinRow;
   }
 }
 
+/* The value a connection starts with (that 0 sets for threads). */
+static sqlite3_int64 parSettingDefault(ParSettingId eId){
+  switch( eId ){
+    case PAR_THREADS:   return parDefaultThreads();
+    case PAR_MEMORY_MB: return parDefaultMemMb(2);
+    case PAR_PARALLEL_EXTRACT: return 1;
+    case PAR_CACHE_MB:  return parDefaultMemMb(4);
+    case PAR_GROUP_STRATEGY: return PAR_GROUP_AUTO;
+    default:            return PAR_DEFAULT_MIN_ROWS;
+  }
+}
+
 static void parSettingSet(ParContext *p, ParSettingId eId, sqlite3_int64 v){
   switch( eId ){
-    case PAR_THREADS:   p->nThread = v==0 ? px_ncores() : (int)v; parExtractTrim(p); break;
+    case PAR_THREADS:   p->nThread = v==0 ? parDefaultThreads() : (int)v; parExtractTrim(p); break;
     case PAR_MEMORY_MB: p->mxMemMb = v; break;
     case PAR_PARALLEL_EXTRACT: p->bParExtract = (int)v; break;
-    case PAR_CACHE_MB:  p->mxCacheMb = v; parCacheLimit(p); break;
+    case PAR_CACHE_MB:  parCacheSetBudgetMb(v); break;
     case PAR_GROUP_STRATEGY: p->eGroupStrategy = (int)v; break;
     default:            p->nMinRow = v; break;
   }
@@ -250,12 +315,30 @@ static int parIntArg(sqlite3_value *pVal, sqlite3_int64 *pV){
 }
 
 /* par_config(name [, value]): read or set a setting; returns the value in
-** force afterwards. */
+** force afterwards.  par_config(): every setting as a JSON object. */
 static void parConfigFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   ParContext *p = (ParContext*)sqlite3_user_data(ctx);
-  const char *zName = parTextArg(argv[0]);
+  const char *zName;
   const struct ParSetting *pSet = 0;
   int i;
+  if( argc==0 ){
+    /* Every setting, as a JSON object in the order of aSetting[]. */
+    sqlite3_str *pStr = sqlite3_str_new(0);
+    char *zJson;
+    for(i=0; i<N_SETTING; i++){
+      sqlite3_str_appendf(pStr, "%c\"%s\":%lld", i ? ',' : '{', aSetting[i].zName,
+                          parSettingGet(p, aSetting[i].eId));
+    }
+    sqlite3_str_appendchar(pStr, 1, '}');
+    zJson = sqlite3_str_finish(pStr);
+    if( zJson==0 ){
+      sqlite3_result_error_nomem(ctx);
+    }else{
+      sqlite3_result_text(ctx, zJson, -1, sqlite3_free);
+    }
+    return;
+  }
+  zName = parTextArg(argv[0]);
   if( zName==0 ){
     sqlite3_result_error(ctx, "par_config: the first argument must be a "
                          "setting name (threads, memory_mb, min_rows, parallel_extract, cache_mb, group_strategy)", -1);
@@ -288,6 +371,112 @@ static void parConfigFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3_result_int64(ctx, parSettingGet(p, pSet->eId));
 }
 
+/* ---- par_settings: one row per setting of aSetting[] ---------------------- */
+
+typedef struct ParSettingsVtab {
+  sqlite3_vtab base;
+  ParContext *pCtx;      /* not owned: the module holds the reference */
+} ParSettingsVtab;
+
+typedef struct ParSettingsCursor {
+  sqlite3_vtab_cursor base;
+  int iRow;              /* index into aSetting[] */
+} ParSettingsCursor;
+
+static int parSettingsConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
+                              sqlite3_vtab **ppVtab, char **pzErr){
+  ParSettingsVtab *pTab;
+  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(name TEXT, value INTEGER, "
+                                    "default_value INTEGER, min INTEGER, max INTEGER, "
+                                    "description TEXT)");
+  if( rc ) return rc;
+  pTab = sqlite3_malloc(sizeof(*pTab));
+  if( pTab==0 ) return SQLITE_NOMEM;
+  memset(pTab, 0, sizeof(*pTab));
+  pTab->pCtx = (ParContext*)pAux;
+  /* It reads the connection's settings: not from a stranger's schema. */
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  *ppVtab = &pTab->base;
+  return SQLITE_OK;
+}
+
+static int parSettingsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
+  pInfo->estimatedCost = N_SETTING;
+  pInfo->estimatedRows = N_SETTING;
+  return SQLITE_OK;
+}
+
+static int parSettingsDisconnect(sqlite3_vtab *pVtab){
+  sqlite3_free(pVtab);
+  return SQLITE_OK;
+}
+
+static int parSettingsOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
+  ParSettingsCursor *pCur = sqlite3_malloc(sizeof(*pCur));
+  if( pCur==0 ) return SQLITE_NOMEM;
+  memset(pCur, 0, sizeof(*pCur));
+  *ppCur = &pCur->base;
+  return SQLITE_OK;
+}
+
+static int parSettingsClose(sqlite3_vtab_cursor *cur){
+  sqlite3_free(cur);
+  return SQLITE_OK;
+}
+
+static int parSettingsFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                             int argc, sqlite3_value **argv){
+  ((ParSettingsCursor*)cur)->iRow = 0;
+  return SQLITE_OK;
+}
+
+static int parSettingsNext(sqlite3_vtab_cursor *cur){
+  ((ParSettingsCursor*)cur)->iRow++;
+  return SQLITE_OK;
+}
+
+static int parSettingsEof(sqlite3_vtab_cursor *cur){
+  return ((ParSettingsCursor*)cur)->iRow>=N_SETTING;
+}
+
+static int parSettingsColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
+  ParSettingsCursor *pCur = (ParSettingsCursor*)cur;
+  const ParContext *p = ((ParSettingsVtab*)cur->pVtab)->pCtx;
+  const struct ParSetting *pSet = &aSetting[pCur->iRow];
+  switch( i ){
+    case 0:  sqlite3_result_text(ctx, pSet->zName, -1, SQLITE_STATIC); break;
+    case 1:  sqlite3_result_int64(ctx, parSettingGet(p, pSet->eId)); break;
+    case 2:  sqlite3_result_int64(ctx, parSettingDefault(pSet->eId)); break;
+    case 3:  sqlite3_result_int64(ctx, pSet->iMin); break;
+    case 4:  sqlite3_result_int64(ctx, pSet->iMax); break;
+    default: sqlite3_result_text(ctx, pSet->zDesc, -1, SQLITE_STATIC); break;
+  }
+  return SQLITE_OK;
+}
+
+static int parSettingsRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid){
+  *pRowid = ((ParSettingsCursor*)cur)->iRow + 1;
+  return SQLITE_OK;
+}
+
+static sqlite3_module parSettingsModule = {
+  0,                     /* iVersion */
+  0,                     /* xCreate: 0 makes it eponymous-only */
+  parSettingsConnect,    /* xConnect */
+  parSettingsBestIndex,  /* xBestIndex: a full scan of a few rows */
+  parSettingsDisconnect, /* xDisconnect */
+  0,                     /* xDestroy */
+  parSettingsOpen,       /* xOpen */
+  parSettingsClose,      /* xClose */
+  parSettingsFilter,     /* xFilter */
+  parSettingsNext,       /* xNext */
+  parSettingsEof,        /* xEof */
+  parSettingsColumn,     /* xColumn: the values in force when read */
+  parSettingsRowid,      /* xRowid */
+  0, 0, 0, 0, 0, 0, 0,   /* read-only: no xUpdate, transactions, functions */
+  0, 0, 0, 0             /* xRename .. xShadowName */
+};
+
 int parConfigRegister(sqlite3 *db, ParContext *pCtx){
   int rc;
   rc = sqlite3_create_function_v2(db, "par_version", 0,
@@ -295,6 +484,10 @@ int parConfigRegister(sqlite3 *db, ParContext *pCtx){
          parContextRef(pCtx), parVersionFunc, 0, 0, parContextUnref);
   if( rc!=SQLITE_OK ) return rc;
   /* par_config changes connection state: never from triggers or views. */
+  rc = sqlite3_create_function_v2(db, "par_config", 0,
+         SQLITE_UTF8|SQLITE_DIRECTONLY,
+         parContextRef(pCtx), parConfigFunc, 0, 0, parContextUnref);
+  if( rc!=SQLITE_OK ) return rc;
   rc = sqlite3_create_function_v2(db, "par_config", 1,
          SQLITE_UTF8|SQLITE_DIRECTONLY,
          parContextRef(pCtx), parConfigFunc, 0, 0, parContextUnref);
@@ -302,5 +495,7 @@ int parConfigRegister(sqlite3 *db, ParContext *pCtx){
   rc = sqlite3_create_function_v2(db, "par_config", 2,
          SQLITE_UTF8|SQLITE_DIRECTONLY,
          parContextRef(pCtx), parConfigFunc, 0, 0, parContextUnref);
-  return rc;
+  if( rc!=SQLITE_OK ) return rc;
+  return sqlite3_create_module_v2(db, "par_settings", &parSettingsModule,
+                                  parContextRef(pCtx), parContextUnref);
 }

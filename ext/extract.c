@@ -9,9 +9,10 @@
 **   SELECT * FROM r;                  -- cold: rowid ranges read in parallel
 **   SELECT * FROM r;                  -- warm: the columns come from the cache
 **   SELECT * FROM par_cache;          -- source, columns, rows, bytes, hits
-**   SELECT par_cache_clear();         -- drop every entry
+**                                     -- (of every connection of the process)
+**   SELECT par_cache_clear();         -- drop every entry of the process
 **   SELECT par_config('parallel_extract', 0);   -- always read serially
-**   SELECT par_config('cache_mb', 256);         -- cache budget
+**   SELECT par_config('cache_mb', 256);         -- the process's cache budget
 **
 ** How it works:
 **  1. The source.  Rows are read in parallel only when the extraction
@@ -57,22 +58,46 @@
 **     cheaper.  The calling thread waits and checks for sqlite3_interrupt()
 **     on its connection every few milliseconds; an interrupt stops the
 **     workers.
-**  4. The cache.  What parallel extraction read is kept under a key made
-**     of the database file and the worker's SQL (and the expressions it
-**     read: a later extraction needing some of them from the same table,
-**     alias and WHERE shares their columns), stamped with the data
-**     version (SQLITE_FCNTL_DATA_VERSION) of the first worker connection
-**     inside the snapshot.  A lookup refreshes that connection (which
-**     sees every commit, this connection's and any other's, schema changes
-**     included) and uses the entry only if the version is unchanged.
-**     Because the worker connections stay open on the file, an ATTACH or
-**     DETACH on the caller's connection cannot reset the version the
-**     stamps are compared with; the key holds the file the name resolved
-**     to at lookup.  Entries are dropped least recently used first to
-**     stay within cache_mb; a batch in use stays alive (reference count).
+**  4. The cache.  One per process, shared by every connection (in any
+**     thread) that loaded the extension: connections to the same file
+**     share the columns instead of copying them.  What extraction read is
+**     kept under a key made of the database file and the worker's SQL
+**     (and the expressions it read: a later extraction needing some of
+**     them from the same table, alias and WHERE shares their columns).
+**     A data version (SQLITE_FCNTL_DATA_VERSION) is a connection's own
+**     count of the commits it has seen, so entries are stamped in the
+**     numbers of one connection of the process per file, its tracker
+**     (ParTrack: read-only, used under the cache's mutex only), which any
+**     connection can ask: a read brings it up to date with every commit,
+**     of this process or another, schema changes included.  The rows read
+**     are of a known version of the reading connection's pool (the
+**     workers' snapshot, or the stamp taken before a serial read); when
+**     the entry is kept, the tracker's version is read before and after
+**     that pool connection's (parTrackPair): equal, no commit came in
+**     between, so the tracker's version names the content of that moment,
+**     and the entry is kept only if the pool's version then is still the
+**     one read (else a commit came since the read, and it would be stale
+**     at once).  A lookup uses an entry only if the tracker's version now
+**     is the entry's; when the caller's snapshot must be the one read
+**     (parCallerSnapshot), also only if the caller's pool is at that
+**     snapshot's version at a moment the tracker is at the entry's.  A
+**     tracker whose file was moved or replaced drops its entries and opens
+**     the file now at the path; a pool's version is used only while the
+**     pool's file has not moved either.  The tracker of a file lives as
+**     long as some pool of the process is open on it (a user count): the
+**     last pool to close drops the file's entries, so a DETACHed file is
+**     no longer held open, and everything is freed when the last
+**     connection closes.  Entries are dropped least recently used first
+**     to stay within cache_mb, the process's budget (set on any
+**     connection, it is every connection's).  Threads: the cache, the
+**     trackers and the budget are under one mutex; a lookup hands out a
+**     batch of the caller's own that shares the entry's columns
+**     (parBatchSubset), whose reference to the entry's batch is atomic
+**     (batch.c), so a batch in use stays alive after its entry goes.
 */
 #include "extract.h"
 
+#include <assert.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -119,7 +144,20 @@ struct ParPool {
                         ** read transaction at data version iUnsyncCaller:
                         ** nothing vouches for that snapshot */
   unsigned iUnsyncCaller;
+  struct ParTrack *pTrack;   /* the process's tracker of zFile (one user
+                        ** reference), or NULL: nothing read is kept */
   ParPool *pNext;       /* the connection's next pool (less recently used) */
+};
+
+/* The process's version tracker of one database file (see the header, 4):
+** everything in it, and the cache, is under parShared.mutex. */
+typedef struct ParTrack ParTrack;
+struct ParTrack {
+  char *zFile;          /* as sqlite3_db_filename() names it */
+  sqlite3 *pDb;         /* read-only on zFile, or NULL (opened when next
+                        ** needed): its data versions are the entries' */
+  int nUser;            /* pools on zFile, of every connection */
+  ParTrack *pNext;
 };
 
 typedef struct ParCacheEntry ParCacheEntry;
@@ -131,10 +169,10 @@ struct ParCacheEntry {
   char *zBase;          /* file, LIKE mode, table, alias and WHERE */
   int nExpr;            /* the expressions one by one (0: not known) */
   char **azExpr;
-  unsigned iVersion;    /* data version of the pool's first connection */
-  unsigned iGen;        /* ...of the pool of this generation (a version
-                        ** means nothing to another connection) */
-  ParBatch *pBatch;     /* one reference */
+  ParTrack *pTrack;     /* the tracker of the file */
+  unsigned iVersion;    /* ...and its data version for these rows */
+  ParBatch *pBatch;     /* one reference; only parBatchSubset() wrappers
+                        ** of it are handed out (parCacheLookup) */
   sqlite3_int64 nHit;
 };
 
@@ -144,6 +182,17 @@ struct ParCache {
   sqlite3_int64 nByte;  /* bytes of all entries' batches */
   int nEntry;
 };
+
+/* What the connections of the process share: the cache, the trackers of
+** the files its entries come from, and the budget.  Freed when the last
+** ParContext goes (parCacheDetach). */
+static struct ParShared {
+  pthread_mutex_t mutex;
+  int nCtx;             /* ParContexts alive (connections using us) */
+  sqlite3_int64 mxCacheMb;   /* "cache_mb"; -1: not set yet */
+  ParCache cache;
+  ParTrack *pTrack;
+} parShared = { PTHREAD_MUTEX_INITIALIZER, 0, -1, { 0, 0, 0, 0 }, 0 };
 
 /* A source that can be read in parallel (parSourceResolve). */
 typedef struct ParSource ParSource;
@@ -1388,7 +1437,7 @@ static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   unsigned iMust;
 
   memset(pSrc, 0, sizeof(*pSrc));
-  if( pCtx->mxCacheMb<=0 || pPlan->zExtract==0 || pPlan->zExtractFrom==0 ) return 0;
+  if( parCacheBudgetMb()<=0 || pPlan->zExtract==0 || pPlan->zExtractFrom==0 ) return 0;
   /* Application collations (functions are checked in the program below);
   ** a replaced built-in one could be replaced again otherwise. */
   if( (zWhy = parForeignNames(db, pPlan->zExtract))!=0 ){
@@ -1433,11 +1482,96 @@ static int parSerialSource(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   return 1;
 }
 
+/* ---- the process's trackers ------------------------------------------------ */
+
+static void parCacheDrop(ParCache *c, ParCacheEntry *e);
+
+/* Drop the entries of tracker t, and close its connection: they go
+** together, since another connection numbers the versions anew.  Under
+** the mutex. */
+static void parTrackReset(ParTrack *t){
+  ParCacheEntry *e, *eNext;
+  for(e=parShared.cache.pFirst; e; e=eNext){
+    eNext = e->pNext;
+    if( e->pTrack==t ) parCacheDrop(&parShared.cache, e);
+  }
+  sqlite3_close_v2(t->pDb);
+  t->pDb = 0;
+}
+
+/* A user reference to the tracker of zFile, made if there is none; NULL
+** when out of memory.  Takes the mutex. */
+static ParTrack *parTrackAcquire(const char *zFile){
+  ParTrack *t;
+  pthread_mutex_lock(&parShared.mutex);
+  for(t=parShared.pTrack; t && strcmp(t->zFile, zFile)!=0; t=t->pNext){}
+  if( t==0 && (t = sqlite3_malloc(sizeof(*t)))!=0 ){
+    memset(t, 0, sizeof(*t));
+    if( (t->zFile = sqlite3_mprintf("%s", zFile))==0 ){
+      sqlite3_free(t);
+      t = 0;
+    }else{
+      t->pNext = parShared.pTrack;
+      parShared.pTrack = t;
+    }
+  }
+  if( t ) t->nUser++;
+  pthread_mutex_unlock(&parShared.mutex);
+  return t;
+}
+
+/* Drop a user reference to t (NULL: none); the last one drops its entries
+** (no connection of the process reads the file any more) and frees it.
+** Takes the mutex. */
+static void parTrackRelease(ParTrack *t){
+  ParTrack **pp;
+  if( t==0 ) return;
+  pthread_mutex_lock(&parShared.mutex);
+  if( --t->nUser==0 ){
+    parTrackReset(t);
+    for(pp=&parShared.pTrack; *pp!=t; pp=&(*pp)->pNext){}
+    *pp = t->pNext;
+    sqlite3_free(t->zFile);
+    sqlite3_free(t);
+  }
+  pthread_mutex_unlock(&parShared.mutex);
+}
+
+/* The data version of t's file now, as its connection sees it once a read
+** brings it up to date: 1 with *pv, or 0 when it cannot read (busy, say).
+** A file moved or replaced since the connection opened it drops every
+** entry of t (and 0): the connection opened next reads the file now at
+** the path.  Under the mutex. */
+static int parTrackVersion(ParTrack *t, unsigned *pv){
+  int bMoved = 0;
+  if( t->pDb==0 ){
+    int rc = sqlite3_open_v2(t->zFile, &t->pDb, SQLITE_OPEN_READONLY|SQLITE_OPEN_NOMUTEX
+                             |SQLITE_OPEN_EXRESCODE, 0);
+    if( rc ){
+      sqlite3_close_v2(t->pDb);
+      t->pDb = 0;
+      return 0;
+    }
+    /* Other threads wait for the mutex meanwhile: not long. */
+    sqlite3_busy_timeout(t->pDb, 100);
+  }
+  if( sqlite3_file_control(t->pDb, "main", SQLITE_FCNTL_HAS_MOVED, &bMoved)!=SQLITE_OK
+   || bMoved ){
+    parTrackReset(t);
+    return 0;
+  }
+  if( parExec(t->pDb, "PRAGMA schema_version")!=SQLITE_OK ) return 0;
+  *pv = 0;
+  sqlite3_file_control(t->pDb, "main", SQLITE_FCNTL_DATA_VERSION, pv);
+  return 1;
+}
+
 /* ---- worker connections ---------------------------------------------------- */
 
 static void parPoolFree(ParPool *p){
   int i;
   if( p==0 ) return;
+  parTrackRelease(p->pTrack);
   for(i=0; i<p->nConn; i++) sqlite3_close_v2(p->aConn[i]);
   sqlite3_close_v2(p->pGate);
   sqlite3_close_v2(p->pCheck);
@@ -1472,21 +1606,13 @@ static ParPool *parPoolFind(ParContext *pCtx, const char *zFile){
   return p;
 }
 
-static void parCacheDrop(ParCache *c, ParCacheEntry *e);
-
-/* Close pool pDrop of pCtx (NULL: nothing), and drop its cache entries:
-** they cannot be checked without it (another pool has another
-** generation), and would only take room. */
+/* Close pool pDrop of pCtx (NULL: nothing).  The cache entries of its
+** file go with the last pool on it in the process (parTrackRelease). */
 static void parPoolDrop(ParContext *pCtx, ParPool *pDrop){
   ParPool **pp;
   for(pp=&pCtx->pPool; *pp && *pp!=pDrop; pp=&(*pp)->pNext){}
   if( *pp ){
-    ParCacheEntry *e, *eNext;
     *pp = pDrop->pNext;
-    for(e=pCtx->pCache ? pCtx->pCache->pFirst : 0; e; e=eNext){
-      eNext = e->pNext;
-      if( e->iGen==pDrop->iGen ) parCacheDrop(pCtx->pCache, e);
-    }
     parPoolFree(pDrop);
   }
 }
@@ -1539,6 +1665,7 @@ static ParPool *parPoolGet(ParContext *pCtx, const char *zFile, int nConn, int b
     p->zFile = sqlite3_mprintf("%s", zFile);
     if( p->zFile==0 ){ sqlite3_free(p); return 0; }
     p->iGen = ++pCtx->iPoolGen;
+    p->pTrack = parTrackAcquire(zFile);
     p->pNext = pCtx->pPool;
     pCtx->pPool = p;
     for(q=p; q->pNext; q=q->pNext){
@@ -2182,39 +2309,68 @@ static void parCacheTrim(ParCache *c, sqlite3_int64 nMax){
   while( c->pLast && c->nByte>nMax ) parCacheDrop(c, c->pLast);
 }
 
-static ParCache *parCacheGet(ParContext *pCtx){
-  if( pCtx->pCache==0 ){
-    pCtx->pCache = sqlite3_malloc(sizeof(ParCache));
-    if( pCtx->pCache ) memset(pCtx->pCache, 0, sizeof(ParCache));
-  }
-  return pCtx->pCache;
+/* The budget in bytes.  Under the mutex. */
+static sqlite3_int64 parCacheMaxBytes(void){
+  return parShared.mxCacheMb>0 ? parShared.mxCacheMb*1024*1024 : 0;
 }
 
 static ParCacheEntry *parCacheFind(ParCache *c, const char *zKey){
   ParCacheEntry *e;
-  for(e=c ? c->pFirst : 0; e; e=e->pNext){
+  for(e=c->pFirst; e; e=e->pNext){
     if( strcmp(e->zKey, zKey)==0 ) return e;
   }
   return 0;
 }
 
-/* Keep pBatch (a new reference) under pSrc's key, replacing a stale entry. */
-static void parCachePut(ParContext *pCtx, const ParPlan *pPlan, const ParSource *pSrc,
-                        ParBatch *pBatch, unsigned iVersion, unsigned iGen){
-  sqlite3_int64 nMax = pCtx->mxCacheMb*1024*1024;
-  ParCache *c = parCacheGet(pCtx);
+/* The data version of tracker t and of pool p's first connection at one
+** moment, with no commit in between: t's version read before and after
+** p's is the same.  Both connections on the file now at the path (moved
+** is checked after the reads).  1 with *pvTrack and *pvPool, else 0.
+** Under the mutex. */
+static int parTrackPair(ParTrack *t, ParPool *p, unsigned *pvTrack, unsigned *pvPool){
+  unsigned v1, v2, v3;
+  if( !parTrackVersion(t, &v1) || !parPoolVersion(p, pvPool) || !parTrackVersion(t, &v2)
+   || v1!=v2 ){
+    return 0;
+  }
+  /* The pool's file, then the tracker's, still the one at the path. */
+  if( parPoolMoved(p) || !parTrackVersion(t, &v3) || v3!=v1 ) return 0;
+  *pvTrack = v1;
+  return 1;
+}
+
+/* Keep *ppBatch, which holds the rows of pool p's file at data version
+** iVersion of p's first connection, under pSrc's key (replacing a stale
+** entry) if that is still what the file holds: the entry is stamped with
+** the tracker's version of the same moment.  The caller's reference then
+** becomes a wrapper of its own (parBatchSubset): the batch itself is
+** shared by threads, and only references through wrappers are taken. */
+static void parCachePut(const ParPlan *pPlan, const ParSource *pSrc, ParBatch **ppBatch,
+                        ParPool *p, unsigned iVersion){
+  ParCache *c = &parShared.cache;
+  ParBatch *pBatch = *ppBatch, *pMine = 0;
   ParCacheEntry *e;
-  if( c==0 || pBatch->nMem>nMax ) return;
-  if( (e = parCacheFind(c, pSrc->zKey))!=0 ) parCacheDrop(c, e);
+  unsigned vTrack = 0, vPool = 0;
+  int *aiCol, i;
+
+  if( p==0 || p->pTrack==0 ) return;
+  aiCol = sqlite3_malloc64(sizeof(int)*(pBatch->nCol+1));
+  if( aiCol==0 ) return;
+  for(i=0; i<pBatch->nCol; i++) aiCol[i] = i;
+  pMine = parBatchSubset(pBatch, aiCol, pBatch->nCol);
+  sqlite3_free(aiCol);
+  if( pMine==0 ) return;
   e = sqlite3_malloc(sizeof(*e));
-  if( e==0 ) return;
+  if( e==0 ){
+    parBatchFree(pMine);
+    return;
+  }
   memset(e, 0, sizeof(*e));
   e->zKey = sqlite3_mprintf("%s", pSrc->zKey);
   e->zSource = sqlite3_mprintf("%s.%s", pSrc->zSchema, pSrc->zTable);
   e->zCols = sqlite3_mprintf("%s", pPlan->zExtractCols);
   e->zBase = sqlite3_mprintf("%s", pSrc->zBase);
   if( pPlan->nExtractExpr ){
-    int i;
     e->azExpr = sqlite3_malloc64(sizeof(char*)*pPlan->nExtractExpr);
     for(i=0; e->azExpr && i<pPlan->nExtractExpr; i++){
       if( (e->azExpr[i] = sqlite3_mprintf("%s", pPlan->azExtractExpr[i]))==0 ) break;
@@ -2224,30 +2380,47 @@ static void parCachePut(ParContext *pCtx, const ParPlan *pPlan, const ParSource 
   if( e->zKey==0 || e->zSource==0 || e->zCols==0 || e->zBase==0
    || e->nExpr<pPlan->nExtractExpr ){
     parCacheEntryFree(e);
+    parBatchFree(pMine);
     return;
   }
-  e->iVersion = iVersion;
-  e->iGen = iGen;
-  e->pBatch = pBatch;
-  pBatch->nRef++;
+  pthread_mutex_lock(&parShared.mutex);
+  if( parShared.mxCacheMb<=0 || pBatch->nMem>parCacheMaxBytes()
+   || !parTrackPair(p->pTrack, p, &vTrack, &vPool) || vPool!=iVersion ){
+    /* Too big, or not what the file holds now (a commit came since the
+    ** read: the entry would be stale at once). */
+    pthread_mutex_unlock(&parShared.mutex);
+    parCacheEntryFree(e);
+    parBatchFree(pMine);
+    return;
+  }
+  {
+    ParCacheEntry *eOld = parCacheFind(c, pSrc->zKey);
+    if( eOld ) parCacheDrop(c, eOld);
+  }
+  e->pTrack = p->pTrack;
+  e->iVersion = vTrack;
+  e->pBatch = pBatch;             /* the caller's reference, handed over */
+  *ppBatch = pMine;
   parCacheLinkFirst(c, e);
   c->nByte += pBatch->nMem;
   c->nEntry++;
-  parCacheTrim(c, nMax);
+  parCacheTrim(c, parCacheMaxBytes());
+  pthread_mutex_unlock(&parShared.mutex);
 }
 
 /* The entry that serves pPlan's extraction from pSrc: the one of exactly
 ** its columns, else one with the same base (file, table, alias, WHERE)
 ** holding every expression it needs; aiCol (room for nExtractExpr) gets
 ** where each needed column is in the entry, and *pbExact whether it is
-** the exact one.  Whether the entry is still current is not checked. */
+** the exact one.  Whether the entry is still current is not checked.
+** Under the mutex. */
 static ParCacheEntry *parCacheMatch(ParCache *c, const ParSource *pSrc, const ParPlan *pPlan,
                                     int *aiCol, int *pbExact){
   ParCacheEntry *e = parCacheFind(c, pSrc->zKey);
   int i, j;
   *pbExact = e!=0;
   if( e || pPlan->nExtractExpr==0 ) return e;
-  for(e=c ? c->pFirst : 0; e; e=e->pNext){
+  for(e=c->pFirst; e; e=e->pNext){
     if( e->nExpr==0 || strcmp(e->zBase, pSrc->zBase)!=0 ) continue;
     for(i=0; i<pPlan->nExtractExpr; i++){
       for(j=0; j<e->nExpr && strcmp(e->azExpr[j], pPlan->azExtractExpr[i])!=0; j++){}
@@ -2260,58 +2433,67 @@ static ParCacheEntry *parCacheMatch(ParCache *c, const ParSource *pSrc, const Pa
 }
 
 /* Is there an entry that would serve pPlan's extraction from pSrc? */
-static int parCacheHas(ParCache *c, const ParSource *pSrc, const ParPlan *pPlan){
+static int parCacheHas(const ParSource *pSrc, const ParPlan *pPlan){
   int *aiCol = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractExpr+1)), bExact, bHas;
   if( aiCol==0 ) return 0;
-  bHas = parCacheMatch(c, pSrc, pPlan, aiCol, &bExact)!=0;
+  pthread_mutex_lock(&parShared.mutex);
+  bHas = parCacheMatch(&parShared.cache, pSrc, pPlan, aiCol, &bExact)!=0;
+  pthread_mutex_unlock(&parShared.mutex);
   sqlite3_free(aiCol);
   return bHas;
 }
 
 /* The cached batch for pPlan's extraction from pSrc if it is still what
-** the file holds (a new reference: the entry's batch, or a batch sharing
-** the needed columns of a wider entry), else NULL (a stale entry is
-** dropped).  With bMust, only if the file's version is iMust too (the
-** caller's snapshot, parCallerSnapshot). */
+** the file holds (a new batch of the caller's own that shares the entry's
+** columns, or the needed ones of a wider entry), else NULL (a stale entry
+** is dropped).  The tracker of the file says: its version now is the
+** entry's.  With bMust, only if the caller's snapshot is that content too:
+** pCtx's pool on the file has data version iMust (parCallerSnapshot) at a
+** moment the tracker's version is the entry's (parTrackPair). */
 static ParBatch *parCacheLookup(ParContext *pCtx, const ParSource *pSrc, const ParPlan *pPlan,
                                 int bMust, unsigned iMust){
-  ParCache *c = pCtx->pCache;
-  ParPool *p = parPoolFind(pCtx, pSrc->zFile);
+  ParCache *c = &parShared.cache;
   ParCacheEntry *e;
-  ParBatch *pB;
-  unsigned v;
-  int *aiCol, bExact = 0;
+  ParBatch *pB = 0;
+  unsigned v, vPool;
+  int *aiCol, bExact = 0, i;
   aiCol = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractExpr+1));
   if( aiCol==0 ) return 0;
+  pthread_mutex_lock(&parShared.mutex);
   e = parCacheMatch(c, pSrc, pPlan, aiCol, &bExact);
-  if( e==0 ){
-    sqlite3_free(aiCol);
-    return 0;
-  }
-  /* Only the pool's first connection compares with the stamp; a pool on
-  ** another file, or opened again since, means the entry cannot be
-  ** checked. */
-  if( p==0 || p->nConn==0 || p->iGen!=e->iGen || strcmp(p->zFile, pSrc->zFile)!=0
-   || parPoolMoved(p) || !parPoolVersion(p, &v) || v!=e->iVersion ){
+  /* (A tracker that fails may have dropped e with every entry of its
+  ** file: e is not touched after a failure.) */
+  if( e==0 || !parTrackVersion(e->pTrack, &v) ) goto done;
+  if( v!=e->iVersion ){
     parCacheDrop(c, e);
-    sqlite3_free(aiCol);
-    return 0;
+    goto done;
   }
-  if( bMust && e->iVersion!=iMust ){
-    sqlite3_free(aiCol);         /* current, but newer than the caller's */
-    return 0;
+  if( bMust ){
+    ParPool *p = parPoolFind(pCtx, pSrc->zFile);
+    if( p==0 || p->nConn==0 || !parTrackPair(e->pTrack, p, &v, &vPool) ) goto done;
+    if( v!=e->iVersion ){
+      parCacheDrop(c, e);
+      goto done;
+    }
+    if( vPool!=iMust ) goto done;      /* current, but newer than the caller's */
   }
   if( bExact ){
-    pB = e->pBatch;
-    pB->nRef++;
+    sqlite3_free(aiCol);
+    aiCol = sqlite3_malloc64(sizeof(int)*(e->pBatch->nCol+1));
+    if( aiCol==0 ) goto done;
+    for(i=0; i<e->pBatch->nCol; i++) aiCol[i] = i;
+    pB = parBatchSubset(e->pBatch, aiCol, e->pBatch->nCol);
   }else{
     pB = parBatchSubset(e->pBatch, aiCol, pPlan->nExtractExpr);
   }
+  if( pB ){
+    e->nHit++;
+    parCacheUnlink(c, e);
+    parCacheLinkFirst(c, e);
+  }
+done:
+  pthread_mutex_unlock(&parShared.mutex);
   sqlite3_free(aiCol);
-  if( pB==0 ) return 0;
-  e->nHit++;
-  parCacheUnlink(c, e);
-  parCacheLinkFirst(c, e);
   return pB;
 }
 
@@ -2322,7 +2504,7 @@ static void parExtractStampPools(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp
 void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp){
   ParPool *p, **pp;
   const char *zName, *zMain;
-  int i, bMainNone;
+  int i, bMainNone, bCache;
   memset(pStamp, 0, sizeof(*pStamp));
   /* Pools on files the caller no longer has attached: closed (they would
   ** hold the files open, and their cache entries, for nothing). */
@@ -2344,13 +2526,14 @@ void parExtractStamp(ParContext *pCtx, sqlite3 *db, ParStamp *pStamp){
   ** off included). */
   zMain = sqlite3_db_filename(db, "main");
   bMainNone = zMain && zMain[0] && sqlite3_txn_state(db, "main")==SQLITE_TXN_NONE;
-  if( zMain && zMain[0] && (pCtx->mxCacheMb>0 || bMainNone)
+  bCache = parCacheBudgetMb()>0;
+  if( zMain && zMain[0] && (bCache || bMainNone)
    && parPoolFind(pCtx, zMain)==0 && parDefaultVfs(db, "main", 0) ){
     char *zWhy = 0;
     parPoolGet(pCtx, zMain, 1, 0, &zWhy);
     sqlite3_free(zWhy);
   }
-  if( pCtx->mxCacheMb>0 ) parExtractStampPools(pCtx, db, pStamp);
+  if( bCache ) parExtractStampPools(pCtx, db, pStamp);
   /* Last (its read of the caller's main begins a read transaction that
   ** lasts as long as the statement running now, or the caller's explicit
   ** transaction): the moment parCallerVouched() compares with, on main's
@@ -2523,8 +2706,9 @@ static char *parProgramOnNew(sqlite3 *pNew, const ParPlan *pPlan, const char *zS
 ** checker: the file attached to an empty main).  When it differs, a
 ** connection opened now decides: the pool's may hold statistics loaded
 ** before an ANALYZE (no schema change tells it), and is then opened
-** again; if the new one differs too, the pool stays (its cache entries
-** with it: other scans of the file may still use them). */
+** again; if the new one differs too, the pool stays (and with it the
+** file's cache entries, through its tracker: other scans of the file may
+** still use them). */
 static int parCompilesAsNew(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
                             const char *zSchema, const char *zFile, int bLikeCs,
                             char **pzWhy){
@@ -2655,7 +2839,7 @@ static int parExtractDated(ParContext *pCtx, sqlite3 *db, const ParDated *d,
     }else{
       int nThread = parReadThreads(pCtx), bStale = 0, bCounted = 0;
       ParPool *p = parPoolGet(pCtx, src.zFile, nThread, src.bWal, &zWhy);
-      unsigned iVersion = 0, iGen = p ? p->iGen : 0;
+      unsigned iVersion = 0;
       unsigned long long iNow = parNowCount();
       if( p==0 && zWhy==0 ) rc = SQLITE_NOMEM;
       if( p ){
@@ -2681,7 +2865,7 @@ static int parExtractDated(ParContext *pCtx, sqlite3 *db, const ParDated *d,
       if( rc==SQLITE_OK && *ppBatch ){
         *peMode = bCounted ? PAR_EXTRACT_COUNTED : PAR_EXTRACT_PARALLEL;
         if( !parVolatileNames(pPlan->zExtract) ){
-          parCachePut(pCtx, pPlan, &src, *ppBatch, iVersion, iGen);
+          parCachePut(pPlan, &src, ppBatch, p, iVersion);
         }
       }
     }
@@ -2690,8 +2874,8 @@ static int parExtractDated(ParContext *pCtx, sqlite3 *db, const ParDated *d,
   if( rc==SQLITE_OK && *ppBatch==0 ){
     /* Read serially on the caller's connection; kept in the cache when it
     ** can be, stamped with the file's version from before this scan ran
-    ** anything on the caller's connection (a commit since then leaves the
-    ** entry stale at once, never wrongly current).  Without a stamp the
+    ** anything on the caller's connection (after a commit since then it is
+    ** not kept: never wrongly current).  Without a stamp the
     ** pool is opened on the file, so that the next scan has one. */
     int iStamp = -1, k;     /* pStamp->a[iStamp]: the stamp of the pool read */
     /* The check of the parallel attempt holds for its database: not
@@ -2723,11 +2907,13 @@ static int parExtractDated(ParContext *pCtx, sqlite3 *db, const ParDated *d,
     }
     if( *ppBatch==0 ){
       unsigned long long iNow = parNowCount();
+      ParPool *p;
       rc = parBatchFromSql(db, pPlan->zExtract, pPlan->pParams, parMemLimit(pCtx), ppBatch,
                            pzErr);
-      if( rc==SQLITE_OK && iStamp>=0 && (!bChecked || parNowCount()==iNow) ){
-        parCachePut(pCtx, pPlan, &src, *ppBatch, pStamp->a[iStamp].iVersion,
-                    pStamp->a[iStamp].iGen);
+      p = iStamp>=0 ? parPoolFind(pCtx, src.zFile) : 0;
+      if( rc==SQLITE_OK && p && p->iGen==pStamp->a[iStamp].iGen
+       && (!bChecked || parNowCount()==iNow) ){
+        parCachePut(pPlan, &src, ppBatch, p, pStamp->a[iStamp].iVersion);
       }
     }
     parSourceClear(&src);
@@ -2804,11 +2990,11 @@ static char *parExplainDated(ParContext *pCtx, sqlite3 *db, const ParDated *d){
     int bCached = parSerialSource(pCtx, db, pPlan, &ser)
                && parSerialAsNew(pCtx, db, pPlan, &ser)
                && parCallerSnapshot(pCtx, db, ser.zSchema, ser.zFile, &bMust, &iMust)
-               && parCacheHas(pCtx->pCache, &ser, pPlan);
+               && parCacheHas(&ser, pPlan);
     zOut = sqlite3_mprintf("%sserial, on the caller's connection (%s)",
                            bCached ? "cached when still current, else " : "", zWhy);
     parSourceClear(&ser);
-  }else if( parCacheHas(pCtx->pCache, &src, pPlan) ){
+  }else if( parCacheHas(&src, pPlan) ){
     zOut = sqlite3_mprintf("cached when still current, else parallel: %s ranges "
                            "of %s.%s%s on %d worker connections", src.zPk ? "primary-key" : "rowid",
                            src.zSchema, src.zTable, src.bJoin ? " (each joined on its worker)" : "",
@@ -2856,12 +3042,42 @@ char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
 }
 
 void parExtractShutdown(ParContext *pCtx){
-  if( pCtx->pCache ){
-    parCacheTrim(pCtx->pCache, -1);
-    sqlite3_free(pCtx->pCache);
-    pCtx->pCache = 0;
-  }
   while( pCtx->pPool ) parPoolDrop(pCtx, pCtx->pPool);
+}
+
+void parCacheAttach(sqlite3_int64 mxDefaultMb){
+  pthread_mutex_lock(&parShared.mutex);
+  parShared.nCtx++;
+  if( parShared.mxCacheMb<0 ) parShared.mxCacheMb = mxDefaultMb;
+  pthread_mutex_unlock(&parShared.mutex);
+}
+
+void parCacheDetach(void){
+  pthread_mutex_lock(&parShared.mutex);
+  if( --parShared.nCtx==0 ){
+    /* Every pool is closed, so every tracker is gone with its entries;
+    ** the budget goes back to the default too, as when the library is
+    ** unloaded. */
+    parCacheTrim(&parShared.cache, -1);
+    assert( parShared.pTrack==0 && parShared.cache.nEntry==0 );
+    parShared.mxCacheMb = -1;
+  }
+  pthread_mutex_unlock(&parShared.mutex);
+}
+
+sqlite3_int64 parCacheBudgetMb(void){
+  sqlite3_int64 mb;
+  pthread_mutex_lock(&parShared.mutex);
+  mb = parShared.mxCacheMb>0 ? parShared.mxCacheMb : 0;
+  pthread_mutex_unlock(&parShared.mutex);
+  return mb;
+}
+
+void parCacheSetBudgetMb(sqlite3_int64 mb){
+  pthread_mutex_lock(&parShared.mutex);
+  parShared.mxCacheMb = mb;
+  parCacheTrim(&parShared.cache, parCacheMaxBytes());
+  pthread_mutex_unlock(&parShared.mutex);
 }
 
 /* ---- par_cache and par_cache_clear ------------------------------------------ */
@@ -2879,7 +3095,6 @@ typedef struct ParCacheCursor {
 
 typedef struct ParCacheVtab {
   sqlite3_vtab base;
-  ParContext *pCtx;      /* not owned: the module holds the reference */
 } ParCacheVtab;
 
 static int parCacheConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
@@ -2891,7 +3106,6 @@ static int parCacheConnect(sqlite3 *db, void *pAux, int argc, const char *const*
   pTab = sqlite3_malloc(sizeof(*pTab));
   if( pTab==0 ) return SQLITE_NOMEM;
   memset(pTab, 0, sizeof(*pTab));
-  pTab->pCtx = (ParContext*)pAux;
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   *ppVtab = &pTab->base;
   return SQLITE_OK;
@@ -2936,22 +3150,26 @@ static int parCacheClose(sqlite3_vtab_cursor *cur){
 static int parCacheFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                           int argc, sqlite3_value **argv){
   ParCacheCursor *pCur = (ParCacheCursor*)cur;
-  ParCache *c = ((ParCacheVtab*)cur->pVtab)->pCtx->pCache;
+  ParCache *c = &parShared.cache;
   ParCacheEntry *e;
+  int rc = SQLITE_OK;
   parCacheCursorReset(pCur);
-  if( c==0 || c->nEntry==0 ) return SQLITE_OK;
-  pCur->aRow = sqlite3_malloc64(sizeof(ParCacheRow)*c->nEntry);
-  if( pCur->aRow==0 ) return SQLITE_NOMEM;
-  for(e=c->pFirst; e; e=e->pNext){
+  pthread_mutex_lock(&parShared.mutex);
+  if( c->nEntry>0 ){
+    pCur->aRow = sqlite3_malloc64(sizeof(ParCacheRow)*c->nEntry);
+    if( pCur->aRow==0 ) rc = SQLITE_NOMEM;
+  }
+  for(e=c->pFirst; e && rc==SQLITE_OK; e=e->pNext){
     ParCacheRow *r = &pCur->aRow[pCur->nRow++];
     r->zSource = sqlite3_mprintf("%s", e->zSource);
     r->zCols = sqlite3_mprintf("%s", e->zCols);
     r->nRow = e->pBatch->nRow;
     r->nByte = e->pBatch->nMem;
     r->nHit = e->nHit;
-    if( r->zSource==0 || r->zCols==0 ) return SQLITE_NOMEM;
+    if( r->zSource==0 || r->zCols==0 ) rc = SQLITE_NOMEM;
   }
-  return SQLITE_OK;
+  pthread_mutex_unlock(&parShared.mutex);
+  return rc;
 }
 
 static int parCacheNext(sqlite3_vtab_cursor *cur){
@@ -3000,11 +3218,14 @@ static sqlite3_module parCacheModule = {
   0, 0, 0, 0            /* xRename .. xShadowName */
 };
 
-/* par_cache_clear(): drop every entry; returns how many there were. */
+/* par_cache_clear(): drop every entry of the process's cache; returns how
+** many there were. */
 static void parCacheClearFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
-  ParContext *pCtx = (ParContext*)sqlite3_user_data(ctx);
-  int n = pCtx->pCache ? pCtx->pCache->nEntry : 0;
-  if( pCtx->pCache ) parCacheTrim(pCtx->pCache, -1);
+  int n;
+  pthread_mutex_lock(&parShared.mutex);
+  n = parShared.cache.nEntry;
+  parCacheTrim(&parShared.cache, -1);
+  pthread_mutex_unlock(&parShared.mutex);
   parBigRelease();               /* and the blocks kept for reuse */
   sqlite3_result_int(ctx, n);
 }
@@ -3021,7 +3242,4 @@ int parCacheRegister(sqlite3 *db, ParContext *pCtx){
   return rc;
 }
 
-/* The cache budget changed (par_config('cache_mb')): keep within it. */
-void parCacheLimit(ParContext *pCtx){
-  if( pCtx->pCache ) parCacheTrim(pCtx->pCache, pCtx->mxCacheMb*1024*1024);
-}
+

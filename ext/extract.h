@@ -17,8 +17,8 @@
 /* The data versions of the worker pools' files, taken before a scan runs
 ** anything on the caller's connection (parExtractStamp), while that
 ** connection has no transaction on the file: its reads then begin later,
-** so a serial read stamped with it can be cached (a commit in between
-** only makes the entry stale at once). */
+** so a serial read stamped with it can be cached (after a commit in
+** between it is not: the pool's version has moved on when it is kept). */
 #define PAR_STAMP_MAX 4       /* pools of a connection (extract.c) */
 typedef struct ParStamp {
   int n;
@@ -53,13 +53,20 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
 ** (sqlite3_malloc'd), without reading anything. */
 char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan);
 
-/* The worker pool and the cache of a connection, freed with its context. */
+/* The worker pools of a connection, closed with its context. */
 void parExtractShutdown(ParContext *pCtx);
 /* Close the worker connections beyond what the threads setting now uses. */
 void parExtractTrim(ParContext *pCtx);
 
-/* Drop cache entries until the cache fits cache_mb again. */
-void parCacheLimit(ParContext *pCtx);
+/* The process's cache (extract.c, 4): each ParContext made attaches to
+** it, and detaches when freed; the last to go frees it.  mxDefaultMb is
+** the budget until cache_mb is set on any connection. */
+void parCacheAttach(sqlite3_int64 mxDefaultMb);
+void parCacheDetach(void);
+/* cache_mb, the process's budget (0: no cache); setting it drops entries
+** until the cache fits. */
+sqlite3_int64 parCacheBudgetMb(void);
+void parCacheSetBudgetMb(sqlite3_int64 mb);
 
 /* par_cache_clear() and the par_cache table. */
 int parCacheRegister(sqlite3 *db, ParContext *pCtx);

@@ -23,7 +23,8 @@ SQLITE_EXTENSION_INIT3
 #define PAR_VERSION "0.2.0"
 
 /*
-** The settings of one connection (par_config).  One ParContext is made per
+** The settings of one connection (par_config); cache_mb, the process's,
+** is kept with the process's cache (extract.c).  One ParContext is made per
 ** connection by sqlite3_parallel_init(); every function and module
 ** registered on that connection holds a reference, and the last xDestroy
 ** frees it (a user may replace one of our functions, which destroys that
@@ -36,14 +37,12 @@ struct ParContext {
   sqlite3_int64 mxMemMb;     /* "memory_mb": working memory limit per query */
   sqlite3_int64 nMinRow;     /* "min_rows": below this, run serially */
   int bParExtract;           /* "parallel_extract": 0 or 1 */
-  sqlite3_int64 mxCacheMb;   /* "cache_mb": columnar cache budget */
   int eGroupStrategy;        /* "group_strategy": PAR_GROUP_* */
   struct ParPool *pPool;     /* worker connections, one pool per database
                              ** file, most recently used first (extract.c) */
   unsigned iPoolGen;         /* pools opened so far (a pool's identity) */
   void *pDescJob;            /* a view's description for par_schema_lock
                              ** to run (view.c), or NULL */
-  struct ParCache *pCache;   /* columnar cache (extract.c) */
   struct ParViewCursor *pViewCursors;   /* open cursors of parallel views
                              ** (view.c), whose statements are ours */
 };
@@ -139,7 +138,10 @@ int parCacheRegister(sqlite3 *db, ParContext *pCtx);
 void parExtractShutdown(ParContext *pCtx);
 /* Close the worker connections beyond what the threads setting now uses. */
 void parExtractTrim(ParContext *pCtx);
-void parCacheLimit(ParContext *pCtx);
+void parCacheAttach(sqlite3_int64 mxDefaultMb);
+void parCacheDetach(void);
+sqlite3_int64 parCacheBudgetMb(void);     /* "cache_mb": the process's */
+void parCacheSetBudgetMb(sqlite3_int64 mb);
 int parHistogramRegister(sqlite3 *db, ParContext *pCtx);
 
 #endif /* PAREXT_H */

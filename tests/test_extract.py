@@ -37,11 +37,16 @@ def connect(path, wal=True):
 
 
 def fresh(name, wal=True):
+    """A new file and a connection to it, with cache_mb at its default:
+    cache_mb is the process's, and an earlier test may have changed it."""
     path = os.path.join(TMP, name)
     for suffix in ("", "-wal", "-shm", "-journal"):
         if os.path.exists(path + suffix):
             os.remove(path + suffix)
-    return path, connect(path, wal)
+    c = connect(path, wal)
+    c.execute("SELECT par_config('cache_mb', default_value) FROM par_settings "
+              "WHERE name = 'cache_mb'").fetchall()
+    return path, c
 
 
 def fill(c, table, n, seed=1, decl="k, s TEXT, r REAL, m"):
@@ -2341,9 +2346,10 @@ def test_close_with_workers_open():
 def test_application_threads():
     """An application's own threads, each with its connection to one file,
     scan parallel views at the same time (each connection with its worker
-    pool, cache and thread count) while another thread commits to a table
-    the views do not read, so that every commit makes their cache entries
-    miss: every scan returns the native rows, and nothing fails."""
+    pool and thread count, all sharing the process's cache, which some of
+    them clear meanwhile) while another thread commits to a table the views
+    do not read, so that every commit makes the cache entries miss: every
+    scan returns the native rows, and nothing fails."""
     path, c = fresh("app_threads.db")
     fill(c, "t", 20000, seed=31)
     c.execute("CREATE TABLE d(id INTEGER PRIMARY KEY, g)")
@@ -2391,6 +2397,312 @@ def test_application_threads():
     wt.join()
     assert not errors, errors
     assert c.execute("SELECT count(*) FROM other").fetchone()[0] > 0
+
+
+# ---- the process's cache: shared by every connection ---------------------------------
+
+def cache_rows(c, source="main.t"):
+    return c.execute("SELECT columns, rows, hits FROM par_cache WHERE source = ?",
+                     (source,)).fetchall()
+
+
+def shared_case(wal):
+    """Two connections of one thread to one file share one entry; a commit
+    by either, or by another process, invalidates it for both."""
+    name = "shared_%s.db" % ("wal" if wal else "journal")
+    path, c1 = fresh(name, wal=wal)
+    c1.execute("BEGIN")
+    fill(c1, "t", 4000, seed=41)
+    c1.execute("COMMIT")
+    c2 = connect(path, wal=wal)
+    for c in (c1, c2):
+        c.execute("SELECT par_config('min_rows', 0)")
+    sqls = ["SELECT k, count(*), sum(r), max(s) FROM t GROUP BY k",
+            "SELECT count(*), min(m), max(m) FROM t WHERE r > 0"]
+    i = 0          # every change changes something: a DELETE of no row commits nothing
+    for sql in sqls:
+        c1.execute("SELECT par_cache_clear()")
+        same(c1, sql)                                  # c1 reads, the entry is kept
+        assert len(cache_rows(c2)) == 1, cache_rows(c2)
+        assert cache_rows(c2)[0][2] == 0
+        assert mode_of(c2, sql) == "cached"            # c2 finds it: one hit
+        assert cache_rows(c1) == cache_rows(c2) and cache_rows(c1)[0][2] == 1
+        same(c2, sql)
+        assert len(cache_rows(c1)) == 1 and cache_rows(c1)[0][2] == 2
+        # A commit by either connection, or another process, invalidates
+        # the entry for both: whichever reads first after it misses, reads
+        # natively right, and keeps a new entry that the other then finds.
+        changes = [
+            lambda i: c1.execute("INSERT INTO t(k, s, r, m) VALUES(7, 'c1', 1.5, ?)", (i,)),
+            lambda i: c2.execute("UPDATE t SET r = r + 1 WHERE rowid % 5 = ?", (i % 5,)),
+            lambda i: subprocess.run(["sqlite3", path, "DELETE FROM t WHERE rowid %% 13 = %d"
+                                      % (i % 13)], check=True),
+            lambda i: c2.execute("CREATE INDEX t_s%d ON t(s)" % i),
+            lambda i: c1.execute("ALTER TABLE t ADD COLUMN z%d DEFAULT 3" % i),
+        ]
+        for change in changes:
+            for first, second in ((c1, c2), (c2, c1)):
+                i += 1
+                same(second, sql)
+                assert mode_of(first, sql) == "cached"
+                change(i)
+                assert mode_of(first, sql) != "cached", (sql, i)
+                same(first, sql)
+                assert mode_of(second, sql) == "cached", (sql, i)
+                same(second, sql)
+                assert len(cache_rows(c1)) == 1
+    # An open transaction of c2 reads its own snapshot, never an entry of a
+    # later commit by c1 (WAL: in rollback mode c2's lock keeps it out).
+    if wal:
+        sql = sqls[0]
+        c2.execute("BEGIN")
+        before = c2.execute(sql).fetchall()
+        c1.execute("INSERT INTO t(k, s, r, m) VALUES(8, 'later', 2.5, 2)")
+        same(c1, sql)
+        assert mode_of(c1, sql) == "cached"
+        assert agree(sql, view_rows(c2, sql), before)
+        assert mode_of(c2, sql) != "cached"
+        c2.execute("COMMIT")
+        assert mode_of(c2, sql) == "cached"
+    c2.close()
+    c1.close()
+
+
+def test_shared_cache_wal():
+    shared_case(True)
+
+
+def test_shared_cache_rollback_journal():
+    shared_case(False)
+
+
+def test_shared_cache_threads():
+    """Connections of two threads over one file: what one thread's scan
+    kept, the other's finds (a hit from the second connection); while a
+    third thread commits to the table they read, every scan returns the
+    rows of its own snapshot, natively right."""
+    path, c = fresh("shared_threads.db")
+    fill(c, "t", 6000, seed=43)
+    c.execute("CREATE TABLE log(x)")
+    sql = "SELECT k, count(*), sum(r), max(s), min(m) FROM t GROUP BY k"
+    c.execute("SELECT par_cache_clear()")
+    conns = [connect(path) for _ in range(2)]
+    for v in conns:
+        v.execute("SELECT par_config('min_rows', 0)")
+        v.execute("CREATE VIRTUAL TABLE temp.v USING parallel('%s')" % sql)
+
+    def in_thread(fn):
+        out = []
+        t = threading.Thread(target=lambda: out.append(fn()))
+        t.start()
+        t.join()
+        assert out, "the thread failed"
+        return out[0]
+    want = c.execute(sql).fetchall()
+    agree(sql, in_thread(lambda: conns[0].execute("SELECT * FROM v").fetchall()), want)
+    assert [r[2] for r in cache_rows(c)] == [0], cache_rows(c)
+    agree(sql, in_thread(lambda: conns[1].execute("SELECT * FROM v").fetchall()), want)
+    assert [r[2] for r in cache_rows(c)] == [1], cache_rows(c)    # conn 1's hit
+    assert in_thread(lambda: mode_of(conns[1], sql)) == "cached"
+
+    errors = []
+    stop = threading.Event()
+
+    def scanner(k):
+        try:
+            v = conns[k]
+            rng = random.Random(k)
+            for _ in range(60):
+                # The native rows in the same read transaction as the view.
+                v.execute("BEGIN")
+                got = v.execute("SELECT * FROM v").fetchall()
+                agree(sql, got, v.execute(sql).fetchall())
+                v.execute("COMMIT")
+                if rng.random() < 0.1:
+                    time.sleep(0.005)
+        except Exception as e:     # reported by the main thread
+            errors.append("scanner %d: %r" % (k, e))
+
+    def writer():
+        w = connect(path)
+        n = 0
+        while not stop.is_set():
+            w.execute("UPDATE t SET r = r + 1 WHERE rowid = ?", (1 + n % 6000,))
+            n += 1
+            time.sleep(0.01)
+        w.close()
+
+    wt = threading.Thread(target=writer)
+    wt.start()
+    harness.run_threads(scanner, 2)
+    stop.set()
+    wt.join()
+    assert not errors, errors
+    # Quiet again: one entry, shared.
+    c.execute("SELECT par_cache_clear()")
+    want = c.execute(sql).fetchall()
+    agree(sql, in_thread(lambda: conns[0].execute("SELECT * FROM v").fetchall()), want)
+    assert in_thread(lambda: mode_of(conns[1], sql)) == "cached"
+    assert len(cache_rows(c)) == 1
+    for v in conns:
+        v.close()
+
+
+def test_shared_cache_threads_churn():
+    """Four threads scan views over one unchanging file through the shared
+    cache while they clear it and change its budget under one another
+    (entries dropped while another thread uses their columns; text ranks
+    built by several threads on one dictionary): every scan is right."""
+    path, c = fresh("shared_churn.db")
+    fill(c, "t", 8000, seed=48)
+    default = c.execute("SELECT par_config('cache_mb')").fetchone()[0]
+    queries = ["SELECT s, count(*), min(k), max(m) FROM t GROUP BY s",
+               "SELECT k, count(*), group_concat(s) FROM t GROUP BY k",
+               "SELECT s COLLATE NOCASE AS u, count(*) FROM t GROUP BY u ORDER BY u LIMIT 5",
+               "SELECT r FROM t ORDER BY r DESC LIMIT 20"]
+    want = {sql: c.execute(sql).fetchall() for sql in queries}
+    errors = []
+
+    def scanner(seed):
+        rng = random.Random(seed)
+        try:
+            v = connect(path)
+            v.execute("SELECT par_config('min_rows', 0)")
+            for i, sql in enumerate(queries):
+                v.execute("CREATE VIRTUAL TABLE temp.v%d USING parallel('%s')"
+                          % (i, sql.replace("'", "''")))
+            for _ in range(30):
+                i = rng.randrange(len(queries))
+                x = rng.random()
+                if x < 0.1:
+                    v.execute("SELECT par_cache_clear()")
+                elif x < 0.15:
+                    v.execute("SELECT par_config('cache_mb', ?)", (rng.choice([1, default]),))
+                agree(queries[i], v.execute("SELECT * FROM v%d" % i).fetchall(),
+                      want[queries[i]], ordered="ORDER BY" in queries[i])
+            v.close()
+        except Exception as e:     # reported by the main thread
+            errors.append("scanner %d: %r" % (seed, e))
+
+    harness.run_threads(scanner, 4)
+    c.execute("SELECT par_config('cache_mb', ?)", (default,))
+    assert not errors, errors
+
+
+def test_shared_cache_files_apart():
+    """Entries are the file's: the same SQL over two files is two entries,
+    and a file renamed over the path never serves the old file's rows to a
+    connection that opens the path anew."""
+    pa, a = fresh("apart_a.db", wal=False)     # (no -wal file to move along)
+    pb, b = fresh("apart_b.db", wal=False)
+    for c, n, seed in ((a, 3000, 44), (b, 2000, 45)):
+        c.execute("BEGIN")
+        fill(c, "t", n, seed=seed)
+        c.execute("COMMIT")
+    for c in (a, b):
+        c.execute("SELECT par_config('min_rows', 0)")
+    sql = "SELECT k, count(*), max(s) FROM t GROUP BY k"
+    a.execute("SELECT par_cache_clear()")
+    same(a, sql)
+    assert mode_of(b, sql) != "cached"
+    same(b, sql)
+    assert mode_of(a, sql) == "cached" and mode_of(b, sql) == "cached"
+    assert sorted(r[1] for r in cache_rows(a)) == [2000, 3000]
+    # b's file renamed over a's path: a new connection there reads b's rows.
+    b.close()
+    os.replace(pb, pa)
+    n = connect(pa, wal=False)
+    n.execute("SELECT par_config('min_rows', 0)")
+    assert mode_of(n, sql) != "cached"
+    got = same(n, sql)
+    assert sum(r[1] for r in got) == 2000
+    assert mode_of(a, sql) == "serial"       # a's file was moved: its own rows
+    assert sum(r[1] for r in same(a, sql)) == 3000
+    n.close()
+    a.close()
+
+
+def test_cache_mb_is_the_process_budget():
+    """cache_mb set on one connection is the budget of every connection's
+    entries, and reads back the same on each."""
+    path, c1 = fresh("budget.db")
+    fill(c1, "t", 30000, seed=46)
+    c2 = connect(path)
+    default = c1.execute("SELECT default_value FROM par_settings WHERE name = 'cache_mb'"
+                         ).fetchone()[0]
+    for c in (c1, c2):
+        c.execute("SELECT par_config('min_rows', 0)")
+        assert c.execute("SELECT par_config('cache_mb')").fetchone()[0] == default
+    sqls = ["SELECT k, count(*), max(s) FROM t GROUP BY k",
+            "SELECT s, sum(r) FROM t GROUP BY s",
+            "SELECT m, count(*) FROM t GROUP BY m"]
+    c1.execute("SELECT par_cache_clear()")
+    for i, sql in enumerate(sqls):
+        same(c1 if i % 2 else c2, sql)
+    assert c2.execute("SELECT count(*) FROM par_cache").fetchone()[0] == 3
+    big = c1.execute("SELECT max(bytes), sum(bytes) FROM par_cache").fetchone()
+    # Set on c2: c1's listing and entries follow.
+    mb = (big[1] - 1) // (1 << 20) + 1
+    assert c2.execute("SELECT par_config('cache_mb', ?)", (mb,)).fetchone()[0] == mb
+    assert c1.execute("SELECT par_config('cache_mb')").fetchone()[0] == mb
+    assert json.loads(c1.execute("SELECT par_config()").fetchone()[0])["cache_mb"] == mb
+    assert c1.execute("SELECT value FROM par_settings WHERE name = 'cache_mb'").fetchone()[0] == mb
+    assert c1.execute("SELECT count(*) FROM par_cache").fetchone()[0] == 3
+    c1.execute("SELECT par_config('cache_mb', 0)")
+    assert c2.execute("SELECT count(*) FROM par_cache").fetchone()[0] == 0
+    same(c2, sqls[0])
+    assert mode_of(c2, sqls[0]) != "cached"
+    assert c1.execute("SELECT count(*) FROM par_cache").fetchone()[0] == 0
+    # A budget below the largest entry: the entries of both stay within it.
+    c2.execute("SELECT par_config('cache_mb', 1)")
+    for i, sql in enumerate(sqls):
+        same(c1 if i % 2 else c2, sql)
+        assert c2.execute("SELECT total(bytes) FROM par_cache").fetchone()[0] <= 1 << 20
+    c1.execute("SELECT par_config('cache_mb', ?)", (default,))
+    assert c2.execute("SELECT par_config('cache_mb')").fetchone()[0] == default
+    c2.close()
+    c1.close()
+
+
+LAST_CLOSE = r"""
+import sqlite3, sys
+path, ext = sys.argv[1:3]
+def connect():
+    c = sqlite3.connect(path, isolation_level=None)
+    c.enable_load_extension(True)
+    c.load_extension(ext)
+    c.execute("SELECT par_config('min_rows', 0)")
+    return c
+a, b = connect(), connect()
+default = a.execute("SELECT par_config('cache_mb')").fetchone()[0]
+b.execute("SELECT par_config('cache_mb', 50)")
+a.execute("CREATE VIRTUAL TABLE temp.v USING parallel('SELECT k, count(*) FROM t GROUP BY k')")
+a.execute("SELECT * FROM v").fetchall()
+b.execute("CREATE VIRTUAL TABLE temp.v USING parallel('SELECT k, count(*) FROM t GROUP BY k')")
+b.execute("SELECT * FROM v").fetchall()
+assert b.execute("SELECT hits FROM par_cache").fetchall() == [(1,)]
+a.close()
+# b still reads the file: the entry stays, and serves b.
+b.execute("SELECT * FROM v").fetchall()
+assert b.execute("SELECT hits FROM par_cache").fetchall() == [(2,)]
+assert b.execute("SELECT par_config('cache_mb')").fetchone()[0] == 50
+b.close()
+c = connect()                     # the last one closed: everything went
+assert c.execute("SELECT count(*) FROM par_cache").fetchone()[0] == 0
+assert c.execute("SELECT par_config('cache_mb')").fetchone()[0] == default
+c.close()
+print("ok")
+"""
+
+
+def test_cache_freed_with_the_last_connection():
+    path, c = fresh("last_close.db")
+    fill(c, "t", 3000, seed=47)
+    c.close()
+    out = subprocess.run([sys.executable, "-c", LAST_CLOSE, path, EXT], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=120)
+    text = out.stdout.decode()
+    assert out.returncode == 0 and text.strip() == "ok", text
 
 
 STALE = r"""

@@ -90,7 +90,7 @@ def test_config_bad_names():
     expect_error(c, "SELECT par_config('nope', 3)", "unknown setting 'nope'")
     expect_error(c, "SELECT par_config(NULL)", "first argument must be a setting name")
     expect_error(c, "SELECT par_config(1)", "first argument must be a setting name")
-    expect_error(c, "SELECT par_config()", "wrong number of arguments")
+    assert c.execute("SELECT par_config()").fetchone()[0].startswith("{\"threads\":")
     # A BLOB is no name, even one that spells a name, and neither is text
     # with a NUL byte inside (it used to be read up to the NUL).
     expect_error(c, "SELECT par_config(x'74687265616473', 2)", "first argument must be a setting")
