@@ -2955,7 +2955,7 @@ int parExtractVolatile(const ParPlan *pPlan){
 }
 
 /* parExtractExplain() of d's plan. */
-static char *parExplainDated(ParContext *pCtx, sqlite3 *db, const ParDated *d){
+static char *parExplainDated(ParContext *pCtx, sqlite3 *db, const ParDated *d, int bVerbose){
   const ParPlan *pPlan = &d->plan;
   ParSource src;
   char *zWhy = 0, *zOut;
@@ -2994,17 +2994,21 @@ static char *parExplainDated(ParContext *pCtx, sqlite3 *db, const ParDated *d){
     zOut = sqlite3_mprintf("%sserial, on the caller's connection (%s)",
                            bCached ? "cached when still current, else " : "", zWhy);
     parSourceClear(&ser);
+  }else if( !bVerbose ){
+    zOut = sqlite3_mprintf("%sparallel, %d worker connections%s",
+                           parCacheHas(&src, pPlan) ? "cached when still current, else " : "",
+                           parReadThreads(pCtx), src.bJoin ? " (each joins its rows)" : "");
   }else if( parCacheHas(&src, pPlan) ){
     zOut = sqlite3_mprintf("cached when still current, else parallel: %s ranges "
                            "of %s.%s%s on %d worker connections", src.zPk ? "primary-key" : "rowid",
                            src.zSchema, src.zTable, src.bJoin ? " (each joined on its worker)" : "",
-                           pCtx->nThread);
+                           parReadThreads(pCtx));
   }else{
     zOut = sqlite3_mprintf("parallel: %s ranges of %s.%s%s on %d worker connections, "
                            "one snapshot (serial below min_rows = %lld rows)%s",
                            src.zPk ? "primary-key" : "rowid",
                            src.zSchema, src.zTable, src.bJoin ? " (each joined on its worker)" : "",
-                           pCtx->nThread, pCtx->nMinRow,
+                           parReadThreads(pCtx), pCtx->nMinRow,
                            src.bAll ? "; taken by row count when the last read of every row "
                                       "found every rowid from min to max, and no commit came since"
                                     : "");
@@ -3014,14 +3018,16 @@ static char *parExplainDated(ParContext *pCtx, sqlite3 *db, const ParDated *d){
   return zOut;
 }
 
-char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
+char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, int bVerbose){
   ParDated d;
   const char *zNote = 0;
   char *zOut;
   if( parDatedInit(db, pPlan, &d) ) return 0;
-  zOut = parExplainDated(pCtx, db, &d);
+  zOut = parExplainDated(pCtx, db, &d, bVerbose);
   if( d.mDates & PAR_DATES_NOW ){
     zNote = "never kept: a date and time call reads the moment ('now', or no time value)";
+  }else if( !bVerbose ){
+    zNote = 0;         /* what follows: checks that do not change the mode */
   }else if( d.mDates & PAR_DATES_UNCHECKED ){
     zNote = "the time values of date and time calls cannot be checked for 'now': kept "
             "only when SQLite's program calls none of them (an index on the call)";

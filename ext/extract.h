@@ -50,8 +50,9 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
                ParBatch **ppBatch, int *peMode, char **pzWhy, char **pzErr);
 
 /* What parExtract would do now, as one line of text for par_explain
-** (sqlite3_malloc'd), without reading anything. */
-char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan);
+** (sqlite3_malloc'd), without reading anything: short, or with bVerbose
+** every detail. */
+char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, int bVerbose);
 
 /* The worker pools of a connection, closed with its context. */
 void parExtractShutdown(ParContext *pCtx);

@@ -1598,7 +1598,8 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
       ? "the groups as they are (no expression left for SQLite)"
       : "SQLite evaluates the select list, HAVING, ORDER BY, LIMIT over the groups");
   if( pIn->bVerbose ){
-    sqlite3_str_appendf(pStr, "extraction mode: %s\n", pIn->zMode ? pIn->zMode : "?");
+    sqlite3_str_appendf(pStr, "extraction mode: %s\n",
+                        pIn->zModeLong ? pIn->zModeLong : pIn->zMode ? pIn->zMode : "?");
     sqlite3_str_appendall(pStr, "extract SQL: ");
     explainText(pStr, p->zExtract, pIn);
     sqlite3_str_appendall(pStr, "\nfinal SQL:   ");

@@ -96,6 +96,7 @@ void parPlanFree(ParPlan *p);
 /* What par_explain() shows besides the plan. */
 typedef struct ParExplainIn {
   const char *zMode;     /* how the extraction reads its rows (extract.c) */
+  const char *zModeLong; /* the same with every detail (verbose) */
   sqlite3_int64 nRow;    /* rows of the table read (-1: not known) */
   sqlite3_int64 nMinRow; /* the min_rows and threads settings */
   int nThread;

@@ -1614,9 +1614,11 @@ static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   }
   {
     ParExplainIn in;
-    char *zMode = pPlan->zWhy ? 0 : parExtractExplain(pCtx, db, pPlan);
+    char *zMode = pPlan->zWhy ? 0 : parExtractExplain(pCtx, db, pPlan, 0);
+    char *zModeLong = pPlan->zWhy || !bVerbose ? 0 : parExtractExplain(pCtx, db, pPlan, 1);
     memset(&in, 0, sizeof(in));
     in.zMode = zMode;
+    in.zModeLong = zModeLong;
     in.nRow = pPlan->zWhy ? -1 : parExplainRows(db, pPlan);
     in.nMinRow = pCtx->nMinRow;
     in.nThread = pCtx->nThread;
@@ -1625,6 +1627,7 @@ static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     in.bVerbose = bVerbose;
     zOut = parPlanExplain(pPlan, &in);
     sqlite3_free(zMode);
+    sqlite3_free(zModeLong);
   }
   parParamsNamesFree(azParam, nParam);
   parPlanFree(pPlan);
