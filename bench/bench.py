@@ -304,7 +304,12 @@ class Plan:
             return
         self.native = sqlite_wrap(conn, sql)
         self.duckdb = duck.wrap(sql) if duck else None
-        explain = conn.execute("SELECT par_explain(?, 'verbose')", (sql,)).fetchone()[0]
+        try:
+            explain = conn.execute("SELECT par_explain(?, 'verbose')", (sql,)).fetchone()[0]
+        except sqlite3.OperationalError:
+            # A build before par_explain(sql, 'verbose') (BENCH_EXT): its one
+            # form has the lines "extract: SELECT ...".
+            explain = conn.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
         if explain.startswith("native:"):
             self.parallel = None
             self.note = explain.splitlines()[0]
