@@ -643,8 +643,15 @@ static void buildCheckOrder(ParBuild *pB){
   if( z1==0 || z2==0 ){
     buildWhy(pB, "the query plan could not be read%s", "");
   }else if( strcmp(z1, z2)!=0 ){
+    /* The plan's lines on one line: "SCAN t; SEARCH u ...". */
+    char *zLine = sqlite3_mprintf("%s", z1), *z;
+    int n = zLine ? (int)strlen(zLine) : 0;
+    while( n>0 && zLine[n-1]=='\n' ) zLine[--n] = 0;
+    for(z=zLine; z && *z; z++) if( *z=='\n' ) *z = ';';
     buildWhy(pB, "SQLite would visit the rows in another order than the "
-             "extraction query (its plan: %s), and the result depends on it", z1);
+             "extraction query (its plan: %s), and the result depends on it",
+             zLine ? zLine : "?");
+    sqlite3_free(zLine);
   }else if( nBack1!=nBack2 ){
     buildWhy(pB, "SQLite walks an index or an IN list backwards where the extraction "
              "query walks it forwards, and the result depends on the order%s", "");
@@ -1544,6 +1551,15 @@ static void explainText(sqlite3_str *pStr, const char *z, const ParExplainIn *pI
   }
 }
 
+/* Does the expression z end in a COLLATE clause of its own? */
+static int explainHasCollate(const char *z){
+  int nTok = 0, bHas;
+  ParToken *aTok = parTokenize(z, &nTok);
+  bHas = aTok && nTok>=3 && parTokIs(z, &aTok[nTok-3], "COLLATE");
+  sqlite3_free(aTok);
+  return bHas;
+}
+
 char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
   sqlite3_str *pStr = sqlite3_str_new(0);
   int i;
@@ -1577,7 +1593,7 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
       int e = p->aKeyColl[i];
       if( i ) sqlite3_str_appendall(pStr, ", ");
       explainText(pStr, p->azKey[i], pIn);
-      if( e!=PAR_COLL_BINARY ){
+      if( e!=PAR_COLL_BINARY && !explainHasCollate(p->azKey[i]) ){
         sqlite3_str_appendf(pStr, " COLLATE %s", e>=0 ? azCollName[e] : "(unknown: native "
                             "if text)");
       }

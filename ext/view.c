@@ -1620,6 +1620,15 @@ static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     in.zMode = zMode;
     in.zModeLong = zModeLong;
     in.nRow = pPlan->zWhy ? -1 : parExplainRows(db, pPlan);
+    if( zMode && in.nRow>=0 && in.nRow<pCtx->nMinRow && strstr(zMode, "parallel")
+     && strncmp(zMode, "serial", 6)!=0 ){
+      /* Below min_rows rowids one serial read is cheaper (extract.c). */
+      char *z = sqlite3_mprintf("%sserial, on the caller's connection (below min_rows)",
+                                strncmp(zMode, "cached", 6)==0 ? "cached when still current, "
+                                                                 "else " : "");
+      sqlite3_free(zMode);
+      zMode = z;
+    }
     in.nMinRow = pCtx->nMinRow;
     in.nThread = pCtx->nThread;
     in.azParam = azParam;
@@ -1748,6 +1757,12 @@ static void parViewFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   int iHas, rc;
   if( zName==0 || zName[0]==0 ){
     sqlite3_result_error(ctx, "par_view: the first argument must be the view's name", -1);
+    return;
+  }
+  if( strchr(zName, '.') ){
+    /* 'main.v' would be a view named "main.v" in temp. */
+    sqlite3_result_error(ctx, "par_view: the name is the view's alone, without a schema "
+                         "(the view is always temp.NAME)", -1);
     return;
   }
   if( zSql==0 ){

@@ -346,6 +346,8 @@ def test_par_view():
     expect_error(c, "SELECT par_view('', 'SELECT 1')", "first argument must be the view's name")
     expect_error(c, "SELECT par_view(x'00', 'SELECT 1')", "first argument must be the view's name")
     expect_error(c, "SELECT par_view('rep')", "wrong number of arguments")
+    expect_error(c, "SELECT par_view('main.rep', 'SELECT 1')", "without a schema")
+    expect_error(c, "SELECT par_view('temp.rep', 'SELECT 1')", "without a schema")
     assert snapshot() == before
     # A name held by a table or view of another kind is refused.
     c.execute("CREATE TEMP TABLE plain(x)")
