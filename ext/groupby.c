@@ -580,72 +580,6 @@ static int keyEqualButDifferent(const ParColumn *pCol, size_t n){
   }
 }
 
-/* Stable counting sort of rows by aBin (values < nBin): aPerm (unless NULL)
-** gets the rows bin by bin, in order within each bin, and each aaDst[k] (k < nVal) the
-** values aaSrc[k] of those rows (a scatter: each thread writes its rows'
-** values in sequence per bin, where a gather would read them at random). */
-static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin, uint32_t *aPerm,
-                        int nVal, const double **aaSrc, double **aaDst, int nThread){
-  /* Counts and offsets fit 32 bits: row numbers do (aPerm). */
-  uint32_t *aHist = calloc((size_t)nThread*nBin + 1, sizeof(uint32_t));
-  px_stop *pStop = px_stop_installed();
-  int nDone[2] = {0, 0};
-  if( aHist==0 ) return SQLITE_NOMEM;
-  /* Each pass asks whether to stop every 64K rows (or bins); once told,
-  ** a thread skips the rest of its share (the outputs are discarded), and
-  ** px_stop_wait() keeps the asking thread asking until every thread is
-  ** through, so that a stop reaches those still working. */
-  #pragma omp parallel num_threads(nThread)
-  {
-    int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    size_t lo = n*t/nt, hi = n*(t+1)/nt, i;
-    uint32_t *h = aHist + (size_t)t*nBin;
-    for(i=lo; i<hi; i++){
-      if( (i & 0xffff)==0 && px_stopping(pStop) ) break;
-      h[aBin[i]]++;
-    }
-    px_stop_wait(pStop, &nDone[0], nt);
-    #pragma omp barrier
-    if( t==0 ){
-      /* The thread that installed pStop (it began the team) asks here. */
-      uint32_t sum = 0;
-      size_t b;
-      int u;
-      for(b=0; b<nBin; b++){
-        if( (b & 0xffff)==0 && px_stopping(pStop) ) break;
-        for(u=0; u<nt; u++){
-          uint32_t c = aHist[(size_t)u*nBin + b];
-          aHist[(size_t)u*nBin + b] = sum;
-          sum += c;
-        }
-      }
-    }
-    #pragma omp barrier
-    /* Counts or offsets cut short would scatter out of bounds: a stop
-    ** asked before this barrier is seen by every thread here. */
-    if( px_stopping(pStop) ){
-      /* nothing more */
-    }else if( nVal==0 ){
-      for(i=lo; i<hi; i++){
-        if( (i & 0xffff)==0 && px_stopping(pStop) ) break;
-        aPerm[h[aBin[i]]++] = (uint32_t)i;
-      }
-    }else{
-      for(i=lo; i<hi; i++){
-        uint32_t pos;
-        int k;
-        if( (i & 0xffff)==0 && px_stopping(pStop) ) break;
-        pos = h[aBin[i]]++;
-        if( aPerm ) aPerm[pos] = (uint32_t)i;
-        for(k=0; k<nVal; k++) aaDst[k][pos] = aaSrc[k][i];
-      }
-    }
-    px_stop_wait(pStop, &nDone[1], nt);
-  }
-  free(aHist);
-  return px_stopping(pStop) ? SQLITE_INTERRUPT : SQLITE_OK;
-}
-
 /* Order-preserving words of the plan's keys, most significant first. */
 static int keyWords(const ParPlan *pPlan, ParBatch *pIn, int nThread,
                     uint64_t **aaWord, int *pnWord){
@@ -678,26 +612,19 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
   int k, rc = SQLITE_OK;
   if( aPerm==0 ) return SQLITE_NOMEM;
   if( aBin ){
-    rc = countingSort(aBin, n, nBin, aPerm, 0, 0, 0, nThread);
+    /* Bins are the groups (one word: equal bin, equal word): the
+    ** non-empty ones, in order. */
+    aOff = sqlite3_malloc64(((size_t)nBin > n ? (size_t)nBin : n)*sizeof(size_t) + 2*sizeof(size_t));
+    if( aOff==0 ){
+      sqlite3_free(aPerm);
+      return SQLITE_NOMEM;
+    }
+    rc = parRcFromPx(px_countsort_u32(aBin, n, nBin, aPerm, aOff, 0, 0, 0, nThread));
     if( rc==SQLITE_OK ){
-      /* Bins are the groups (one word: equal bin, equal word): the
-      ** non-empty ones, in order, each as many rows as it counts. */
-      size_t *aCnt = calloc((size_t)nBin + 1, sizeof(size_t)), at = 0;
-      aOff = sqlite3_malloc64((n+2)*sizeof(size_t));
-      if( aOff==0 || aCnt==0 ){
-        free(aCnt);
-        sqlite3_free(aOff);
-        sqlite3_free(aPerm);
-        return SQLITE_NOMEM;
-      }
-      for(i=0; i<n; i++) aCnt[aBin[i]]++;
       nGroup = 0;
       for(i=0; i<nBin; i++){
-        if( aCnt[i]==0 ) continue;
-        aOff[nGroup++] = at;
-        at += aCnt[i];
+        if( aOff[i+1]>aOff[i] ) aOff[nGroup++] = aOff[i];
       }
-      free(aCnt);
       aOff[nGroup] = n;
       *pnGroup = nGroup;
       *paPerm = aPerm;
@@ -1125,18 +1052,13 @@ static sqlite3_int64 bareRow(const ParAcc *a, int iDecide, sqlite3_int64 iFirst,
 
 /* ---- the two strategies ----------------------------------------------------------- */
 
-static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin, uint32_t *aPerm,
-                        int nVal, const double **aaSrc, double **aaDst, int nThread);
-
 /* The sequential sums of aggregateDirect() (aRun[j].bSeq) into *paSeq
 ** ([b*nAgg+j] for key value b; malloc): every key value's rows in order,
 ** by a stable counting sort of the rows by aBin (all rows when aBin is
 ** NULL), then one task per key value and sum, many at once.  A REAL
 ** argument without NULLs is gathered into that order first, so that each
-** task reads its values in sequence.  aCnt[c*cntStride+b]: the rows of key
-** value b in chunk c of nChunk. */
+** task reads its values in sequence. */
 static int directSeq(const ParAggRun *aRun, int nAgg, const uint32_t *aBin, uint32_t nBin,
-                     const sqlite3_int64 *aCnt, size_t cntStride, size_t nChunk,
                      size_t n, int nThread, ParAcc **paSeq){
   uint32_t *aPerm = 0;
   size_t *aOff = sqlite3_malloc64(sizeof(size_t)*((size_t)nBin+1));
@@ -1145,7 +1067,7 @@ static int directSeq(const ParAggRun *aRun, int nAgg, const uint32_t *aBin, uint
   ParColumn *aCol = sqlite3_malloc64(sizeof(ParColumn)*(nAgg+1));
   px_stop *pStop = px_stop_installed();
   sqlite3_int64 t, nTask = (sqlite3_int64)nBin*nAgg;
-  size_t b, c, i;
+  size_t i;
   int j, rc = SQLITE_OK;
   *paSeq = 0;
   if( aCol ) memset(aCol, 0, sizeof(ParColumn)*(nAgg+1));
@@ -1154,8 +1076,8 @@ static int directSeq(const ParAggRun *aRun, int nAgg, const uint32_t *aBin, uint
   for(i=0; i<(size_t)nBin*nAgg; i++) accInit(&aSeq[i]);
   aOff[0] = 0;
   if( aBin ){
-    const double *aaSrc[PAR_SCATTER_MAX];
-    double *aaDst[PAR_SCATTER_MAX];
+    const void *aaSrc[PAR_SCATTER_MAX];
+    void *aaDst[PAR_SCATTER_MAX];
     int nVal = 0, bPerm = 0;
     for(j=0; j<nAgg; j++){
       const ParColumn *pArg = aRun[j].pArg;
@@ -1175,13 +1097,9 @@ static int directSeq(const ParAggRun *aRun, int nAgg, const uint32_t *aBin, uint
       aPerm = sqlite3_malloc64((n+1)*sizeof(uint32_t));
       if( aPerm==0 ){ rc = SQLITE_NOMEM; goto done; }
     }
-    rc = countingSort(aBin, n, nBin, aPerm, nVal, aaSrc, aaDst, nThread);
+    rc = parRcFromPx(px_countsort_u32(aBin, n, nBin, aPerm, aOff, nVal, aaSrc, aaDst,
+                                      nThread));
     if( rc ) goto done;
-    for(b=0; b<nBin; b++){
-      size_t m = 0;
-      for(c=0; c<nChunk; c++) m += (size_t)aCnt[c*cntStride+b];
-      aOff[b+1] = aOff[b] + m;
-    }
     assert( aOff[nBin]==n );
   }else{
     aOff[1] = n;
@@ -1293,8 +1211,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
         foldChunk(&aRun[k], &aAcc[c*accStride + k], nAgg, aBin, lo, hi, 0);
       }
     }
-    if( rc==SQLITE_OK && nSeq>0 ) rc = directSeq(aRun, nAgg, aBin, nBin, aCnt, cntStride, nChunk, n,
-                                             nThread, &aSeq);
+    if( rc==SQLITE_OK && nSeq>0 ) rc = directSeq(aRun, nAgg, aBin, nBin, n, nThread, &aSeq);
     /* Groups are the key values that occur, in key order. */
     for(b=0; b<nBin && rc==SQLITE_OK; b++){
       size_t c2;

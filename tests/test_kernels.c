@@ -24,7 +24,9 @@
 **   - binning against edges: every slot count equal to a linear count of
 **     the edges <= x per value, compared in long double (exact for int64
 **     and double alike);
-**   - sorting doubles: bit-identical to qsort by value (-0.0 before +0.0).
+**   - sorting doubles: bit-identical to qsort by value (-0.0 before +0.0);
+**   - counting sort by bin: exactly equal to a plain serial loop, for
+**     every thread count.
 **
 ** Run it with CHECK_SEED=n to change the random inputs.
 */
@@ -1125,6 +1127,86 @@ static void test_sort(void){
   CHECK(px_sort_u64_perm_lsd(0, 0, (size_t)UINT32_MAX + 1, 8, 1)==PX_ETOOBIG, "lsd");
 }
 
+/* ---- the kernels of grouping (sort.h, segment.h) -------------------------- */
+
+/* The reference counting sort: one serial stable pass. */
+static void ref_countsort(const uint32_t *aBin, size_t n, uint32_t nBin, uint32_t *aPerm,
+                          size_t *aStart){
+  size_t i, b, *aAt = xmalloc(((size_t)nBin + 1)*sizeof(size_t));
+  memset(aStart, 0, ((size_t)nBin + 1)*sizeof(size_t));
+  for(i=0; i<n; i++) aStart[aBin[i]+1]++;
+  for(b=0; b<nBin; b++) aStart[b+1] += aStart[b];
+  memcpy(aAt, aStart, ((size_t)nBin + 1)*sizeof(size_t));
+  for(i=0; i<n; i++) aPerm[aAt[aBin[i]]++] = (uint32_t)i;
+  free(aAt);
+}
+
+static void test_countsort(void){
+  static const uint32_t aNBin[] = { 1, 2, 7, 1000, 70000 };
+  static const size_t aExtra[] = { 65535, 65536, 65537, 300007 };
+  int iz, ib, it, iv;
+  size_t i, k;
+  for(iz=0; iz<nSize + 4; iz++){
+    size_t n = iz<nSize ? aSize[iz] : aExtra[iz-nSize];
+    uint32_t *aBin = xmalloc(n*4), *pRef = xmalloc(n*4), *pGot = xmalloc((n+1)*4);
+    uint64_t *aSrc[2], *aDst[2], *aRefV = xmalloc(n*8);
+    for(k=0; k<2; k++){
+      aSrc[k] = xmalloc(n*8);
+      aDst[k] = xmalloc((n+1)*8);
+      fill_u64(aSrc[k], n);
+    }
+    for(ib=0; ib<(int)(sizeof(aNBin)/sizeof(aNBin[0])); ib++){
+      uint32_t nBin = aNBin[ib];
+      size_t *sRef = xmalloc(((size_t)nBin+1)*sizeof(size_t));
+      size_t *sGot = xmalloc(((size_t)nBin+2)*sizeof(size_t));
+      if( nBin>1000 && n<1000 && n>2 ) nBin = (uint32_t)n/2;   /* many empty bins */
+      for(i=0; i<n; i++){
+        /* Skewed: half the rows in bin 0 or the last bin. */
+        uint64_t r = check_next(&rng);
+        aBin[i] = r & 1 ? (uint32_t)((r >> 1) % nBin) : (r & 2 ? 0 : nBin-1);
+      }
+      ref_countsort(aBin, n, nBin, pRef, sRef);
+      for(it=0; it<nThr; it++){
+        /* iv: 0 perm only; 1 perm, starts and 2 values; 2 values and
+        ** starts, no perm; 3 starts only. */
+        for(iv=0; iv<4; iv++){
+          const void *aaS[2];
+          void *aaD[2];
+          int nVal = iv==1 || iv==2 ? 2 : 0, rc;
+          uint32_t *pOut = iv<2 ? pGot : 0;
+          size_t *sOut = iv>0 ? sGot : 0;
+          aaS[0] = aSrc[0]; aaS[1] = aSrc[1];
+          aaD[0] = aDst[0]; aaD[1] = aDst[1];
+          check_case("countsort n=%zu bins=%u variant=%d threads=%d", n, nBin, iv, aThr[it]);
+          pGot[n] = 0xa5a5a5a5u;
+          sGot[nBin+1] = 12345;
+          aDst[0][n] = aDst[1][n] = 777;
+          rc = px_countsort_u32(aBin, n, nBin, pOut, sOut, nVal, aaS, aaD, aThr[it]);
+          CHECK(rc==PX_OK, "rc %d", rc);
+          if( pOut ) check_u32s(pGot, pRef, n, "perm");
+          if( sOut ){
+            for(i=0; i<=nBin && sGot[i]==sRef[i]; i++){}
+            CHECK(i>nBin, "start[%zu] got %zu want %zu", i, i<=nBin ? sGot[i] : 0,
+                  i<=nBin ? sRef[i] : 0);
+          }
+          for(k=0; k<(size_t)nVal; k++){
+            for(i=0; i<n; i++) aRefV[i] = aSrc[k][pRef[i]];
+            check_u64s(aDst[k], aRefV, n, k ? "value 1" : "value 0");
+          }
+          CHECK(pGot[n]==0xa5a5a5a5u && sGot[nBin+1]==12345 && aDst[0][n]==777
+                && aDst[1][n]==777, "wrote past the end");
+        }
+      }
+      free(sRef); free(sGot);
+    }
+    for(k=0; k<2; k++){ free(aSrc[k]); free(aDst[k]); }
+    free(aBin); free(pRef); free(pGot); free(aRefV);
+  }
+  check_case("countsort n > UINT32_MAX is PX_ETOOBIG");
+  CHECK(px_countsort_u32(0, (size_t)UINT32_MAX + 1, 1, 0, 0, 0, 0, 0, 1)==PX_ETOOBIG, "rc");
+}
+
+
 /* Out of memory: with the address space limited to just above what the
 ** process uses, the scratch of a 4M-element sort cannot be allocated; the
 ** sort must say so and leave its input alone.  (Not under ASan, whose
@@ -1261,6 +1343,7 @@ static void test_gather_stop(void){
   free(src); free(dst); free(aIdx);
 }
 
+
 /* px_stop_wait: the installing thread, done with its share at once, keeps
 ** asking while another thread of its team works on, so that thread sees
 ** the stop (here it works until it does, or gives up after 10 s); without
@@ -1325,6 +1408,7 @@ int main(void){
   test_histogram();
   test_keys();
   test_sort();
+  test_countsort();
   test_sort_enomem();
   test_sort_stop();
   test_gather_stop();
