@@ -26,7 +26,8 @@
 ** 100 bins >= 500M values/s; sort and histogram targets are for all cores.
 ** The kernels of grouping: the counting sort of bin indices with a
 ** permutation (4 bytes in per element), into 100 bins and into n/10 bins
-** (groups of ten rows, as GROUP BY a key of n/10 values).
+** (groups of ten rows, as GROUP BY a key of n/10 values); and the sort
+** of two-word keys with a permutation (16 bytes: both words).
 ** The sort is timed three ways to justify MSD: the plain parallel LSD with
 ** 8-bit and with 11-bit digits, and the MSD that px_sort_u64_perm() uses.
 */
@@ -49,7 +50,7 @@ static int64_t *aI, *aOutI;
 static double *aF, *aOutF;
 static uint8_t *aHead, *aFlag;
 static uint32_t *aIdx, *aBin, *aBinBig, *aPerm, *aPerm0;
-static uint64_t *aKey, *aKey0, *aCount;
+static uint64_t *aKey, *aKey0, *aCount, *aWord1;
 static size_t *aOff;
 static double aEdge[101];
 
@@ -106,6 +107,12 @@ static void run_countsort(int nt){
 static void run_countsort_big(int nt){
   px_countsort_u32(aBinBig, n, (uint32_t)(n/10 + 1), aPerm, aOff, 0, 0, 0, nt);
 }
+static void run_sort_words(int nt){
+  const uint64_t *aa[2];
+  aa[0] = aKey0;
+  aa[1] = aWord1;
+  px_sort_words_perm(aa, 2, n, aPerm, aKey, nt);
+}
 typedef struct bench {
   const char *zName;
   double szIn;                 /* bytes of input per element */
@@ -134,6 +141,7 @@ static const bench aBench[] = {
   { "sort msd keys only",   8, run_sort_keys,  prep_sort, 0, 0 },
   { "countsort 100 bins",   4, run_countsort,  0, 0, 0 },
   { "countsort n/10 bins",  4, run_countsort_big, 0, 0, 0 },
+  { "sort 2 words+perm",   16, run_sort_words, 0, 0, 0 },
 };
 #define N_BENCH ((int)(sizeof(aBench)/sizeof(aBench[0])))
 #define MAX_REP 64
@@ -174,7 +182,7 @@ int main(int argc, char **argv){
   aPerm = xmalloc(n * 4); aPerm0 = xmalloc(n * 4);
   aKey = xmalloc(n * 8); aKey0 = xmalloc(n * 8);
   aCount = xmalloc(PX_HIST_SLOTS(100) * 8);
-  aBinBig = xmalloc(n * 4);
+  aBinBig = xmalloc(n * 4); aWord1 = xmalloc(n * 8);
   aOff = xmalloc((n + 2) * sizeof(size_t));
   px_edges_uniform(-1.0, 1.0, 100, aEdge);
   for(i=0; i<n; i++){
@@ -188,6 +196,7 @@ int main(int argc, char **argv){
     aKey0[i] = rnd();
     aPerm0[i] = (uint32_t)i;
     aBinBig[i] = (uint32_t)(aKey0[i] % (n/10 + 1));
+    aWord1[i] = aKey0[i] >> 40;
   }
 
   /* Round r times every kernel once at every thread count, so that a

@@ -609,7 +609,7 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
   size_t *aCount = 0;        /* [t]: group starts in thread t's positions */
   uint64_t *aSorted = 0;     /* radix sort: the sorted first word */
   size_t *aOff = 0, i, nGroup;
-  int k, rc = SQLITE_OK;
+  int rc = SQLITE_OK;
   if( aPerm==0 ) return SQLITE_NOMEM;
   if( aBin ){
     /* Bins are the groups (one word: equal bin, equal word): the
@@ -636,12 +636,9 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
   }else{
     aSorted = sqlite3_malloc64((n+1)*sizeof(uint64_t));
     if( aSorted==0 ) rc = SQLITE_NOMEM;
-    #pragma omp parallel for num_threads(nThread) schedule(static)
-    for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
-    for(k=nWord-1; k>=0 && rc==SQLITE_OK; k--){
-      px_gather_u64(aaWord[k], aPerm, aSorted, n, nThread);
-      rc = parStopped() ? SQLITE_INTERRUPT
-                        : parRcFromPx(px_sort_u64_perm(aSorted, aPerm, n, nThread));
+    if( rc==SQLITE_OK ){
+      rc = parRcFromPx(px_sort_words_perm((const uint64_t *const *)aaWord, nWord, n, aPerm,
+                                          aSorted, nThread));
     }
   }
   if( rc==SQLITE_OK ){
@@ -731,23 +728,15 @@ static int markDistinct(const size_t *aOff, size_t nGroup, const ParColumn *pArg
   aOrd = sqlite3_malloc64((n+1)*4);
   if( rc==SQLITE_OK && (aFirst==0 || aTmp==0 || aGid==0 || aOrd==0) ) rc = SQLITE_NOMEM;
   if( rc==SQLITE_OK ){
-    /* Stable sort of the positions by (group, value): LSD, word by word. */
+    /* Stable sort of the positions by (group, value). */
+    const uint64_t *aaW[3];
+    aaW[0] = aGid;
+    aaW[1] = a1;
+    aaW[2] = a2;
     for(g=0; g<nGroup; g++){
       for(i=aOff[g]; i<aOff[g+1]; i++) aGid[i] = g;
     }
-    for(i=0; i<n; i++) aOrd[i] = (uint32_t)i;
-    if( a2 ){
-      memcpy(aTmp, a2, n*8);
-      rc = parRcFromPx(px_sort_u64_perm(aTmp, aOrd, n, nThread));
-    }
-    if( rc==SQLITE_OK ){
-      px_gather_u64(a1, aOrd, aTmp, n, nThread);
-      rc = parRcFromPx(px_sort_u64_perm(aTmp, aOrd, n, nThread));
-    }
-    if( rc==SQLITE_OK ){
-      px_gather_u64(aGid, aOrd, aTmp, n, nThread);
-      rc = parRcFromPx(px_sort_u64_perm(aTmp, aOrd, n, nThread));
-    }
+    rc = parRcFromPx(px_sort_words_perm(aaW, a2 ? 3 : 2, n, aOrd, aTmp, nThread));
     if( rc==SQLITE_OK ){
       #pragma omp parallel for num_threads(nThread) schedule(static)
       for(i=0; i<n; i++){

@@ -37,12 +37,16 @@
 ** Bits that never vary cost nothing in either: LSD skips digits with no
 ** varying bit, MSD puts each digit at the highest varying bit.
 **
+** Keys of several words (px_sort_words_perm) are sorted one word at a
+** time, least significant first, each pass of px_sort_u64_perm() stable.
+**
 ** The counting sort (px_countsort_u32) is the parallel pass above with
 ** the bin as the digit: each thread counts the bins of its contiguous
 ** share of the blocks, the counts become starts bucket-major, thread-minor,
 ** and each thread moves its rows to their starts in order.
 */
 #include "sort.h"
+#include "gather.h"
 #include <assert.h>
 #include <math.h>
 #include <omp.h>
@@ -474,6 +478,43 @@ int px_sort_u64_perm_lsd(uint64_t *aKey, uint32_t *aPerm, size_t n,
   if( s ) copy_back(&b, 0, n, nt);
   bufs_close(&b);
   return PX_OK;
+}
+
+/* ---- keys of several words ------------------------------------------------ */
+
+/* aPerm[i] = i and aKey[i] = aW[i] for i < n, by up to nt threads. */
+static void identity_copy(uint32_t *aPerm, uint64_t *aKey, const uint64_t *aW,
+                          size_t n, int nt){
+  #pragma omp parallel num_threads(nt) if(nt>1)
+  {
+    size_t a, b, i;
+    px_team_range(n, omp_get_thread_num(), omp_get_num_threads(), &a, &b);
+    for(i=a; i<b; i++) aPerm[i] = (uint32_t)i;
+    if( aKey ) memcpy(aKey + a, aW + a, (b - a) * sizeof(uint64_t));
+  }
+}
+
+int px_sort_words_perm(const uint64_t *const *aaWord, int nWord, size_t n,
+                       uint32_t *aPerm, uint64_t *aTop, int nthreads){
+  px_stop *pStop = px_stop_installed();
+  int nt = px_threads_for(px_nblocks(n), nthreads);
+  uint64_t *aKey = aTop;    /* the word being sorted, in the order so far */
+  int k, rc = PX_OK;
+  assert( nWord>=0 );
+  if( n>UINT32_MAX ) return PX_ETOOBIG;
+  if( aKey==0 && nWord>0 ){
+    aKey = malloc((n ? n : 1) * sizeof(uint64_t));
+    if( aKey==0 ) return PX_ENOMEM;
+  }
+  /* The least significant word through the identity: a copy. */
+  identity_copy(aPerm, nWord>0 ? aKey : 0, nWord>0 ? aaWord[nWord-1] : 0, n, nt);
+  for(k=nWord-1; k>=0 && rc==PX_OK; k--){
+    if( k<nWord-1 ) px_gather_u64(aaWord[k], aPerm, aKey, n, nthreads);
+    /* A stopped gather leaves aKey partly written: ask before sorting. */
+    rc = px_stop_now(pStop) ? PX_EINTR : px_sort_u64_perm(aKey, aPerm, n, nthreads);
+  }
+  if( aKey!=aTop ) free(aKey);
+  return rc;
 }
 
 /* ---- counting sort by bin ------------------------------------------------- */

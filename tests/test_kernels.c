@@ -25,8 +25,9 @@
 **     the edges <= x per value, compared in long double (exact for int64
 **     and double alike);
 **   - sorting doubles: bit-identical to qsort by value (-0.0 before +0.0);
-**   - counting sort by bin: exactly equal to a plain serial loop, for
-**     every thread count.
+**   - keys of several words, counting sort by bin: exactly equal to a
+**     plain serial loop (a stable qsort over (words, row) for the sort),
+**     for every thread count.
 **
 ** Run it with CHECK_SEED=n to change the random inputs.
 */
@@ -1129,6 +1130,81 @@ static void test_sort(void){
 
 /* ---- the kernels of grouping (sort.h, segment.h) -------------------------- */
 
+/* Words with many duplicates: word w of row i takes one of a few values
+** (shape 0: 3 values, 1: 2^10, 2: any, 3: all equal), so that rows tie on
+** the more significant words and the less significant ones decide. */
+static void fill_words(uint64_t **aaW, int nWord, size_t n, int shape){
+  int w;
+  size_t i;
+  for(w=0; w<nWord; w++){
+    for(i=0; i<n; i++){
+      uint64_t r = check_next(&rng);
+      switch( (shape + w) % 4 ){
+        case 0: aaW[w][i] = (r % 3) << 62 | (r % 3); break;
+        case 1: aaW[w][i] = r & 0x3ff; break;
+        case 2: aaW[w][i] = r; break;
+        default: aaW[w][i] = 0x8000000000000000ULL; break;
+      }
+    }
+  }
+}
+
+typedef struct words_ref { const uint64_t *const *aaW; int nWord; } words_ref;
+static words_ref gWords;            /* for words_cmp (qsort has no context) */
+static int words_cmp(const void *a, const void *b){
+  uint32_t x = *(const uint32_t*)a, y = *(const uint32_t*)b;
+  int w;
+  for(w=0; w<gWords.nWord; w++){
+    uint64_t u = gWords.aaW[w][x], v = gWords.aaW[w][y];
+    if( u!=v ) return u<v ? -1 : 1;
+  }
+  return x<y ? -1 : x>y;
+}
+
+static void test_sort_words(void){
+  static const size_t aExtra[] = { 48, 49, 1000, 100000 };
+  int iz, it, nWord, shape, bTop;
+  size_t i;
+  for(iz=0; iz<nSize + 4; iz++){
+    size_t n = iz<nSize ? aSize[iz] : aExtra[iz-nSize];
+    uint64_t *aa[3], *aTop = xmalloc(n*8);
+    uint32_t *pRef = xmalloc(n*4), *pGot = xmalloc((n+1)*4);
+    for(nWord=0; nWord<=3; nWord++){
+      for(i=0; i<3; i++) aa[i] = xmalloc(n*8);
+      for(shape=0; shape<4; shape++){
+        if( nWord<2 && shape>0 && n>1000 ) continue;
+        fill_words(aa, nWord, n, shape);
+        for(i=0; i<n; i++) pRef[i] = (uint32_t)i;
+        gWords.aaW = (const uint64_t *const *)aa;
+        gWords.nWord = nWord;
+        qsort(pRef, n, sizeof(uint32_t), words_cmp);
+        for(it=0; it<nThr; it++){
+          for(bTop=0; bTop<2; bTop++){
+            int rc;
+            check_case("sort words n=%zu words=%d shape=%d%s threads=%d", n, nWord, shape,
+                       bTop ? "" : " (no top)", aThr[it]);
+            pGot[n] = 0xa5a5a5a5u;
+            for(i=0; i<n; i++) aTop[i] = ~(uint64_t)0;
+            rc = px_sort_words_perm((const uint64_t *const *)aa, nWord, n, pGot,
+                                    bTop ? aTop : 0, aThr[it]);
+            CHECK(rc==PX_OK, "rc %d", rc);
+            check_u32s(pGot, pRef, n, "perm");
+            CHECK(pGot[n]==0xa5a5a5a5u, "wrote past n");
+            if( bTop && nWord>0 ){
+              for(i=0; i<n && aTop[i]==aa[0][pRef[i]]; i++){}
+              CHECK(i==n, "top[%zu]", i);
+            }
+          }
+        }
+      }
+      for(i=0; i<3; i++) free(aa[i]);
+    }
+    free(aTop); free(pRef); free(pGot);
+  }
+  check_case("sort words n > UINT32_MAX is PX_ETOOBIG");
+  CHECK(px_sort_words_perm(0, 1, (size_t)UINT32_MAX + 1, 0, 0, 1)==PX_ETOOBIG, "rc");
+}
+
 /* The reference counting sort: one serial stable pass. */
 static void ref_countsort(const uint32_t *aBin, size_t n, uint32_t nBin, uint32_t *aPerm,
                           size_t *aStart){
@@ -1408,6 +1484,7 @@ int main(void){
   test_histogram();
   test_keys();
   test_sort();
+  test_sort_words();
   test_countsort();
   test_sort_enomem();
   test_sort_stop();
