@@ -18,11 +18,12 @@
 **     accumulators per key value, then each key value combines its chunks
 **     in order.  Otherwise (or with DISTINCT / group_concat, which need
 **     each group's rows together) rows are partitioned by a counting sort
-**     (per-thread histograms, stable scatter) or radix sorted word by word,
-**     least significant first (kernels/sort.h): a permutation listing every
-**     group's rows in their original order and the groups' offsets (by
-**     compaction of head flags); the needed columns are gathered into that
-**     order so aggregation reads memory sequentially.
+**     (px_countsort_u32) or radix sorted word by word, least significant
+**     first (px_sort_words_perm; both kernels/sort.h): a permutation
+**     listing every group's rows in their original order and the groups'
+**     offsets (the non-empty bins, or where the key changes:
+**     kernels/segment.h); the needed columns are gathered into that order
+**     so aggregation reads memory sequentially.
 **  2. Aggregate: each group's rows are visited in their original order,
 **     so order-sensitive results come out as SQLite's: integer overflow of
 **     sum() (an error only if a running sum overflows before any REAL is
@@ -47,6 +48,7 @@
 */
 #include "groupby.h"
 #include "gather.h"
+#include "segment.h"
 #include "sort.h"
 
 #include <assert.h>
@@ -605,110 +607,49 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
                       size_t n, int nThread, uint32_t **paPerm, size_t **paOff,
                       size_t *pnGroup){
   uint32_t *aPerm = sqlite3_malloc64((n+1)*sizeof(uint32_t));
-  uint8_t *aHead = 0;
-  size_t *aCount = 0;        /* [t]: group starts in thread t's positions */
   uint64_t *aSorted = 0;     /* radix sort: the sorted first word */
-  size_t *aOff = 0, i, nGroup;
+  size_t *aOff = 0, i, nGroup = 0;
   int rc = SQLITE_OK;
   if( aPerm==0 ) return SQLITE_NOMEM;
   if( aBin ){
     /* Bins are the groups (one word: equal bin, equal word): the
     ** non-empty ones, in order. */
     aOff = sqlite3_malloc64(((size_t)nBin > n ? (size_t)nBin : n)*sizeof(size_t) + 2*sizeof(size_t));
-    if( aOff==0 ){
-      sqlite3_free(aPerm);
-      return SQLITE_NOMEM;
-    }
-    rc = parRcFromPx(px_countsort_u32(aBin, n, nBin, aPerm, aOff, 0, 0, 0, nThread));
+    if( aOff==0 ) rc = SQLITE_NOMEM;
     if( rc==SQLITE_OK ){
-      nGroup = 0;
+      rc = parRcFromPx(px_countsort_u32(aBin, n, nBin, aPerm, aOff, 0, 0, 0, nThread));
+    }
+    if( rc==SQLITE_OK ){
       for(i=0; i<nBin; i++){
         if( aOff[i+1]>aOff[i] ) aOff[nGroup++] = aOff[i];
       }
       aOff[nGroup] = n;
-      *pnGroup = nGroup;
-      *paPerm = aPerm;
-      *paOff = aOff;
-      return SQLITE_OK;
     }
-  }else if( nWord==0 ){
-    for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
   }else{
-    aSorted = sqlite3_malloc64((n+1)*sizeof(uint64_t));
-    if( aSorted==0 ) rc = SQLITE_NOMEM;
-    if( rc==SQLITE_OK ){
-      rc = parRcFromPx(px_sort_words_perm((const uint64_t *const *)aaWord, nWord, n, aPerm,
-                                          aSorted, nThread));
-    }
-  }
-  if( rc==SQLITE_OK ){
-    aHead = sqlite3_malloc64(n+1);
-    aCount = sqlite3_malloc64(((size_t)nThread+1)*sizeof(size_t));
+    const uint64_t *const *aaW = (const uint64_t *const *)aaWord;
     aOff = sqlite3_malloc64((n+2)*sizeof(size_t));
-    if( aHead==0 || aCount==0 || aOff==0 ) rc = SQLITE_NOMEM;
-  }
-  if( rc==SQLITE_OK ){
-    /* Groups start where any word changes.  Each thread flags and counts
-    ** the starts in its share of the positions, then writes them after
-    ** those of the shares before it: one barrier in all (a scan kernel's
-    ** windows would meet every 2^17 positions per thread, and a barrier
-    ** waits out any thread the system has preempted).  Without keys
-    ** there is exactly one group, even for no rows. */
-    px_stop *pStop = px_stop_installed();
-    int nDone[2] = {0, 0};
-    nGroup = 0;
-    #pragma omp parallel num_threads(nThread)
-    {
-      int t = omp_get_thread_num(), nt = omp_get_num_threads(), u;
-      size_t lo = n*(size_t)t/(size_t)nt, hi = n*(size_t)(t+1)/(size_t)nt, j, c = 0;
-      for(j=lo; j<hi; j++){
-        int w, bNew = (j==0);
-        if( (j & 0xffff)==0 && px_stopping(pStop) ){
-          hi = j;            /* the share ends here: what follows is flagged */
-          break;
-        }
-        if( j>0 && aSorted ){
-          /* The most significant words sorted: read in order.  Then
-          ** every other word, without branches, so that the scattered
-          ** reads overlap (the previous row's words are still cached). */
-          bNew = aSorted[j]!=aSorted[j-1];
-          for(w=1; w<nWord; w++){
-            bNew |= aaWord[w][aPerm[j]]!=aaWord[w][aPerm[j-1]];
-          }
-        }
-        aHead[j] = (uint8_t)bNew;
-        c += (size_t)bNew;
-      }
-      aCount[t] = c;
-      px_stop_wait(pStop, &nDone[0], nt);
-      #pragma omp barrier
-      for(c=0, u=0; u<t; u++) c += aCount[u];
-      /* Without branches; stops at the share's last start, so that no
-      ** write lands in the next share's slots. */
-      while( hi>lo && aHead[hi-1]==0 ) hi--;
-      for(j=lo; j<hi; j++){
-        if( (j & 0xffff)==0 && px_stopping(pStop) ) break;
-        aOff[c] = j;
-        c += aHead[j];
-      }
-      px_stop_wait(pStop, &nDone[1], nt);
-      if( t==nt-1 ){
-        for(u=0; u<nt; u++) nGroup += aCount[u];
-      }
+    if( nWord>0 ) aSorted = sqlite3_malloc64((n+1)*sizeof(uint64_t));
+    if( aOff==0 || (nWord>0 && aSorted==0) ) rc = SQLITE_NOMEM;
+    if( rc==SQLITE_OK ){
+      rc = parRcFromPx(px_sort_words_perm(aaW, nWord, n, aPerm, aSorted, nThread));
     }
-    if( nWord==0 && nGroup==0 ){ aOff[0] = 0; nGroup = 1; }
-    aOff[nGroup] = n;
-    *pnGroup = nGroup;
-    if( px_stopping(pStop) ) rc = SQLITE_INTERRUPT;
+    if( rc==SQLITE_OK ){
+      /* Groups start where any word changes: the most significant word
+      ** sorted, read in order, the others through the permutation. */
+      rc = parRcFromPx(px_segments_u64(aSorted, nWord>0 ? aaW + 1 : 0,
+                                       nWord>0 ? nWord - 1 : 0, aPerm, n, 0, aOff,
+                                       &nGroup, nThread));
+    }
+    /* Without keys there is exactly one group, even for no rows. */
+    if( rc==SQLITE_OK && nWord==0 && nGroup==0 ){ aOff[0] = 0; aOff[1] = n; nGroup = 1; }
   }
-  sqlite3_free(aHead);
-  sqlite3_free(aCount);
   sqlite3_free(aSorted);
   if( rc ){
     sqlite3_free(aPerm);
     sqlite3_free(aOff);
     return rc;
   }
+  *pnGroup = nGroup;
   *paPerm = aPerm;
   *paOff = aOff;
   return SQLITE_OK;
@@ -718,7 +659,7 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
 ** pArg within its group (groups are the position ranges of aOff). */
 static int markDistinct(const size_t *aOff, size_t nGroup, const ParColumn *pArg,
                         int eColl, sqlite3_int64 nRow, int nThread, uint8_t **paFirst){
-  size_t n = (size_t)nRow, g, i;
+  size_t n = (size_t)nRow, i;
   uint64_t *a1 = 0, *a2 = 0, *aTmp = 0, *aGid = 0;
   uint32_t *aOrd = 0;
   uint8_t *aFirst = sqlite3_malloc64(n+1);
@@ -733,9 +674,8 @@ static int markDistinct(const size_t *aOff, size_t nGroup, const ParColumn *pArg
     aaW[0] = aGid;
     aaW[1] = a1;
     aaW[2] = a2;
-    for(g=0; g<nGroup; g++){
-      for(i=aOff[g]; i<aOff[g+1]; i++) aGid[i] = g;
-    }
+    assert( aOff!=0 );
+    px_segment_ids_u64(aOff, nGroup, aGid, nThread);
     rc = parRcFromPx(px_sort_words_perm(aaW, a2 ? 3 : 2, n, aOrd, aTmp, nThread));
     if( rc==SQLITE_OK ){
       #pragma omp parallel for num_threads(nThread) schedule(static)

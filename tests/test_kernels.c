@@ -25,9 +25,9 @@
 **     the edges <= x per value, compared in long double (exact for int64
 **     and double alike);
 **   - sorting doubles: bit-identical to qsort by value (-0.0 before +0.0);
-**   - keys of several words, counting sort by bin: exactly equal to a
-**     plain serial loop (a stable qsort over (words, row) for the sort),
-**     for every thread count.
+**   - keys of several words, counting sort by bin, segment heads, offsets
+**     and ids: exactly equal to a plain serial loop (a stable qsort over
+**     (words, row) for the sort), for every thread count.
 **
 ** Run it with CHECK_SEED=n to change the random inputs.
 */
@@ -37,6 +37,7 @@
 #include "scan.h"
 #include "reduce.h"
 #include "gather.h"
+#include "segment.h"
 #include "histogram.h"
 #include "quantile.h"
 #include <float.h>
@@ -1282,6 +1283,112 @@ static void test_countsort(void){
   CHECK(px_countsort_u32(0, (size_t)UINT32_MAX + 1, 1, 0, 0, 0, 0, 0, 1)==PX_ETOOBIG, "rc");
 }
 
+/* Segments: keys with few distinct values, so that runs of equal keys
+** cross block boundaries; through a random permutation or none, with and
+** without a leading word. */
+static void test_segments(void){
+  int iz, it, nWord, iCase;
+  size_t i;
+  for(iz=0; iz<nSize; iz++){
+    size_t n = aSize[iz];
+    uint64_t *aLead = xmalloc(n*8), *aa[2];
+    uint32_t *aPerm = xmalloc(n*4);
+    uint8_t *hRef = xmalloc(n), *hGot = xmalloc(n+1);
+    size_t *oRef = xmalloc((n+1)*sizeof(size_t)), *oGot = xmalloc((n+2)*sizeof(size_t));
+    aa[0] = xmalloc(n*8);
+    aa[1] = xmalloc(n*8);
+    for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
+    for(i=n; i>1; i--){                             /* Fisher-Yates */
+      size_t j = check_below(&rng, i);
+      uint32_t t = aPerm[i-1]; aPerm[i-1] = aPerm[j]; aPerm[j] = t;
+    }
+    for(iCase=0; iCase<8; iCase++){
+      int bLead = iCase & 1, bPerm = (iCase >> 1) & 1, nRun = iCase>>2 ? 100 : 3;
+      uint64_t cur = 0;
+      for(nWord=0; nWord<=2; nWord++){
+        size_t nRef = 0, nGot = 12345;
+        /* Sorted-like runs: each key repeats for about nRun positions. */
+        for(i=0; i<n; i++){
+          int w;
+          if( check_below(&rng, nRun)==0 ) cur = check_next(&rng) % 3;
+          aLead[i] = cur;
+          for(w=0; w<2; w++) aa[w][bPerm ? aPerm[i] : i] = (cur >> w) & 1 ? cur : 0;
+          if( check_below(&rng, 4*nRun)==0 ) aa[1][bPerm ? aPerm[i] : i] ^= 5;
+        }
+        for(i=0; i<n; i++){
+          int w, bNew = i==0;
+          if( i>0 && bLead ) bNew |= aLead[i]!=aLead[i-1];
+          for(w=0; w<nWord && i>0; w++){
+            size_t r = bPerm ? aPerm[i] : i, q = bPerm ? aPerm[i-1] : i-1;
+            bNew |= aa[w][r]!=aa[w][q];
+          }
+          hRef[i] = (uint8_t)bNew;
+          if( bNew ) oRef[nRef++] = i;
+        }
+        oRef[nRef] = n;
+        for(it=0; it<nThr; it++){
+          int bHead, rc;
+          for(bHead=0; bHead<2; bHead++){
+            check_case("segments n=%zu lead=%d perm=%d words=%d run=%d%s threads=%d", n, bLead,
+                       bPerm, nWord, nRun, bHead ? "" : " (no heads)", aThr[it]);
+            hGot[n] = 0x5a;
+            oGot[n+1] = 999;
+            rc = px_segments_u64(bLead ? aLead : 0, (const uint64_t *const *)aa, nWord,
+                                 bPerm ? aPerm : 0, n, bHead ? hGot : 0, oGot, &nGot,
+                                 aThr[it]);
+            CHECK(rc==PX_OK, "rc %d", rc);
+            CHECK(nGot==nRef, "nSeg %zu want %zu", nGot, nRef);
+            for(i=0; i<=nRef && i<=nGot && oGot[i]==oRef[i]; i++){}
+            CHECK(i>nRef, "off[%zu] got %zu want %zu", i, i<=nGot ? oGot[i] : 0, oRef[i]);
+            if( bHead ){
+              for(i=0; i<n && hGot[i]==hRef[i]; i++){}
+              CHECK(i==n, "head[%zu] got %d want %d", i, i<n ? hGot[i] : 0, i<n ? hRef[i] : 0);
+            }
+            CHECK(hGot[n]==0x5a && oGot[n+1]==999, "wrote past the end");
+          }
+        }
+      }
+    }
+    free(aLead); free(aa[0]); free(aa[1]); free(aPerm);
+    free(hRef); free(hGot); free(oRef); free(oGot);
+  }
+}
+
+static void test_segment_ids(void){
+  static const unsigned aEmpty[] = { 0, 300, 900 };   /* empty segments per 1000 */
+  int iz, ie, it;
+  size_t i, s;
+  for(iz=0; iz<nSize; iz++){
+    size_t n = aSize[iz];
+    size_t *aOff = xmalloc((2*n+4)*sizeof(size_t));   /* at most n empty segments */
+    uint64_t *aRef = xmalloc(n*8), *aGot = xmalloc((n+1)*8);
+    for(ie=0; ie<3; ie++){
+      size_t nSeg = 0;
+      /* Segments of random length (1 to 20) between runs of empty ones;
+      ** also empty ones first and last. */
+      aOff[0] = 0;
+      for(i=0; i<n; ){
+        if( nSeg<n && check_below(&rng, 1000)<aEmpty[ie] ){ aOff[++nSeg] = i; continue; }
+        i += 1 + check_below(&rng, 20);
+        if( i>n ) i = n;
+        aOff[++nSeg] = i;
+      }
+      if( ie>0 ) aOff[++nSeg] = n;
+      for(s=0; s<nSeg; s++){
+        for(i=aOff[s]; i<aOff[s+1]; i++) aRef[i] = s;
+      }
+      for(it=0; it<nThr; it++){
+        check_case("segment ids n=%zu segments=%zu empty/1000=%u threads=%d", n, nSeg,
+                   aEmpty[ie], aThr[it]);
+        aGot[n] = 4242;
+        px_segment_ids_u64(aOff, nSeg, aGot, aThr[it]);
+        check_u64s(aGot, aRef, n, "id");
+        CHECK(aGot[n]==4242, "wrote past n");
+      }
+    }
+    free(aOff); free(aRef); free(aGot);
+  }
+}
 
 /* Out of memory: with the address space limited to just above what the
 ** process uses, the scratch of a 4M-element sort cannot be allocated; the
@@ -1420,6 +1527,91 @@ static void test_gather_stop(void){
 }
 
 
+/* Installs *p, new, to say stop at its nStopAt-th ask (never: 0). */
+static void stop_arm(stop_after *p, int nStopAt){
+  memset(p, 0, sizeof(*p));
+  p->base.xAsk = stop_after_ask;
+  p->base.pArg = p;
+  p->nStopAt = nStopAt;
+  px_stop_install(&p->base);
+}
+
+/* The kernels of grouping with a px_stop: never told to stop, the result
+** of no px_stop; told to stop at the first ask, PX_EINTR, nothing written
+** past the outputs' ends, and every permutation entry written a row. */
+static void test_group_kernels_stop(void){
+  size_t n = 3000017, i, nSeg, nSegWant;
+  uint32_t nBin = 1000;
+  uint32_t *aBin = xmalloc(n*4), *p = xmalloc((n+1)*4), *pWant = xmalloc(n*4);
+  uint64_t *aa[2], *aTop = xmalloc((n+1)*8);
+  size_t *aOff = xmalloc((n+2)*sizeof(size_t)), *aOffWant = xmalloc((n+1)*sizeof(size_t));
+  int iCase, it, rc;
+  aa[0] = xmalloc(n*8);
+  aa[1] = xmalloc(n*8);
+  for(i=0; i<n; i++){
+    aBin[i] = (uint32_t)check_below(&rng, nBin);
+    aa[0][i] = check_below(&rng, 1000);
+    aa[1][i] = check_below(&rng, 1000);
+  }
+  rc = px_sort_words_perm((const uint64_t *const *)aa, 2, n, pWant, aTop, 2);
+  rc |= px_segments_u64(aTop, (const uint64_t *const *)aa + 1, 1, pWant, n, 0, aOffWant,
+                        &nSegWant, 2);
+  check_case("group kernels without a px_stop");
+  CHECK(rc==PX_OK && nSegWant>1000 && nSegWant<n, "rc %d nSeg %zu", rc, nSegWant);
+  for(iCase=0; iCase<2; iCase++){
+    for(it=0; it<nThr; it++){
+      stop_after s;
+      /* A fresh px_stop for each kernel: each stops at its own first ask. */
+      stop_arm(&s, iCase);
+
+      check_case("sort words with a px_stop that stops at ask %d, %d threads", iCase, aThr[it]);
+      p[n] = 0xa5a5a5a5u;
+      aTop[n] = 42;
+      rc = px_sort_words_perm((const uint64_t *const *)aa, 2, n, p, aTop, aThr[it]);
+      CHECK(p[n]==0xa5a5a5a5u && aTop[n]==42, "wrote past n");
+      if( iCase==0 ){
+        CHECK(rc==PX_OK, "rc %d", rc);
+        check_u32s(p, pWant, n, "perm");
+      }else{
+        CHECK(rc==PX_EINTR, "rc %d", rc);
+        for(i=0; i<n && p[i]<n; i++){}
+        CHECK(i==n, "perm[%zu] = %u, not a row", i, i<n ? p[i] : 0);
+      }
+
+      stop_arm(&s, iCase);
+      check_case("segments with a px_stop that stops at ask %d, %d threads", iCase, aThr[it]);
+      aOff[n+1] = 777;
+      rc = px_segments_u64(aTop, (const uint64_t *const *)aa + 1, 1, pWant, n, 0, aOff,
+                           &nSeg, aThr[it]);
+      CHECK(aOff[n+1]==777, "wrote past n+1");
+      if( iCase==0 ){
+        CHECK(rc==PX_OK && nSeg==nSegWant, "rc %d nSeg %zu", rc, nSeg);
+        for(i=0; i<=nSeg && aOff[i]==aOffWant[i]; i++){}
+        CHECK(i>nSeg, "off[%zu]", i);
+      }else{
+        CHECK(rc==PX_EINTR && nSeg<=n, "rc %d nSeg %zu", rc, nSeg);
+      }
+
+      stop_arm(&s, iCase);
+      check_case("countsort with a px_stop that stops at ask %d, %d threads", iCase, aThr[it]);
+      for(i=0; i<=n; i++) p[i] = 0xa5a5a5a5u;
+      aOff[nBin+1] = 777;
+      rc = px_countsort_u32(aBin, n, nBin, p, aOff, 0, 0, 0, aThr[it]);
+      CHECK(p[n]==0xa5a5a5a5u && aOff[nBin+1]==777, "wrote past the end");
+      if( iCase==0 ){
+        CHECK(rc==PX_OK && aOff[nBin]==n, "rc %d", rc);
+      }else{
+        CHECK(rc==PX_EINTR, "rc %d", rc);
+        for(i=0; i<n && (p[i]<n || p[i]==0xa5a5a5a5u); i++){}
+        CHECK(i==n, "perm[%zu] = %u, not a row", i, i<n ? p[i] : 0);
+      }
+      px_stop_install(0);
+    }
+  }
+  free(aBin); free(p); free(pWant); free(aa[0]); free(aa[1]); free(aTop);
+  free(aOff); free(aOffWant);
+}
+
 /* px_stop_wait: the installing thread, done with its share at once, keeps
 ** asking while another thread of its team works on, so that thread sees
 ** the stop (here it works until it does, or gives up after 10 s); without
@@ -1486,9 +1678,12 @@ int main(void){
   test_sort();
   test_sort_words();
   test_countsort();
+  test_segments();
+  test_segment_ids();
   test_sort_enomem();
   test_sort_stop();
   test_gather_stop();
+  test_group_kernels_stop();
   test_stop_wait();
   /* After the out-of-memory test: these free large blocks that the
   ** limited address space there could otherwise reuse. */
