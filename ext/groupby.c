@@ -48,6 +48,7 @@
 */
 #include "groupby.h"
 #include "gather.h"
+#include "histogram.h"
 #include "segment.h"
 #include "sort.h"
 
@@ -1400,23 +1401,18 @@ done:
 
 /* The least and greatest value of INTEGER column pCol's first n rows,
 ** NULLs aside (*pLo > *pHi when there are none): kept since the rows were
-** read, else one parallel pass. */
+** read, else one parallel pass (px_range_i64). */
 static void intRange(const ParColumn *pCol, size_t n, int nThread,
                      sqlite3_int64 *pLo, sqlite3_int64 *pHi){
-  const sqlite3_int64 *v = pCol->aInt;
   const uint8_t *aNull = pCol->nNull ? pCol->aNull : 0;
-  sqlite3_int64 lo = INT64_MAX, hi = INT64_MIN;
-  size_t i;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
   if( pCol->bRange ){
     lo = pCol->iMin;
     hi = pCol->iMax;
-  }else{
-    #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
-    for(i=0; i<n; i++){
-      if( aNull && (aNull[i>>3] >> (i&7)) & 1 ) continue;
-      if( v[i]<lo ) lo = v[i];
-      if( v[i]>hi ) hi = v[i];
-    }
+  }else if( px_range_i64((const int64_t*)pCol->aInt,     /* both 64-bit two's complement */
+                          aNull, n, &lo, &hi, nThread)==0 ){
+    lo = INT64_MAX;              /* no value: lo > hi */
+    hi = INT64_MIN;
   }
   *pLo = lo;
   *pHi = hi;
