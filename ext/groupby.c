@@ -613,9 +613,10 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
   int rc = SQLITE_OK;
   if( aPerm==0 ) return SQLITE_NOMEM;
   if( aBin ){
-    /* Bins are the groups (one word: equal bin, equal word): the
-    ** non-empty ones, in order. */
-    aOff = sqlite3_malloc64(((size_t)nBin > n ? (size_t)nBin : n)*sizeof(size_t) + 2*sizeof(size_t));
+    /* aOff gets the bins' starts, then in place those of the non-empty
+    ** bins: the groups (one word: equal bin, equal word), in order. */
+    size_t nOff = ((size_t)nBin > n ? (size_t)nBin : n) + 2;
+    aOff = sqlite3_malloc64(nOff*sizeof(size_t));
     if( aOff==0 ) rc = SQLITE_NOMEM;
     if( rc==SQLITE_OK ){
       rc = parRcFromPx(px_countsort_u32(aBin, n, nBin, aPerm, aOff, 0, 0, 0, nThread));
