@@ -24,6 +24,12 @@
 ** Targets (PASS / MISS): scans and reductions >= 0.5 of memcpy, the sort
 ** of random u64 keys with a permutation >= 80M keys/s, both histograms into
 ** 100 bins >= 500M values/s; sort and histogram targets are for all cores.
+** The kernels of grouping: the counting sort of bin indices with a
+** permutation (4 bytes in per element), into 100 bins and into n/10 bins
+** (groups of ten rows, as GROUP BY a key of n/10 values); the sort of
+** two-word keys with a permutation (16 bytes: both words); and the
+** segments of a sorted leading word plus one word read through a
+** permutation (20 bytes: 8 + 8 + 4), for groups of ten.
 ** The sort is timed three ways to justify MSD: the plain parallel LSD with
 ** 8-bit and with 11-bit digits, and the MSD that px_sort_u64_perm() uses.
 */
@@ -33,6 +39,7 @@
 #include "reduce.h"
 #include "gather.h"
 #include "histogram.h"
+#include "segment.h"
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +52,9 @@ static int nRep = 9;
 static int64_t *aI, *aOutI;
 static double *aF, *aOutF;
 static uint8_t *aHead, *aFlag;
-static uint32_t *aIdx, *aBin, *aPerm, *aPerm0;
-static uint64_t *aKey, *aKey0, *aCount;
+static uint32_t *aIdx, *aBin, *aBinBig, *aPerm, *aPerm0;
+static uint64_t *aKey, *aKey0, *aCount, *aWord1, *aLead;
+static size_t *aOff;
 static double aEdge[101];
 
 static uint64_t rng_state = 42;
@@ -96,6 +104,24 @@ static void run_sort_msd(int nt){ px_sort_u64_perm(aKey, aPerm, n, nt); }
 static void run_sort_lsd8(int nt){ px_sort_u64_perm_lsd(aKey, aPerm, n, 8, nt); }
 static void run_sort_lsd11(int nt){ px_sort_u64_perm_lsd(aKey, aPerm, n, 11, nt); }
 static void run_sort_keys(int nt){ px_sort_u64_perm(aKey, 0, n, nt); }
+static void run_countsort(int nt){
+  px_countsort_u32(aBin, n, 100, aPerm, aOff, 0, 0, 0, nt);
+}
+static void run_countsort_big(int nt){
+  px_countsort_u32(aBinBig, n, (uint32_t)(n/10 + 1), aPerm, aOff, 0, 0, 0, nt);
+}
+static void run_sort_words(int nt){
+  const uint64_t *aa[2];
+  aa[0] = aKey0;
+  aa[1] = aWord1;
+  px_sort_words_perm(aa, 2, n, aPerm, aKey, nt);
+}
+static void run_segments(int nt){
+  const uint64_t *aa[1];
+  size_t nSeg;
+  aa[0] = aWord1;
+  px_segments_u64(aLead, aa, 1, aPerm0, n, aFlag, aOff, &nSeg, nt);
+}
 
 typedef struct bench {
   const char *zName;
@@ -123,6 +149,10 @@ static const bench aBench[] = {
   { "sort lsd 11-bit+perm",12, run_sort_lsd11, prep_sort, 0, 0 },
   { "sort msd+perm",       12, run_sort_msd,   prep_sort, 2, 80e6 },
   { "sort msd keys only",   8, run_sort_keys,  prep_sort, 0, 0 },
+  { "countsort 100 bins",   4, run_countsort,  0, 0, 0 },
+  { "countsort n/10 bins",  4, run_countsort_big, 0, 0, 0 },
+  { "sort 2 words+perm",   16, run_sort_words, 0, 0, 0 },
+  { "segments 10 per group", 20, run_segments, 0, 0, 0 },
 };
 #define N_BENCH ((int)(sizeof(aBench)/sizeof(aBench[0])))
 #define MAX_REP 64
@@ -163,6 +193,8 @@ int main(int argc, char **argv){
   aPerm = xmalloc(n * 4); aPerm0 = xmalloc(n * 4);
   aKey = xmalloc(n * 8); aKey0 = xmalloc(n * 8);
   aCount = xmalloc(PX_HIST_SLOTS(100) * 8);
+  aBinBig = xmalloc(n * 4); aWord1 = xmalloc(n * 8); aLead = xmalloc(n * 8);
+  aOff = xmalloc((n + 2) * sizeof(size_t));
   px_edges_uniform(-1.0, 1.0, 100, aEdge);
   for(i=0; i<n; i++){
     uint64_t x = rnd();
@@ -174,6 +206,9 @@ int main(int argc, char **argv){
     aBin[i] = (uint32_t)((x >> 24) % 100);
     aKey0[i] = rnd();
     aPerm0[i] = (uint32_t)i;
+    aBinBig[i] = (uint32_t)(aKey0[i] % (n/10 + 1));
+    aWord1[i] = aKey0[i] >> 40;
+    aLead[i] = i / 10;
   }
 
   /* Round r times every kernel once at every thread count, so that a

@@ -18,11 +18,12 @@
 **     accumulators per key value, then each key value combines its chunks
 **     in order.  Otherwise (or with DISTINCT / group_concat, which need
 **     each group's rows together) rows are partitioned by a counting sort
-**     (per-thread histograms, stable scatter) or radix sorted word by word,
-**     least significant first (kernels/sort.h): a permutation listing every
-**     group's rows in their original order and the groups' offsets (by
-**     compaction of head flags); the needed columns are gathered into that
-**     order so aggregation reads memory sequentially.
+**     (px_countsort_u32) or radix sorted word by word, least significant
+**     first (px_sort_words_perm; both kernels/sort.h): a permutation
+**     listing every group's rows in their original order and the groups'
+**     offsets (the non-empty bins, or where the key changes:
+**     kernels/segment.h); the needed columns are gathered into that order
+**     so aggregation reads memory sequentially.
 **  2. Aggregate: each group's rows are visited in their original order,
 **     so order-sensitive results come out as SQLite's: integer overflow of
 **     sum() (an error only if a running sum overflows before any REAL is
@@ -47,6 +48,8 @@
 */
 #include "groupby.h"
 #include "gather.h"
+#include "histogram.h"
+#include "segment.h"
 #include "sort.h"
 
 #include <assert.h>
@@ -580,72 +583,6 @@ static int keyEqualButDifferent(const ParColumn *pCol, size_t n){
   }
 }
 
-/* Stable counting sort of rows by aBin (values < nBin): aPerm (unless NULL)
-** gets the rows bin by bin, in order within each bin, and each aaDst[k] (k < nVal) the
-** values aaSrc[k] of those rows (a scatter: each thread writes its rows'
-** values in sequence per bin, where a gather would read them at random). */
-static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin, uint32_t *aPerm,
-                        int nVal, const double **aaSrc, double **aaDst, int nThread){
-  /* Counts and offsets fit 32 bits: row numbers do (aPerm). */
-  uint32_t *aHist = calloc((size_t)nThread*nBin + 1, sizeof(uint32_t));
-  px_stop *pStop = px_stop_installed();
-  int nDone[2] = {0, 0};
-  if( aHist==0 ) return SQLITE_NOMEM;
-  /* Each pass asks whether to stop every 64K rows (or bins); once told,
-  ** a thread skips the rest of its share (the outputs are discarded), and
-  ** px_stop_wait() keeps the asking thread asking until every thread is
-  ** through, so that a stop reaches those still working. */
-  #pragma omp parallel num_threads(nThread)
-  {
-    int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    size_t lo = n*t/nt, hi = n*(t+1)/nt, i;
-    uint32_t *h = aHist + (size_t)t*nBin;
-    for(i=lo; i<hi; i++){
-      if( (i & 0xffff)==0 && px_stopping(pStop) ) break;
-      h[aBin[i]]++;
-    }
-    px_stop_wait(pStop, &nDone[0], nt);
-    #pragma omp barrier
-    if( t==0 ){
-      /* The thread that installed pStop (it began the team) asks here. */
-      uint32_t sum = 0;
-      size_t b;
-      int u;
-      for(b=0; b<nBin; b++){
-        if( (b & 0xffff)==0 && px_stopping(pStop) ) break;
-        for(u=0; u<nt; u++){
-          uint32_t c = aHist[(size_t)u*nBin + b];
-          aHist[(size_t)u*nBin + b] = sum;
-          sum += c;
-        }
-      }
-    }
-    #pragma omp barrier
-    /* Counts or offsets cut short would scatter out of bounds: a stop
-    ** asked before this barrier is seen by every thread here. */
-    if( px_stopping(pStop) ){
-      /* nothing more */
-    }else if( nVal==0 ){
-      for(i=lo; i<hi; i++){
-        if( (i & 0xffff)==0 && px_stopping(pStop) ) break;
-        aPerm[h[aBin[i]]++] = (uint32_t)i;
-      }
-    }else{
-      for(i=lo; i<hi; i++){
-        uint32_t pos;
-        int k;
-        if( (i & 0xffff)==0 && px_stopping(pStop) ) break;
-        pos = h[aBin[i]]++;
-        if( aPerm ) aPerm[pos] = (uint32_t)i;
-        for(k=0; k<nVal; k++) aaDst[k][pos] = aaSrc[k][i];
-      }
-    }
-    px_stop_wait(pStop, &nDone[1], nt);
-  }
-  free(aHist);
-  return px_stopping(pStop) ? SQLITE_INTERRUPT : SQLITE_OK;
-}
-
 /* Order-preserving words of the plan's keys, most significant first. */
 static int keyWords(const ParPlan *pPlan, ParBatch *pIn, int nThread,
                     uint64_t **aaWord, int *pnWord){
@@ -671,120 +608,50 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
                       size_t n, int nThread, uint32_t **paPerm, size_t **paOff,
                       size_t *pnGroup){
   uint32_t *aPerm = sqlite3_malloc64((n+1)*sizeof(uint32_t));
-  uint8_t *aHead = 0;
-  size_t *aCount = 0;        /* [t]: group starts in thread t's positions */
   uint64_t *aSorted = 0;     /* radix sort: the sorted first word */
-  size_t *aOff = 0, i, nGroup;
-  int k, rc = SQLITE_OK;
+  size_t *aOff = 0, i, nGroup = 0;
+  int rc = SQLITE_OK;
   if( aPerm==0 ) return SQLITE_NOMEM;
   if( aBin ){
-    rc = countingSort(aBin, n, nBin, aPerm, 0, 0, 0, nThread);
+    /* aOff gets the bins' starts, then in place those of the non-empty
+    ** bins: the groups (one word: equal bin, equal word), in order. */
+    size_t nOff = ((size_t)nBin > n ? (size_t)nBin : n) + 2;
+    aOff = sqlite3_malloc64(nOff*sizeof(size_t));
+    if( aOff==0 ) rc = SQLITE_NOMEM;
     if( rc==SQLITE_OK ){
-      /* Bins are the groups (one word: equal bin, equal word): the
-      ** non-empty ones, in order, each as many rows as it counts. */
-      size_t *aCnt = calloc((size_t)nBin + 1, sizeof(size_t)), at = 0;
-      aOff = sqlite3_malloc64((n+2)*sizeof(size_t));
-      if( aOff==0 || aCnt==0 ){
-        free(aCnt);
-        sqlite3_free(aOff);
-        sqlite3_free(aPerm);
-        return SQLITE_NOMEM;
-      }
-      for(i=0; i<n; i++) aCnt[aBin[i]]++;
-      nGroup = 0;
+      rc = parRcFromPx(px_countsort_u32(aBin, n, nBin, aPerm, aOff, 0, 0, 0, nThread));
+    }
+    if( rc==SQLITE_OK ){
       for(i=0; i<nBin; i++){
-        if( aCnt[i]==0 ) continue;
-        aOff[nGroup++] = at;
-        at += aCnt[i];
+        if( aOff[i+1]>aOff[i] ) aOff[nGroup++] = aOff[i];
       }
-      free(aCnt);
       aOff[nGroup] = n;
-      *pnGroup = nGroup;
-      *paPerm = aPerm;
-      *paOff = aOff;
-      return SQLITE_OK;
     }
-  }else if( nWord==0 ){
-    for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
   }else{
-    aSorted = sqlite3_malloc64((n+1)*sizeof(uint64_t));
-    if( aSorted==0 ) rc = SQLITE_NOMEM;
-    #pragma omp parallel for num_threads(nThread) schedule(static)
-    for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
-    for(k=nWord-1; k>=0 && rc==SQLITE_OK; k--){
-      px_gather_u64(aaWord[k], aPerm, aSorted, n, nThread);
-      rc = parStopped() ? SQLITE_INTERRUPT
-                        : parRcFromPx(px_sort_u64_perm(aSorted, aPerm, n, nThread));
-    }
-  }
-  if( rc==SQLITE_OK ){
-    aHead = sqlite3_malloc64(n+1);
-    aCount = sqlite3_malloc64(((size_t)nThread+1)*sizeof(size_t));
+    const uint64_t *const *aaW = (const uint64_t *const *)aaWord;
     aOff = sqlite3_malloc64((n+2)*sizeof(size_t));
-    if( aHead==0 || aCount==0 || aOff==0 ) rc = SQLITE_NOMEM;
-  }
-  if( rc==SQLITE_OK ){
-    /* Groups start where any word changes.  Each thread flags and counts
-    ** the starts in its share of the positions, then writes them after
-    ** those of the shares before it: one barrier in all (a scan kernel's
-    ** windows would meet every 2^17 positions per thread, and a barrier
-    ** waits out any thread the system has preempted).  Without keys
-    ** there is exactly one group, even for no rows. */
-    px_stop *pStop = px_stop_installed();
-    int nDone[2] = {0, 0};
-    nGroup = 0;
-    #pragma omp parallel num_threads(nThread)
-    {
-      int t = omp_get_thread_num(), nt = omp_get_num_threads(), u;
-      size_t lo = n*(size_t)t/(size_t)nt, hi = n*(size_t)(t+1)/(size_t)nt, j, c = 0;
-      for(j=lo; j<hi; j++){
-        int w, bNew = (j==0);
-        if( (j & 0xffff)==0 && px_stopping(pStop) ){
-          hi = j;            /* the share ends here: what follows is flagged */
-          break;
-        }
-        if( j>0 && aSorted ){
-          /* The most significant words sorted: read in order.  Then
-          ** every other word, without branches, so that the scattered
-          ** reads overlap (the previous row's words are still cached). */
-          bNew = aSorted[j]!=aSorted[j-1];
-          for(w=1; w<nWord; w++){
-            bNew |= aaWord[w][aPerm[j]]!=aaWord[w][aPerm[j-1]];
-          }
-        }
-        aHead[j] = (uint8_t)bNew;
-        c += (size_t)bNew;
-      }
-      aCount[t] = c;
-      px_stop_wait(pStop, &nDone[0], nt);
-      #pragma omp barrier
-      for(c=0, u=0; u<t; u++) c += aCount[u];
-      /* Without branches; stops at the share's last start, so that no
-      ** write lands in the next share's slots. */
-      while( hi>lo && aHead[hi-1]==0 ) hi--;
-      for(j=lo; j<hi; j++){
-        if( (j & 0xffff)==0 && px_stopping(pStop) ) break;
-        aOff[c] = j;
-        c += aHead[j];
-      }
-      px_stop_wait(pStop, &nDone[1], nt);
-      if( t==nt-1 ){
-        for(u=0; u<nt; u++) nGroup += aCount[u];
-      }
+    if( nWord>0 ) aSorted = sqlite3_malloc64((n+1)*sizeof(uint64_t));
+    if( aOff==0 || (nWord>0 && aSorted==0) ) rc = SQLITE_NOMEM;
+    if( rc==SQLITE_OK ){
+      rc = parRcFromPx(px_sort_words_perm(aaW, nWord, n, aPerm, aSorted, nThread));
     }
-    if( nWord==0 && nGroup==0 ){ aOff[0] = 0; nGroup = 1; }
-    aOff[nGroup] = n;
-    *pnGroup = nGroup;
-    if( px_stopping(pStop) ) rc = SQLITE_INTERRUPT;
+    if( rc==SQLITE_OK ){
+      /* Groups start where any word changes: the most significant word
+      ** sorted, read in order, the others through the permutation. */
+      rc = parRcFromPx(px_segments_u64(aSorted, nWord>0 ? aaW + 1 : 0,
+                                       nWord>0 ? nWord - 1 : 0, aPerm, n, 0, aOff,
+                                       &nGroup, nThread));
+    }
+    /* Without keys there is exactly one group, even for no rows. */
+    if( rc==SQLITE_OK && nWord==0 && nGroup==0 ){ aOff[0] = 0; aOff[1] = n; nGroup = 1; }
   }
-  sqlite3_free(aHead);
-  sqlite3_free(aCount);
   sqlite3_free(aSorted);
   if( rc ){
     sqlite3_free(aPerm);
     sqlite3_free(aOff);
     return rc;
   }
+  *pnGroup = nGroup;
   *paPerm = aPerm;
   *paOff = aOff;
   return SQLITE_OK;
@@ -794,7 +661,7 @@ static int sortGroups(uint64_t **aaWord, int nWord, const uint32_t *aBin, uint32
 ** pArg within its group (groups are the position ranges of aOff). */
 static int markDistinct(const size_t *aOff, size_t nGroup, const ParColumn *pArg,
                         int eColl, sqlite3_int64 nRow, int nThread, uint8_t **paFirst){
-  size_t n = (size_t)nRow, g, i;
+  size_t n = (size_t)nRow, i;
   uint64_t *a1 = 0, *a2 = 0, *aTmp = 0, *aGid = 0;
   uint32_t *aOrd = 0;
   uint8_t *aFirst = sqlite3_malloc64(n+1);
@@ -804,23 +671,14 @@ static int markDistinct(const size_t *aOff, size_t nGroup, const ParColumn *pArg
   aOrd = sqlite3_malloc64((n+1)*4);
   if( rc==SQLITE_OK && (aFirst==0 || aTmp==0 || aGid==0 || aOrd==0) ) rc = SQLITE_NOMEM;
   if( rc==SQLITE_OK ){
-    /* Stable sort of the positions by (group, value): LSD, word by word. */
-    for(g=0; g<nGroup; g++){
-      for(i=aOff[g]; i<aOff[g+1]; i++) aGid[i] = g;
-    }
-    for(i=0; i<n; i++) aOrd[i] = (uint32_t)i;
-    if( a2 ){
-      memcpy(aTmp, a2, n*8);
-      rc = parRcFromPx(px_sort_u64_perm(aTmp, aOrd, n, nThread));
-    }
-    if( rc==SQLITE_OK ){
-      px_gather_u64(a1, aOrd, aTmp, n, nThread);
-      rc = parRcFromPx(px_sort_u64_perm(aTmp, aOrd, n, nThread));
-    }
-    if( rc==SQLITE_OK ){
-      px_gather_u64(aGid, aOrd, aTmp, n, nThread);
-      rc = parRcFromPx(px_sort_u64_perm(aTmp, aOrd, n, nThread));
-    }
+    /* Stable sort of the positions by (group, value). */
+    const uint64_t *aaW[3];
+    aaW[0] = aGid;
+    aaW[1] = a1;
+    aaW[2] = a2;
+    assert( aOff!=0 );
+    px_segment_ids_u64(aOff, nGroup, aGid, nThread);
+    rc = parRcFromPx(px_sort_words_perm(aaW, a2 ? 3 : 2, n, aOrd, aTmp, nThread));
     if( rc==SQLITE_OK ){
       #pragma omp parallel for num_threads(nThread) schedule(static)
       for(i=0; i<n; i++){
@@ -1125,18 +983,13 @@ static sqlite3_int64 bareRow(const ParAcc *a, int iDecide, sqlite3_int64 iFirst,
 
 /* ---- the two strategies ----------------------------------------------------------- */
 
-static int countingSort(const uint32_t *aBin, size_t n, uint32_t nBin, uint32_t *aPerm,
-                        int nVal, const double **aaSrc, double **aaDst, int nThread);
-
 /* The sequential sums of aggregateDirect() (aRun[j].bSeq) into *paSeq
 ** ([b*nAgg+j] for key value b; malloc): every key value's rows in order,
 ** by a stable counting sort of the rows by aBin (all rows when aBin is
 ** NULL), then one task per key value and sum, many at once.  A REAL
 ** argument without NULLs is gathered into that order first, so that each
-** task reads its values in sequence.  aCnt[c*cntStride+b]: the rows of key
-** value b in chunk c of nChunk. */
+** task reads its values in sequence. */
 static int directSeq(const ParAggRun *aRun, int nAgg, const uint32_t *aBin, uint32_t nBin,
-                     const sqlite3_int64 *aCnt, size_t cntStride, size_t nChunk,
                      size_t n, int nThread, ParAcc **paSeq){
   uint32_t *aPerm = 0;
   size_t *aOff = sqlite3_malloc64(sizeof(size_t)*((size_t)nBin+1));
@@ -1145,7 +998,7 @@ static int directSeq(const ParAggRun *aRun, int nAgg, const uint32_t *aBin, uint
   ParColumn *aCol = sqlite3_malloc64(sizeof(ParColumn)*(nAgg+1));
   px_stop *pStop = px_stop_installed();
   sqlite3_int64 t, nTask = (sqlite3_int64)nBin*nAgg;
-  size_t b, c, i;
+  size_t i;
   int j, rc = SQLITE_OK;
   *paSeq = 0;
   if( aCol ) memset(aCol, 0, sizeof(ParColumn)*(nAgg+1));
@@ -1154,8 +1007,8 @@ static int directSeq(const ParAggRun *aRun, int nAgg, const uint32_t *aBin, uint
   for(i=0; i<(size_t)nBin*nAgg; i++) accInit(&aSeq[i]);
   aOff[0] = 0;
   if( aBin ){
-    const double *aaSrc[PAR_SCATTER_MAX];
-    double *aaDst[PAR_SCATTER_MAX];
+    const void *aaSrc[PAR_SCATTER_MAX];
+    void *aaDst[PAR_SCATTER_MAX];
     int nVal = 0, bPerm = 0;
     for(j=0; j<nAgg; j++){
       const ParColumn *pArg = aRun[j].pArg;
@@ -1175,13 +1028,9 @@ static int directSeq(const ParAggRun *aRun, int nAgg, const uint32_t *aBin, uint
       aPerm = sqlite3_malloc64((n+1)*sizeof(uint32_t));
       if( aPerm==0 ){ rc = SQLITE_NOMEM; goto done; }
     }
-    rc = countingSort(aBin, n, nBin, aPerm, nVal, aaSrc, aaDst, nThread);
+    rc = parRcFromPx(px_countsort_u32(aBin, n, nBin, aPerm, aOff, nVal, aaSrc, aaDst,
+                                      nThread));
     if( rc ) goto done;
-    for(b=0; b<nBin; b++){
-      size_t m = 0;
-      for(c=0; c<nChunk; c++) m += (size_t)aCnt[c*cntStride+b];
-      aOff[b+1] = aOff[b] + m;
-    }
     assert( aOff[nBin]==n );
   }else{
     aOff[1] = n;
@@ -1293,8 +1142,7 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
         foldChunk(&aRun[k], &aAcc[c*accStride + k], nAgg, aBin, lo, hi, 0);
       }
     }
-    if( rc==SQLITE_OK && nSeq>0 ) rc = directSeq(aRun, nAgg, aBin, nBin, aCnt, cntStride, nChunk, n,
-                                             nThread, &aSeq);
+    if( rc==SQLITE_OK && nSeq>0 ) rc = directSeq(aRun, nAgg, aBin, nBin, n, nThread, &aSeq);
     /* Groups are the key values that occur, in key order. */
     for(b=0; b<nBin && rc==SQLITE_OK; b++){
       size_t c2;
@@ -1554,23 +1402,18 @@ done:
 
 /* The least and greatest value of INTEGER column pCol's first n rows,
 ** NULLs aside (*pLo > *pHi when there are none): kept since the rows were
-** read, else one parallel pass. */
+** read, else one parallel pass (px_range_i64). */
 static void intRange(const ParColumn *pCol, size_t n, int nThread,
                      sqlite3_int64 *pLo, sqlite3_int64 *pHi){
-  const sqlite3_int64 *v = pCol->aInt;
   const uint8_t *aNull = pCol->nNull ? pCol->aNull : 0;
-  sqlite3_int64 lo = INT64_MAX, hi = INT64_MIN;
-  size_t i;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
   if( pCol->bRange ){
     lo = pCol->iMin;
     hi = pCol->iMax;
-  }else{
-    #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
-    for(i=0; i<n; i++){
-      if( aNull && (aNull[i>>3] >> (i&7)) & 1 ) continue;
-      if( v[i]<lo ) lo = v[i];
-      if( v[i]>hi ) hi = v[i];
-    }
+  }else if( px_range_i64((const int64_t*)pCol->aInt,     /* both 64-bit two's complement */
+                          aNull, n, &lo, &hi, nThread)==0 ){
+    lo = INT64_MAX;              /* no value: lo > hi */
+    hi = INT64_MIN;
   }
   *pLo = lo;
   *pHi = hi;

@@ -36,8 +36,17 @@
 **
 ** Bits that never vary cost nothing in either: LSD skips digits with no
 ** varying bit, MSD puts each digit at the highest varying bit.
+**
+** Keys of several words (px_sort_words_perm) are sorted one word at a
+** time, least significant first, each pass of px_sort_u64_perm() stable.
+**
+** The counting sort (px_countsort_u32) is the parallel pass above with
+** the bin as the digit: each thread counts the bins of its contiguous
+** share of the blocks, the counts become starts bucket-major, thread-minor,
+** and each thread moves its rows to their starts in order.
 */
 #include "sort.h"
+#include "gather.h"
 #include <assert.h>
 #include <math.h>
 #include <omp.h>
@@ -469,4 +478,115 @@ int px_sort_u64_perm_lsd(uint64_t *aKey, uint32_t *aPerm, size_t n,
   if( s ) copy_back(&b, 0, n, nt);
   bufs_close(&b);
   return PX_OK;
+}
+
+/* ---- keys of several words ------------------------------------------------ */
+
+/* aPerm[i] = i and aKey[i] = aW[i] for i < n, by up to nt threads. */
+static void identity_copy(uint32_t *aPerm, uint64_t *aKey, const uint64_t *aW,
+                          size_t n, int nt){
+  #pragma omp parallel num_threads(nt) if(nt>1)
+  {
+    size_t a, b, i;
+    px_team_range(n, omp_get_thread_num(), omp_get_num_threads(), &a, &b);
+    for(i=a; i<b; i++) aPerm[i] = (uint32_t)i;
+    if( aKey ) memcpy(aKey + a, aW + a, (b - a) * sizeof(uint64_t));
+  }
+}
+
+int px_sort_words_perm(const uint64_t *const *aaWord, int nWord, size_t n,
+                       uint32_t *aPerm, uint64_t *aTop, int nthreads){
+  px_stop *pStop = px_stop_installed();
+  int nt = px_threads_for(px_nblocks(n), nthreads);
+  uint64_t *aKey = aTop;    /* the word being sorted, in the order so far */
+  int k, rc = PX_OK;
+  assert( nWord>=0 );
+  if( n>UINT32_MAX ) return PX_ETOOBIG;
+  if( aKey==0 && nWord>0 ){
+    aKey = malloc((n ? n : 1) * sizeof(uint64_t));
+    if( aKey==0 ) return PX_ENOMEM;
+  }
+  /* The least significant word through the identity: a copy. */
+  identity_copy(aPerm, nWord>0 ? aKey : 0, nWord>0 ? aaWord[nWord-1] : 0, n, nt);
+  for(k=nWord-1; k>=0 && rc==PX_OK; k--){
+    if( k<nWord-1 ) px_gather_u64(aaWord[k], aPerm, aKey, n, nthreads);
+    /* A stopped gather leaves aKey partly written: ask before sorting. */
+    rc = px_stop_now(pStop) ? PX_EINTR : px_sort_u64_perm(aKey, aPerm, n, nthreads);
+  }
+  if( aKey!=aTop ) free(aKey);
+  return rc;
+}
+
+/* ---- counting sort by bin ------------------------------------------------- */
+
+#define COUNT_ASK ((size_t)1 << 16)   /* rows or bins between asks to stop */
+
+int px_countsort_u32(const uint32_t *aBin, size_t n, uint32_t nBin,
+                     uint32_t *aPerm, size_t *aStart, int nVal,
+                     const void *const *aaSrc, void *const *aaDst, int nthreads){
+  int nt = px_threads_for(px_nblocks(n), nthreads);
+  px_stop *pStop = px_stop_installed();
+  uint32_t *aHist;    /* [t*nBin + b]: thread t's count of bin b, then start */
+  int nDone[2] = {0, 0};
+  assert( nVal>=0 );
+  if( n>UINT32_MAX ) return PX_ETOOBIG;
+  aHist = calloc((size_t)nt * nBin + 1, sizeof(uint32_t));
+  if( aHist==0 ) return PX_ENOMEM;
+  /* Each pass asks whether to stop every COUNT_ASK rows (or bins); once
+  ** told, a thread skips the rest of its share, and px_stop_wait() keeps
+  ** the asking thread asking until every thread is through, so that a stop
+  ** reaches those still working. */
+  #pragma omp parallel num_threads(nt) if(nt>1)
+  {
+    int t = omp_get_thread_num(), nTeam = omp_get_num_threads();
+    uint32_t *h = aHist + (size_t)t * nBin;
+    size_t lo, hi, c0, c1, i;
+    px_team_range(n, t, nTeam, &lo, &hi);
+    for(c0=lo; c0<hi && !px_stopping(pStop); c0=c1){
+      c1 = hi - c0 > COUNT_ASK ? c0 + COUNT_ASK : hi;
+      for(i=c0; i<c1; i++) h[aBin[i]]++;
+    }
+    px_stop_wait(pStop, &nDone[0], nTeam);
+    #pragma omp barrier
+    if( t==0 ){
+      /* Counts become starts: bin-major, then thread order.  Thread 0
+      ** began the team, so it is the one that asks (par.h). */
+      uint32_t run = 0, cnt;
+      size_t b;
+      int u;
+      for(b=0; b<nBin; b++){
+        if( (b % COUNT_ASK)==0 && px_stopping(pStop) ) break;
+        if( aStart ) aStart[b] = run;
+        for(u=0; u<nTeam; u++){
+          cnt = aHist[(size_t)u * nBin + b];
+          aHist[(size_t)u * nBin + b] = run;
+          run += cnt;
+        }
+      }
+      if( aStart ) aStart[nBin] = run;
+    }
+    #pragma omp barrier
+    /* Counts or starts cut short would move rows out of bounds: a stop
+    ** asked before this barrier is seen by every thread here. */
+    if( (aPerm || nVal>0) && !px_stopping(pStop) ){
+      for(c0=lo; c0<hi && !px_stopping(pStop); c0=c1){
+        c1 = hi - c0 > COUNT_ASK ? c0 + COUNT_ASK : hi;
+        if( nVal==0 ){
+          for(i=c0; i<c1; i++) aPerm[h[aBin[i]]++] = (uint32_t)i;
+        }else{
+          for(i=c0; i<c1; i++){
+            uint32_t pos = h[aBin[i]]++;
+            int k;
+            if( aPerm ) aPerm[pos] = (uint32_t)i;
+            for(k=0; k<nVal; k++){
+              memcpy((char*)aaDst[k] + (size_t)pos * 8, (const char*)aaSrc[k] + i * 8, 8);
+            }
+          }
+        }
+      }
+    }
+    px_stop_wait(pStop, &nDone[1], nTeam);
+  }
+  free(aHist);
+  return px_stopping(pStop) ? PX_EINTR : PX_OK;
 }

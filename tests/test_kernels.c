@@ -24,7 +24,10 @@
 **   - binning against edges: every slot count equal to a linear count of
 **     the edges <= x per value, compared in long double (exact for int64
 **     and double alike);
-**   - sorting doubles: bit-identical to qsort by value (-0.0 before +0.0).
+**   - sorting doubles: bit-identical to qsort by value (-0.0 before +0.0);
+**   - keys of several words, counting sort by bin, segment heads, offsets
+**     and ids: exactly equal to a plain serial loop (a stable qsort over
+**     (words, row) for the sort), for every thread count.
 **
 ** Run it with CHECK_SEED=n to change the random inputs.
 */
@@ -34,6 +37,7 @@
 #include "scan.h"
 #include "reduce.h"
 #include "gather.h"
+#include "segment.h"
 #include "histogram.h"
 #include "quantile.h"
 #include <float.h>
@@ -1125,6 +1129,267 @@ static void test_sort(void){
   CHECK(px_sort_u64_perm_lsd(0, 0, (size_t)UINT32_MAX + 1, 8, 1)==PX_ETOOBIG, "lsd");
 }
 
+/* ---- the kernels of grouping (sort.h, segment.h) -------------------------- */
+
+/* Words with many duplicates: word w of row i takes one of a few values
+** (shape 0: 3 values, 1: 2^10, 2: any, 3: all equal), so that rows tie on
+** the more significant words and the less significant ones decide. */
+static void fill_words(uint64_t **aaW, int nWord, size_t n, int shape){
+  int w;
+  size_t i;
+  for(w=0; w<nWord; w++){
+    for(i=0; i<n; i++){
+      uint64_t r = check_next(&rng);
+      switch( (shape + w) % 4 ){
+        case 0: aaW[w][i] = (r % 3) << 62 | (r % 3); break;
+        case 1: aaW[w][i] = r & 0x3ff; break;
+        case 2: aaW[w][i] = r; break;
+        default: aaW[w][i] = 0x8000000000000000ULL; break;
+      }
+    }
+  }
+}
+
+typedef struct words_ref { const uint64_t *const *aaW; int nWord; } words_ref;
+static words_ref gWords;            /* for words_cmp (qsort has no context) */
+static int words_cmp(const void *a, const void *b){
+  uint32_t x = *(const uint32_t*)a, y = *(const uint32_t*)b;
+  int w;
+  for(w=0; w<gWords.nWord; w++){
+    uint64_t u = gWords.aaW[w][x], v = gWords.aaW[w][y];
+    if( u!=v ) return u<v ? -1 : 1;
+  }
+  return x<y ? -1 : x>y;
+}
+
+static void test_sort_words(void){
+  static const size_t aExtra[] = { 48, 49, 1000, 100000 };
+  int iz, it, nWord, shape, bTop;
+  size_t i;
+  for(iz=0; iz<nSize + 4; iz++){
+    size_t n = iz<nSize ? aSize[iz] : aExtra[iz-nSize];
+    uint64_t *aa[3], *aTop = xmalloc(n*8);
+    uint32_t *pRef = xmalloc(n*4), *pGot = xmalloc((n+1)*4);
+    for(nWord=0; nWord<=3; nWord++){
+      for(i=0; i<3; i++) aa[i] = xmalloc(n*8);
+      for(shape=0; shape<4; shape++){
+        if( nWord<2 && shape>0 && n>1000 ) continue;
+        fill_words(aa, nWord, n, shape);
+        for(i=0; i<n; i++) pRef[i] = (uint32_t)i;
+        gWords.aaW = (const uint64_t *const *)aa;
+        gWords.nWord = nWord;
+        qsort(pRef, n, sizeof(uint32_t), words_cmp);
+        for(it=0; it<nThr; it++){
+          for(bTop=0; bTop<2; bTop++){
+            int rc;
+            check_case("sort words n=%zu words=%d shape=%d%s threads=%d", n, nWord, shape,
+                       bTop ? "" : " (no top)", aThr[it]);
+            pGot[n] = 0xa5a5a5a5u;
+            for(i=0; i<n; i++) aTop[i] = ~(uint64_t)0;
+            rc = px_sort_words_perm((const uint64_t *const *)aa, nWord, n, pGot,
+                                    bTop ? aTop : 0, aThr[it]);
+            CHECK(rc==PX_OK, "rc %d", rc);
+            check_u32s(pGot, pRef, n, "perm");
+            CHECK(pGot[n]==0xa5a5a5a5u, "wrote past n");
+            if( bTop && nWord>0 ){
+              for(i=0; i<n && aTop[i]==aa[0][pRef[i]]; i++){}
+              CHECK(i==n, "top[%zu]", i);
+            }
+          }
+        }
+      }
+      for(i=0; i<3; i++) free(aa[i]);
+    }
+    free(aTop); free(pRef); free(pGot);
+  }
+  check_case("sort words n > UINT32_MAX is PX_ETOOBIG");
+  CHECK(px_sort_words_perm(0, 1, (size_t)UINT32_MAX + 1, 0, 0, 1)==PX_ETOOBIG, "rc");
+}
+
+/* The reference counting sort: one serial stable pass. */
+static void ref_countsort(const uint32_t *aBin, size_t n, uint32_t nBin, uint32_t *aPerm,
+                          size_t *aStart){
+  size_t i, b, *aAt = xmalloc(((size_t)nBin + 1)*sizeof(size_t));
+  memset(aStart, 0, ((size_t)nBin + 1)*sizeof(size_t));
+  for(i=0; i<n; i++) aStart[aBin[i]+1]++;
+  for(b=0; b<nBin; b++) aStart[b+1] += aStart[b];
+  memcpy(aAt, aStart, ((size_t)nBin + 1)*sizeof(size_t));
+  for(i=0; i<n; i++) aPerm[aAt[aBin[i]]++] = (uint32_t)i;
+  free(aAt);
+}
+
+static void test_countsort(void){
+  static const uint32_t aNBin[] = { 1, 2, 7, 1000, 70000 };
+  static const size_t aExtra[] = { 65535, 65536, 65537, 300007 };
+  int iz, ib, it, iv;
+  size_t i, k;
+  for(iz=0; iz<nSize + 4; iz++){
+    size_t n = iz<nSize ? aSize[iz] : aExtra[iz-nSize];
+    uint32_t *aBin = xmalloc(n*4), *pRef = xmalloc(n*4), *pGot = xmalloc((n+1)*4);
+    uint64_t *aSrc[2], *aDst[2], *aRefV = xmalloc(n*8);
+    for(k=0; k<2; k++){
+      aSrc[k] = xmalloc(n*8);
+      aDst[k] = xmalloc((n+1)*8);
+      fill_u64(aSrc[k], n);
+    }
+    for(ib=0; ib<(int)(sizeof(aNBin)/sizeof(aNBin[0])); ib++){
+      uint32_t nBin = aNBin[ib];
+      size_t *sRef = xmalloc(((size_t)nBin+1)*sizeof(size_t));
+      size_t *sGot = xmalloc(((size_t)nBin+2)*sizeof(size_t));
+      if( nBin>1000 && n<1000 && n>2 ) nBin = (uint32_t)n/2;   /* many empty bins */
+      for(i=0; i<n; i++){
+        /* Skewed: half the rows in bin 0 or the last bin. */
+        uint64_t r = check_next(&rng);
+        aBin[i] = r & 1 ? (uint32_t)((r >> 1) % nBin) : (r & 2 ? 0 : nBin-1);
+      }
+      ref_countsort(aBin, n, nBin, pRef, sRef);
+      for(it=0; it<nThr; it++){
+        /* iv: 0 perm only; 1 perm, starts and 2 values; 2 values and
+        ** starts, no perm; 3 starts only. */
+        for(iv=0; iv<4; iv++){
+          const void *aaS[2];
+          void *aaD[2];
+          int nVal = iv==1 || iv==2 ? 2 : 0, rc;
+          uint32_t *pOut = iv<2 ? pGot : 0;
+          size_t *sOut = iv>0 ? sGot : 0;
+          aaS[0] = aSrc[0]; aaS[1] = aSrc[1];
+          aaD[0] = aDst[0]; aaD[1] = aDst[1];
+          check_case("countsort n=%zu bins=%u variant=%d threads=%d", n, nBin, iv, aThr[it]);
+          pGot[n] = 0xa5a5a5a5u;
+          sGot[nBin+1] = 12345;
+          aDst[0][n] = aDst[1][n] = 777;
+          rc = px_countsort_u32(aBin, n, nBin, pOut, sOut, nVal, aaS, aaD, aThr[it]);
+          CHECK(rc==PX_OK, "rc %d", rc);
+          if( pOut ) check_u32s(pGot, pRef, n, "perm");
+          if( sOut ){
+            for(i=0; i<=nBin && sGot[i]==sRef[i]; i++){}
+            CHECK(i>nBin, "start[%zu] got %zu want %zu", i, i<=nBin ? sGot[i] : 0,
+                  i<=nBin ? sRef[i] : 0);
+          }
+          for(k=0; k<(size_t)nVal; k++){
+            for(i=0; i<n; i++) aRefV[i] = aSrc[k][pRef[i]];
+            check_u64s(aDst[k], aRefV, n, k ? "value 1" : "value 0");
+          }
+          CHECK(pGot[n]==0xa5a5a5a5u && sGot[nBin+1]==12345 && aDst[0][n]==777
+                && aDst[1][n]==777, "wrote past the end");
+        }
+      }
+      free(sRef); free(sGot);
+    }
+    for(k=0; k<2; k++){ free(aSrc[k]); free(aDst[k]); }
+    free(aBin); free(pRef); free(pGot); free(aRefV);
+  }
+  check_case("countsort n > UINT32_MAX is PX_ETOOBIG");
+  CHECK(px_countsort_u32(0, (size_t)UINT32_MAX + 1, 1, 0, 0, 0, 0, 0, 1)==PX_ETOOBIG, "rc");
+}
+
+/* Segments: keys with few distinct values, so that runs of equal keys
+** cross block boundaries; through a random permutation or none, with and
+** without a leading word. */
+static void test_segments(void){
+  int iz, it, nWord, iCase;
+  size_t i;
+  for(iz=0; iz<nSize; iz++){
+    size_t n = aSize[iz];
+    uint64_t *aLead = xmalloc(n*8), *aa[2];
+    uint32_t *aPerm = xmalloc(n*4);
+    uint8_t *hRef = xmalloc(n), *hGot = xmalloc(n+1);
+    size_t *oRef = xmalloc((n+1)*sizeof(size_t)), *oGot = xmalloc((n+2)*sizeof(size_t));
+    aa[0] = xmalloc(n*8);
+    aa[1] = xmalloc(n*8);
+    for(i=0; i<n; i++) aPerm[i] = (uint32_t)i;
+    for(i=n; i>1; i--){                             /* Fisher-Yates */
+      size_t j = check_below(&rng, i);
+      uint32_t t = aPerm[i-1]; aPerm[i-1] = aPerm[j]; aPerm[j] = t;
+    }
+    for(iCase=0; iCase<8; iCase++){
+      int bLead = iCase & 1, bPerm = (iCase >> 1) & 1, nRun = iCase>>2 ? 100 : 3;
+      uint64_t cur = 0;
+      for(nWord=0; nWord<=2; nWord++){
+        size_t nRef = 0, nGot = 12345;
+        /* Sorted-like runs: each key repeats for about nRun positions. */
+        for(i=0; i<n; i++){
+          int w;
+          if( check_below(&rng, nRun)==0 ) cur = check_next(&rng) % 3;
+          aLead[i] = cur;
+          for(w=0; w<2; w++) aa[w][bPerm ? aPerm[i] : i] = (cur >> w) & 1 ? cur : 0;
+          if( check_below(&rng, 4*nRun)==0 ) aa[1][bPerm ? aPerm[i] : i] ^= 5;
+        }
+        for(i=0; i<n; i++){
+          int w, bNew = i==0;
+          if( i>0 && bLead ) bNew |= aLead[i]!=aLead[i-1];
+          for(w=0; w<nWord && i>0; w++){
+            size_t r = bPerm ? aPerm[i] : i, q = bPerm ? aPerm[i-1] : i-1;
+            bNew |= aa[w][r]!=aa[w][q];
+          }
+          hRef[i] = (uint8_t)bNew;
+          if( bNew ) oRef[nRef++] = i;
+        }
+        oRef[nRef] = n;
+        for(it=0; it<nThr; it++){
+          int bHead, rc;
+          for(bHead=0; bHead<2; bHead++){
+            check_case("segments n=%zu lead=%d perm=%d words=%d run=%d%s threads=%d", n, bLead,
+                       bPerm, nWord, nRun, bHead ? "" : " (no heads)", aThr[it]);
+            hGot[n] = 0x5a;
+            oGot[n+1] = 999;
+            rc = px_segments_u64(bLead ? aLead : 0, (const uint64_t *const *)aa, nWord,
+                                 bPerm ? aPerm : 0, n, bHead ? hGot : 0, oGot, &nGot,
+                                 aThr[it]);
+            CHECK(rc==PX_OK, "rc %d", rc);
+            CHECK(nGot==nRef, "nSeg %zu want %zu", nGot, nRef);
+            for(i=0; i<=nRef && i<=nGot && oGot[i]==oRef[i]; i++){}
+            CHECK(i>nRef, "off[%zu] got %zu want %zu", i, i<=nGot ? oGot[i] : 0, oRef[i]);
+            if( bHead ){
+              for(i=0; i<n && hGot[i]==hRef[i]; i++){}
+              CHECK(i==n, "head[%zu] got %d want %d", i, i<n ? hGot[i] : 0, i<n ? hRef[i] : 0);
+            }
+            CHECK(hGot[n]==0x5a && oGot[n+1]==999, "wrote past the end");
+          }
+        }
+      }
+    }
+    free(aLead); free(aa[0]); free(aa[1]); free(aPerm);
+    free(hRef); free(hGot); free(oRef); free(oGot);
+  }
+}
+
+static void test_segment_ids(void){
+  static const unsigned aEmpty[] = { 0, 300, 900 };   /* empty segments per 1000 */
+  int iz, ie, it;
+  size_t i, s;
+  for(iz=0; iz<nSize; iz++){
+    size_t n = aSize[iz];
+    size_t *aOff = xmalloc((2*n+4)*sizeof(size_t));   /* at most n empty segments */
+    uint64_t *aRef = xmalloc(n*8), *aGot = xmalloc((n+1)*8);
+    for(ie=0; ie<3; ie++){
+      size_t nSeg = 0;
+      /* Segments of random length (1 to 20) between runs of empty ones;
+      ** also empty ones first and last. */
+      aOff[0] = 0;
+      for(i=0; i<n; ){
+        if( nSeg<n && check_below(&rng, 1000)<aEmpty[ie] ){ aOff[++nSeg] = i; continue; }
+        i += 1 + check_below(&rng, 20);
+        if( i>n ) i = n;
+        aOff[++nSeg] = i;
+      }
+      if( ie>0 ) aOff[++nSeg] = n;
+      for(s=0; s<nSeg; s++){
+        for(i=aOff[s]; i<aOff[s+1]; i++) aRef[i] = s;
+      }
+      for(it=0; it<nThr; it++){
+        check_case("segment ids n=%zu segments=%zu empty/1000=%u threads=%d", n, nSeg,
+                   aEmpty[ie], aThr[it]);
+        aGot[n] = 4242;
+        px_segment_ids_u64(aOff, nSeg, aGot, aThr[it]);
+        check_u64s(aGot, aRef, n, "id");
+        CHECK(aGot[n]==4242, "wrote past n");
+      }
+    }
+    free(aOff); free(aRef); free(aGot);
+  }
+}
+
 /* Out of memory: with the address space limited to just above what the
 ** process uses, the scratch of a 4M-element sort cannot be allocated; the
 ** sort must say so and leave its input alone.  (Not under ASan, whose
@@ -1261,6 +1526,92 @@ static void test_gather_stop(void){
   free(src); free(dst); free(aIdx);
 }
 
+
+/* Installs *p, new, to say stop at its nStopAt-th ask (never: 0). */
+static void stop_arm(stop_after *p, int nStopAt){
+  memset(p, 0, sizeof(*p));
+  p->base.xAsk = stop_after_ask;
+  p->base.pArg = p;
+  p->nStopAt = nStopAt;
+  px_stop_install(&p->base);
+}
+
+/* The kernels of grouping with a px_stop: never told to stop, the result
+** of no px_stop; told to stop at the first ask, PX_EINTR, nothing written
+** past the outputs' ends, and every permutation entry written a row. */
+static void test_group_kernels_stop(void){
+  size_t n = 3000017, i, nSeg, nSegWant;
+  uint32_t nBin = 1000;
+  uint32_t *aBin = xmalloc(n*4), *p = xmalloc((n+1)*4), *pWant = xmalloc(n*4);
+  uint64_t *aa[2], *aTop = xmalloc((n+1)*8);
+  size_t *aOff = xmalloc((n+2)*sizeof(size_t)), *aOffWant = xmalloc((n+1)*sizeof(size_t));
+  int iCase, it, rc;
+  aa[0] = xmalloc(n*8);
+  aa[1] = xmalloc(n*8);
+  for(i=0; i<n; i++){
+    aBin[i] = (uint32_t)check_below(&rng, nBin);
+    aa[0][i] = check_below(&rng, 1000);
+    aa[1][i] = check_below(&rng, 1000);
+  }
+  rc = px_sort_words_perm((const uint64_t *const *)aa, 2, n, pWant, aTop, 2);
+  rc |= px_segments_u64(aTop, (const uint64_t *const *)aa + 1, 1, pWant, n, 0, aOffWant,
+                        &nSegWant, 2);
+  check_case("group kernels without a px_stop");
+  CHECK(rc==PX_OK && nSegWant>1000 && nSegWant<n, "rc %d nSeg %zu", rc, nSegWant);
+  for(iCase=0; iCase<2; iCase++){
+    for(it=0; it<nThr; it++){
+      stop_after s;
+      /* A fresh px_stop for each kernel: each stops at its own first ask. */
+      stop_arm(&s, iCase);
+
+      check_case("sort words with a px_stop that stops at ask %d, %d threads", iCase, aThr[it]);
+      p[n] = 0xa5a5a5a5u;
+      aTop[n] = 42;
+      rc = px_sort_words_perm((const uint64_t *const *)aa, 2, n, p, aTop, aThr[it]);
+      CHECK(p[n]==0xa5a5a5a5u && aTop[n]==42, "wrote past n");
+      if( iCase==0 ){
+        CHECK(rc==PX_OK, "rc %d", rc);
+        check_u32s(p, pWant, n, "perm");
+      }else{
+        CHECK(rc==PX_EINTR, "rc %d", rc);
+        for(i=0; i<n && p[i]<n; i++){}
+        CHECK(i==n, "perm[%zu] = %u, not a row", i, i<n ? p[i] : 0);
+      }
+
+      stop_arm(&s, iCase);
+      check_case("segments with a px_stop that stops at ask %d, %d threads", iCase, aThr[it]);
+      aOff[n+1] = 777;
+      rc = px_segments_u64(aTop, (const uint64_t *const *)aa + 1, 1, pWant, n, 0, aOff,
+                           &nSeg, aThr[it]);
+      CHECK(aOff[n+1]==777, "wrote past n+1");
+      if( iCase==0 ){
+        CHECK(rc==PX_OK && nSeg==nSegWant, "rc %d nSeg %zu", rc, nSeg);
+        for(i=0; i<=nSeg && aOff[i]==aOffWant[i]; i++){}
+        CHECK(i>nSeg, "off[%zu]", i);
+      }else{
+        CHECK(rc==PX_EINTR && nSeg<=n, "rc %d nSeg %zu", rc, nSeg);
+      }
+
+      stop_arm(&s, iCase);
+      check_case("countsort with a px_stop that stops at ask %d, %d threads", iCase, aThr[it]);
+      for(i=0; i<=n; i++) p[i] = 0xa5a5a5a5u;
+      aOff[nBin+1] = 777;
+      rc = px_countsort_u32(aBin, n, nBin, p, aOff, 0, 0, 0, aThr[it]);
+      CHECK(p[n]==0xa5a5a5a5u && aOff[nBin+1]==777, "wrote past the end");
+      if( iCase==0 ){
+        CHECK(rc==PX_OK && aOff[nBin]==n, "rc %d", rc);
+      }else{
+        CHECK(rc==PX_EINTR, "rc %d", rc);
+        for(i=0; i<n && (p[i]<n || p[i]==0xa5a5a5a5u); i++){}
+        CHECK(i==n, "perm[%zu] = %u, not a row", i, i<n ? p[i] : 0);
+      }
+      px_stop_install(0);
+    }
+  }
+  free(aBin); free(p); free(pWant); free(aa[0]); free(aa[1]); free(aTop);
+  free(aOff); free(aOffWant);
+}
+
 /* px_stop_wait: the installing thread, done with its share at once, keeps
 ** asking while another thread of its team works on, so that thread sees
 ** the stop (here it works until it does, or gives up after 10 s); without
@@ -1325,9 +1676,14 @@ int main(void){
   test_histogram();
   test_keys();
   test_sort();
+  test_sort_words();
+  test_countsort();
+  test_segments();
+  test_segment_ids();
   test_sort_enomem();
   test_sort_stop();
   test_gather_stop();
+  test_group_kernels_stop();
   test_stop_wait();
   /* After the out-of-memory test: these free large blocks that the
   ** limited address space there could otherwise reuse. */
