@@ -1628,6 +1628,7 @@ static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
                                                                  "else " : "");
       sqlite3_free(zMode);
       zMode = z;
+      in.zMode = zMode;
     }
     in.nMinRow = pCtx->nMinRow;
     in.nThread = pCtx->nThread;
