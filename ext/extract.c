@@ -753,30 +753,35 @@ static int parDatedInit(sqlite3 *db, const ParPlan *pPlan, ParDated *d){
   return SQLITE_OK;
 }
 
-/* Does any identifier of zText name a view, in any schema of db?  1 also
-** when the list cannot be read, or out of memory. */
-static int parNamesView(sqlite3 *db, const char *zText){
-  sqlite3_stmt *pView = 0;
+/* Does some identifier of zText name a row that zList (a query of one
+** parameter, ?1, the name) finds?  1 also when the query fails, or out
+** of memory. */
+static int parNamesListed(sqlite3 *db, const char *zText, const char *zList){
+  sqlite3_stmt *pList = 0;
   int nTok = 0, i, bFound = 0;
   ParToken *aTok = parTokenize(zText, &nTok);
   if( aTok==0 ) return 1;
-  if( sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_list WHERE type='view' "
-                         "AND name=?1 COLLATE NOCASE", -1, &pView, 0)!=SQLITE_OK ){
-    bFound = 1;
-  }
+  if( sqlite3_prepare_v2(db, zList, -1, &pList, 0)!=SQLITE_OK ) bFound = 1;
   for(i=0; !bFound && i<nTok; i++){
     char *zName;
     if( aTok[i].eType!=PT_ID && aTok[i].eType!=PT_QID ) continue;
     zName = parDequote(zText + aTok[i].i, aTok[i].n);
     if( zName==0 ){ bFound = 1; break; }
-    sqlite3_bind_text(pView, 1, zName, -1, SQLITE_TRANSIENT);
-    if( sqlite3_step(pView)!=SQLITE_DONE ) bFound = 1;
-    sqlite3_reset(pView);
+    sqlite3_bind_text(pList, 1, zName, -1, SQLITE_TRANSIENT);
+    if( sqlite3_step(pList)!=SQLITE_DONE ) bFound = 1;
+    sqlite3_reset(pList);
     sqlite3_free(zName);
   }
-  sqlite3_finalize(pView);
+  sqlite3_finalize(pList);
   sqlite3_free(aTok);
   return bFound;
+}
+
+/* Does any identifier of zText name a view, in any schema of db?  1 also
+** when the list cannot be read, or out of memory. */
+static int parNamesView(sqlite3 *db, const char *zText){
+  return parNamesListed(db, zText, "SELECT 1 FROM pragma_table_list WHERE type='view' "
+                                   "AND name=?1 COLLATE NOCASE");
 }
 
 /* Calls of built-in functions whose answer can change for the same rows
@@ -965,27 +970,8 @@ static int parProgramDb(sqlite3 *db, const char *zSql, int bFuncs){
 ** notice, and on a worker connection the name is something else (or
 ** nothing).  1 also when out of memory. */
 static int parNamesTempView(sqlite3 *db, const char *zText){
-  sqlite3_stmt *pTemp = 0;
-  int nTok = 0, i, bFound = 0;
-  ParToken *aTok = parTokenize(zText, &nTok);
-  if( aTok==0 ) return 1;
-  if( sqlite3_prepare_v2(db, "SELECT 1 FROM temp.sqlite_master WHERE type='view' "
-                         "AND name=?1 COLLATE NOCASE", -1, &pTemp, 0)!=SQLITE_OK ){
-    bFound = 1;
-  }
-  for(i=0; !bFound && i<nTok; i++){
-    char *zName;
-    if( aTok[i].eType!=PT_ID && aTok[i].eType!=PT_QID ) continue;
-    zName = parDequote(zText + aTok[i].i, aTok[i].n);
-    if( zName==0 ){ bFound = 1; break; }
-    sqlite3_bind_text(pTemp, 1, zName, -1, SQLITE_TRANSIENT);
-    if( sqlite3_step(pTemp)==SQLITE_ROW ) bFound = 1;
-    sqlite3_reset(pTemp);
-    sqlite3_free(zName);
-  }
-  sqlite3_finalize(pTemp);
-  sqlite3_free(aTok);
-  return bFound;
+  return parNamesListed(db, zText, "SELECT 1 FROM temp.sqlite_master WHERE type='view' "
+                                   "AND name=?1 COLLATE NOCASE");
 }
 
 /* The extraction SQL of a join for rowids between :par_lo and :par_hi of
