@@ -2941,7 +2941,8 @@ int parExtractVolatile(const ParPlan *pPlan){
 }
 
 /* parExtractExplain() of d's plan. */
-static char *parExplainDated(ParContext *pCtx, sqlite3 *db, const ParDated *d, int bVerbose){
+static char *parExplainDated(ParContext *pCtx, sqlite3 *db, const ParDated *d,
+                             sqlite3_int64 nSpan, int bVerbose){
   const ParPlan *pPlan = &d->plan;
   ParSource src;
   char *zWhy = 0, *zOut;
@@ -2980,6 +2981,12 @@ static char *parExplainDated(ParContext *pCtx, sqlite3 *db, const ParDated *d, i
     zOut = sqlite3_mprintf("%sserial, on the caller's connection (%s)",
                            bCached ? "cached when still current, else " : "", zWhy);
     parSourceClear(&ser);
+  }else if( nSpan>=0 && (sqlite3_uint64)nSpan - 1 < (sqlite3_uint64)pCtx->nMinRow ){
+    /* parReadParallel's rule: the caller reads so few rowids faster alone
+    ** (an entry of the parallel read still serves). */
+    zOut = sqlite3_mprintf("%sserial, on the caller's connection (fewer than min_rows "
+                           "(%lld) rows)", parCacheHas(&src, pPlan) ? "cached when still "
+                           "current, else " : "", pCtx->nMinRow);
   }else if( !bVerbose ){
     zOut = sqlite3_mprintf("%sparallel, %d worker connections%s",
                            parCacheHas(&src, pPlan) ? "cached when still current, else " : "",
@@ -3004,12 +3011,13 @@ static char *parExplainDated(ParContext *pCtx, sqlite3 *db, const ParDated *d, i
   return zOut;
 }
 
-char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, int bVerbose){
+char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
+                        sqlite3_int64 nSpan, int bVerbose){
   ParDated d;
   const char *zNote = 0;
   char *zOut;
   if( parDatedInit(db, pPlan, &d) ) return 0;
-  zOut = parExplainDated(pCtx, db, &d, bVerbose);
+  zOut = parExplainDated(pCtx, db, &d, nSpan, bVerbose);
   if( d.mDates & PAR_DATES_NOW ){
     zNote = "never kept: a date and time call reads the moment ('now', or no time value)";
   }else if( !bVerbose ){

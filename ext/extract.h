@@ -51,8 +51,10 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
 
 /* What parExtract would do now, as one line of text for par_explain
 ** (sqlite3_malloc'd), without reading anything: short, or with bVerbose
-** every detail. */
-char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, int bVerbose);
+** every detail.  nSpan: the rowid span of the table read (-1: not known),
+** against min_rows. */
+char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
+                        sqlite3_int64 nSpan, int bVerbose);
 
 /* The worker pools of a connection, closed with its context. */
 void parExtractShutdown(ParContext *pCtx);

@@ -1614,22 +1614,14 @@ static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   }
   {
     ParExplainIn in;
-    char *zMode = pPlan->zWhy ? 0 : parExtractExplain(pCtx, db, pPlan, 0);
-    char *zModeLong = pPlan->zWhy || !bVerbose ? 0 : parExtractExplain(pCtx, db, pPlan, 1);
+    sqlite3_int64 nRow = pPlan->zWhy ? -1 : parExplainRows(db, pPlan);
+    char *zMode = pPlan->zWhy ? 0 : parExtractExplain(pCtx, db, pPlan, nRow, 0);
+    char *zModeLong = pPlan->zWhy || !bVerbose ? 0
+                    : parExtractExplain(pCtx, db, pPlan, nRow, 1);
     memset(&in, 0, sizeof(in));
     in.zMode = zMode;
     in.zModeLong = zModeLong;
-    in.nRow = pPlan->zWhy ? -1 : parExplainRows(db, pPlan);
-    if( zMode && in.nRow>=0 && in.nRow<pCtx->nMinRow && strstr(zMode, "parallel")
-     && strncmp(zMode, "serial", 6)!=0 ){
-      /* Below min_rows rowids one serial read is cheaper (extract.c). */
-      char *z = sqlite3_mprintf("%sserial, on the caller's connection (below min_rows)",
-                                strncmp(zMode, "cached", 6)==0 ? "cached when still current, "
-                                                                 "else " : "");
-      sqlite3_free(zMode);
-      zMode = z;
-      in.zMode = zMode;
-    }
+    in.nRow = nRow;
     in.nMinRow = pCtx->nMinRow;
     in.nThread = pCtx->nThread;
     in.azParam = azParam;
