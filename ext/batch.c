@@ -1158,14 +1158,21 @@ int parPrepareOne(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt,
   return SQLITE_OK;
 }
 
+ParParams *parParamsNew(int n){
+  ParParams *p = sqlite3_malloc64(sizeof(ParParams) + sizeof(sqlite3_value*)*(n+1));
+  if( p==0 ) return 0;
+  p->n = n;
+  p->apVal = (sqlite3_value**)&p[1];
+  memset(p->apVal, 0, sizeof(sqlite3_value*)*(n+1));
+  return p;
+}
+
 ParParams *parParamsDup(const ParParams *p, int *pbNoMem){
   ParParams *pNew;
   int i;
   if( p==0 ) return 0;
-  pNew = sqlite3_malloc64(sizeof(ParParams) + sizeof(sqlite3_value*)*(p->n+1));
+  pNew = parParamsNew(p->n);
   if( pNew==0 ){ *pbNoMem = 1; return 0; }
-  pNew->n = p->n;
-  pNew->apVal = (sqlite3_value**)&pNew[1];
   for(i=0; i<p->n; i++){
     pNew->apVal[i] = p->apVal[i] ? sqlite3_value_dup(p->apVal[i]) : 0;
     if( p->apVal[i] && pNew->apVal[i]==0 ) *pbNoMem = 1;

@@ -147,6 +147,11 @@ struct ParParams {
   sqlite3_value **apVal;
 };
 
+/* n unbound parameters (every apVal[i] NULL), in one allocation that
+** sqlite3_free() frees (parParamsFree() also frees the values); NULL when
+** out of memory. */
+ParParams *parParamsNew(int n);
+
 /* A copy of p (NULL when p is NULL, or out of memory: *pbNoMem set). */
 ParParams *parParamsDup(const ParParams *p, int *pbNoMem);
 void parParamsFree(ParParams *p);

@@ -1257,11 +1257,8 @@ static int parViewBindArgs(ParView *pView, ParViewCursor *pCur, int idxNum,
   int i, k;
   parParamsFree(pCur->pParams);
   pCur->pParams = 0;
-  p = sqlite3_malloc64(sizeof(ParParams) + sizeof(sqlite3_value*)*(pView->nParam+1));
+  p = parParamsNew(pView->nParam);
   if( p==0 ) return SQLITE_NOMEM;
-  p->n = pView->nParam;
-  p->apVal = (sqlite3_value**)&p[1];
-  memset(p->apVal, 0, sizeof(sqlite3_value*)*pView->nParam);
   pCur->pParams = p;
   for(i=0; idxStr && *idxStr; ){
     int bNull = *idxStr=='n';
@@ -1538,13 +1535,10 @@ static int parPlanText(sqlite3 *db, const char *zSql, int nArg, sqlite3_value **
                              nArg==1 ? "" : "s", nParam, nParam==1 ? "" : "s");
     rc = SQLITE_ERROR;
   }else if( nArg>0 ){
-    p = sqlite3_malloc64(sizeof(ParParams) + sizeof(sqlite3_value*)*(nParam+1));
+    p = parParamsNew(nParam);      /* borrows argv's values */
     if( p==0 ){
       rc = SQLITE_NOMEM;
     }else{
-      p->n = nParam;
-      p->apVal = (sqlite3_value**)&p[1];
-      memset(p->apVal, 0, sizeof(sqlite3_value*)*nParam);
       for(i=0; i<nArg; i++){
         /* A number the SELECT does not use binds nothing. */
         if( azParam[i] ) p->apVal[i] = argv[i];
