@@ -26,6 +26,7 @@
 **  5. Both queries must prepare, or the statement runs natively.
 */
 #include "plan.h"
+#include "planint.h"
 
 #include <assert.h>
 #include <string.h>
@@ -158,55 +159,22 @@ void parPlanFree(ParPlan *p){
   sqlite3_free(p->aBareCol);
   sqlite3_free(p->zFinal);
   sqlite3_free(p->aDirect);
+  if( p->pSort ){
+    ParPlanSort *pS = p->pSort;
+    for(i=0; i<pS->nKey; i++) sqlite3_free(pS->aKey[i].zText);
+    sqlite3_free(pS->aKey);
+    sqlite3_free(pS->aDistinct);
+    sqlite3_free(pS->zLimit);
+    sqlite3_free(pS);
+  }
   sqlite3_free(p);
 }
 
-/* ---- the builder's state ------------------------------------------------------ */
-
-/* A replacement in the final SQL: the SELECT's text of span is read as
-** par_rows column iCol (the result column of the group-by).  Its text is
-** written from these fields (buildReplText), never read back. */
-typedef struct ParRepl {
-  ParSpan span;
-  int eKind;         /* PAR_REPL_* */
-  int iCol;          /* the par_rows column */
-  int iCollTok;      /* AGG: the token naming the collation of the COLLATE
-                     ** its result takes, or -1 */
-  char cAff, cColl;  /* ITEM, BARE: the column's letters of PAR_ROWS_AFF
-                     ** and PAR_ROWS_COLL ('?' until known) */
-} ParRepl;
-#define PAR_REPL_AGG  0  /* an aggregate call: its result, as a function's */
-#define PAR_REPL_ITEM 1  /* a select-list item that a GROUP BY key stands for */
-#define PAR_REPL_BARE 2  /* a bare column reference */
-
-typedef struct ParBuild {
-  sqlite3 *db;
-  ParSelect *pSel;
-  ParPlan *pPlan;
-  char *zFrom;           /* FROM clause text */
-  int nExpr;             /* extraction columns so far */
-  char **azExpr;         /* their text */
-  int nRepl;             /* replacements in the final SQL */
-  ParRepl *aRepl;
-  int eFunc;             /* the functions below: 0 not read yet, 1 read,
-                         ** -1 pragma_function_list does not answer as
-                         ** SQLite defines it (assume the worst) */
-  int nFunc;             /* the application's functions and every aggregate
-                         ** or window function, from one read of the list */
-  struct ParBuildFunc { char *zName; int nArg, bBuiltin, bAgg; } *aFunc;
-  int nBareSensitive;    /* bare columns 0..n-1 are values of the group's
-                         ** row (the rest: keys only ordered by) */
-  int bLoops;            /* the SELECT's loops read (buildSelectLoops) */
-  char *zLoops;          /* ...they (NULL: could not be read) */
-  int bLoopsSort;        /* ...and whether GROUP BY sorts */
-  int rc;
-} ParBuild;
-
-static void buildNoMem(ParBuild *pB){ pB->rc = SQLITE_NOMEM; }
+void buildNoMem(ParBuild *pB){ pB->rc = SQLITE_NOMEM; }
 
 /* Index of extraction expression zExpr (taking ownership), reusing an
 ** identical one. */
-static int buildExpr(ParBuild *pB, char *zExpr){
+int buildExpr(ParBuild *pB, char *zExpr){
   int i;
   char **az;
   if( zExpr==0 ){ buildNoMem(pB); return 0; }
@@ -309,13 +277,13 @@ static int buildFuncListHas(ParBuild *pB, int bAgg, const char *zName, int nArg)
 /* Is some function named like token pName with nArg arguments an
 ** aggregate or window function (other than the ones we accelerate, which
 ** never get here)? */
-static int buildIsAggFunc(ParBuild *pB, const char *zName, int nArg){
+int buildIsAggFunc(ParBuild *pB, const char *zName, int nArg){
   return buildFuncListHas(pB, 1, zName, nArg);
 }
 
 /* Has the application defined its own zName() with nArg arguments, which
 ** SQLite then calls instead of its own? */
-static int buildIsAppFunc(ParBuild *pB, const char *zName, int nArg){
+int buildIsAppFunc(ParBuild *pB, const char *zName, int nArg){
   return buildFuncListHas(pB, 0, zName, nArg);
 }
 
@@ -392,12 +360,11 @@ char parAffinityLetter(const char *zType){
   return c;
 }
 
-static void buildStripParens(const ParToken *a, int *pt0, int *pt1);
 
 /* Collation SQLite uses for extraction column iCol, whose expression is
 ** the token range [iTok, iTokEnd) of the SELECT; PAR_COLL_UNKNOWN when
 ** this cannot be told without SQLite's expression tree. */
-static int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
+int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
                           int iTok, int iTokEnd, int bUtf8){
   const char *z = pB->pSel->zSql;
   const ParToken *a = pB->pSel->aTok;
@@ -477,7 +444,7 @@ static int buildAggCollTok(const ParSelect *pSel, const ParAggCall *pA){
   return t;
 }
 
-static int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg){
+int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg){
   if( pB->pPlan->zWhy==0 ){
     pB->pPlan->zWhy = sqlite3_mprintf(zFmt, zArg);
     if( pB->pPlan->zWhy==0 ) buildNoMem(pB);
@@ -488,7 +455,7 @@ static int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg){
 /* The loops of zSql's query plan, one "SCAN ..."/"SEARCH ..." line each,
 ** and whether GROUP BY sorts (a temp b-tree) rather than reading an index
 ** in group order.  NULL on error. */
-static char *buildLoops(sqlite3 *db, const char *zSql, const ParParams *pParams,
+char *buildLoops(sqlite3 *db, const char *zSql, const ParParams *pParams,
                         int *pbGroupSort){
   sqlite3_stmt *pStmt = 0;
   sqlite3_str *pStr;
@@ -576,7 +543,7 @@ static const char *azCollName[] = { "BINARY", "NOCASE", "RTRIM" };
 
 /* Collation e, or PAR_COLL_UNKNOWN when the application replaced it (bit
 ** e of mReplaced). */
-static int buildKnownColl(int e, int mReplaced){
+int buildKnownColl(int e, int mReplaced){
   return e>=0 && (mReplaced & (1<<e)) ? PAR_COLL_UNKNOWN : e;
 }
 
@@ -608,9 +575,9 @@ static int buildMixedOrder(const ParSelect *pSel){
 ** and an IN list backwards when that gives the GROUP BY keys an ORDER BY's
 ** direction; its query plan does not say so, its program does), and GROUP
 ** BY by sorting (stable) rather than by reading an index in group order. */
-static void buildCheckOrder(ParBuild *pB){
+void buildCheckOrder(ParBuild *pB){
   ParPlan *pPlan = pB->pPlan;
-  int k, bSensitive = pB->nBareSensitive>0, bSort1 = 0, bSort2 = 0, nBack1, nBack2;
+  int k, bSensitive = pB->nBareSensitive>0 || pB->bOrderMatters, bSort1 = 0, bSort2 = 0, nBack1, nBack2;
   const char *z1;
   char *z2;
   for(k=0; k<pPlan->nAgg; k++){
@@ -621,12 +588,14 @@ static void buildCheckOrder(ParBuild *pB){
     }
   }
   if( !bSensitive ) return;
-  if( pPlan->nKey>0 ){
+  if( pPlan->nKey>0 || pB->bOrderMatters ){
     if( parQueryInt(pB->db, "PRAGMA reverse_unordered_selects", 0) ){
       /* SQLite keeps a GROUP BY's loops in order; the extraction query,
       ** which has none, would come reversed. */
-      buildWhy(pB, "reverse_unordered_selects is on, and the result depends on the "
-               "order of rows inside groups%s", "");
+      buildWhy(pB, pB->bOrderMatters
+               ? "reverse_unordered_selects is on, and the order of ties depends on it%s"
+               : "reverse_unordered_selects is on, and the result depends on the "
+                 "order of rows inside groups%s", "");
       return;
     }
   }
@@ -917,7 +886,7 @@ static int buildInAgg(ParSelect *pSel, ParSpan s){
 }
 
 /* [*pt0, *pt1) without the parentheses that enclose all of it. */
-static void buildStripParens(const ParToken *a, int *pt0, int *pt1){
+void buildStripParens(const ParToken *a, int *pt0, int *pt1){
   while( *pt1-*pt0>=3 && a[*pt0].eType==PT_LP && a[*pt1-1].eType==PT_RP
       && skipParensTo(a, *pt0)==*pt1 ){
     (*pt0)++;
@@ -983,9 +952,14 @@ static void buildPlan(ParBuild *pB){
 
   if( !pSel->bFrom ){ buildWhy(pB, "no FROM clause%s", ""); return; }
   if( pSel->nAgg==0 && pSel->nGroup==0 ){
-    buildWhy(pB, "no GROUP BY and no aggregate%s", "");
+    if( pSel->nOrder>0 || pSel->bDistinct ){
+      buildSortPlan(pB);
+    }else{
+      buildWhy(pB, "no GROUP BY, aggregate, ORDER BY or DISTINCT%s", "");
+    }
     return;
   }
+  if( pSel->bStar ){ buildWhy(pB, "SELECT *%s", ""); return; }
   for(i=0; i<pSel->nCall; i++){
     char *zName = parSpanText(z, pSel->aCall[i]);
     if( zName==0 ){ buildNoMem(pB); return; }

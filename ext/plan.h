@@ -36,6 +36,31 @@ struct ParPlanAgg {
   char *zText;       /* the call as written, for par_explain */
 };
 
+/* One key of the sort operator (plan_sort.c, op_sort.c): extraction
+** column iCol under collation eColl (PAR_COLL_*, or PAR_COLL_UNKNOWN: the
+** query runs natively if the column holds text), flags PAR_KEY_*. */
+typedef struct ParSortKey ParSortKey;
+struct ParSortKey {
+  int iCol;
+  int eColl;
+  int flags;
+  char *zText;       /* the term as written, for par_explain */
+};
+
+/* The sort operator: of the extraction's rows, keep the first of each set
+** of rows whose aDistinct columns are equal (DISTINCT), order them by the
+** aKey terms (stable: ties keep the order the rows were read in, which is
+** SQLite's: see plan_sort.c), then skip OFFSET rows and keep LIMIT. */
+typedef struct ParPlanSort ParPlanSort;
+struct ParPlanSort {
+  int nKey;              /* ORDER BY terms (0: none) */
+  ParSortKey *aKey;
+  int nDistinct;         /* DISTINCT: the select list's columns (0: none) */
+  ParSortKey *aDistinct;
+  char *zLimit;          /* "SELECT (limit), (offset)" evaluated on the
+                         ** caller's connection at run time, or NULL */
+};
+
 typedef struct ParPlan ParPlan;
 struct ParPlan {
   char *zSql;        /* the SELECT as given (its parameters written as
@@ -71,6 +96,8 @@ struct ParPlan {
   char *zFinal;      /* final SQL over par_rows(:par_rows) */
   int *aDirect;      /* when not NULL the final SQL only picks columns:
                      ** view column i is result column aDirect[i] */
+  ParPlanSort *pSort;   /* the sort operator instead of the group-by (no
+                        ** final SQL: aDirect picks the columns), or NULL */
 };
 
 /* Plan zSql on db, with pParams (may be NULL) bound to the statements

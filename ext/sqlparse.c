@@ -459,13 +459,22 @@ static void parseList(ParParse *pP, ParExpr **paList, int *pnList, int bItem, in
         iEnd = isKw(pP, iAlias-1, "AS") ? iAlias-1 : iAlias;
       }
       if( iEnd-iFirst==1 && pP->a[iFirst].eType==PT_STAR ){
-        setWhy(pP, "SELECT *");
+        /* "*" alone is the SELECT's columns (the sort planner takes them
+        ** as they come); anywhere else it is not followed. */
+        if( *pnList==1 && pP->a[iEnd].eType!=PT_COMMA ) pP->p->bStar = 1;
+        else setWhy(pP, "SELECT *");
       }
     }
     if( bOrder ){
       int j = iEnd;
-      if( j-2>=iFirst && isKw(pP, j-2, "NULLS") ) j -= 2;
-      if( j-1>=iFirst && (isKw(pP, j-1, "ASC") || isKw(pP, j-1, "DESC")) ) j--;
+      if( j-2>=iFirst && isKw(pP, j-2, "NULLS") ){
+        pE->eNulls = isKw(pP, j-1, "FIRST") ? PAR_NULLS_FIRST : PAR_NULLS_LAST;
+        j -= 2;
+      }
+      if( j-1>=iFirst && (isKw(pP, j-1, "ASC") || isKw(pP, j-1, "DESC")) ){
+        pE->bDesc = isKw(pP, j-1, "DESC");
+        j--;
+      }
       pE->suffix = spanOf(pP, j, iEnd);
       iEnd = j;
     }
@@ -473,6 +482,30 @@ static void parseList(ParParse *pP, ParExpr **paList, int *pnList, int bItem, in
     if( bItem || bOrder ) scanExpr(pP, iFirst, iEnd);
     if( pP->a[pP->i].eType!=PT_COMMA ) return;
     pP->i++;
+  }
+}
+
+/* Split the span after LIMIT into its expressions: "a", "a OFFSET b" or
+** "a, b" (then a is the offset), at the first OFFSET or comma outside
+** parentheses. */
+static void parseLimit(ParParse *pP, ParSpan s){
+  ParSelect *p = pP->p;
+  int i, d = 0;
+  for(i=s.iTok; i<s.iTokEnd; i++){
+    int e = pP->a[i].eType;
+    if( e==PT_LP ) d++;
+    if( e==PT_RP ) d--;
+    if( d==0 && (e==PT_COMMA || isKw(pP, i, "OFFSET")) ) break;
+  }
+  p->limitExpr = spanOf(pP, s.iTok, i);
+  if( i<s.iTokEnd ){
+    p->bOffset = 1;
+    p->offsetExpr = spanOf(pP, i+1, s.iTokEnd);
+    if( pP->a[i].eType==PT_COMMA ){
+      ParSpan t = p->limitExpr;
+      p->limitExpr = p->offsetExpr;
+      p->offsetExpr = t;
+    }
   }
 }
 
@@ -561,6 +594,7 @@ int parSelectParse(const char *zSql, ParSelect *p){
     sP.i++;
     p->bLimit = 1;
     p->limit = parseClause(&sP);
+    parseLimit(&sP, p->limit);
   }
   if( sP.a[sP.i].eType==PT_SEMI ) sP.i++;
   if( sP.rc==SQLITE_OK && sP.a[sP.i].eType!=PT_EOF ){

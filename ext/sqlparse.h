@@ -70,7 +70,12 @@ struct ParExpr {
   ParSpan alias;    /* select list: alias after AS (or implicit), else 0s */
   char *zAlias;     /* the alias, dequoted (sqlite3_malloc), or NULL */
   ParSpan suffix;   /* ORDER BY: ASC/DESC/NULLS FIRST/LAST text, maybe empty */
+  int bDesc;        /* ORDER BY: DESC */
+  int eNulls;       /* ORDER BY: PAR_NULLS_* as written */
 };
+#define PAR_NULLS_DEFAULT 0   /* first when ascending, last when descending */
+#define PAR_NULLS_FIRST   1
+#define PAR_NULLS_LAST    2
 
 /* The structure of one SELECT. */
 typedef struct ParSelect ParSelect;
@@ -79,13 +84,18 @@ struct ParSelect {
   ParToken *aTok;
   int nTok;
   int bDistinct;
-  int nCol;  ParExpr *aCol;      /* select list; a "*" makes it unaccelerated */
+  int nCol;  ParExpr *aCol;      /* select list */
+  int bStar;                     /* the select list is "*" alone (any other
+                                 ** "*" or "t.*" makes it unaccelerated) */
   int bFrom; ParSpan from;       /* FROM clause body */
   int bWhere; ParSpan where;
   int nGroup; ParExpr *aGroup;
   int bHaving; ParExpr having;
   int nOrder; ParExpr *aOrder;
   int bLimit; ParSpan limit;     /* everything after LIMIT */
+  ParSpan limitExpr;             /* the LIMIT expression ... */
+  int bOffset; ParSpan offsetExpr;  /* ... and the OFFSET one ("LIMIT a, b":
+                                 ** a is the offset, b the limit) */
   int nAgg; ParAggCall *aAgg;    /* aggregate calls in select list, HAVING,
                                  ** ORDER BY, in source order */
   int nRef; ParSpan *aRef;       /* possible column references outside

@@ -51,6 +51,7 @@
 */
 #include "extract.h"
 #include "groupby.h"
+#include "op_sort.h"
 
 #include <assert.h>
 #include <string.h>
@@ -1173,7 +1174,9 @@ static int parViewRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     /* An interrupt stops the kernels too (parext.h). */
     ParStop stop;
     parStopBegin(db, &stop);
-    rc = parGroupBy(pCtx, db, pPlan, *ppIn, ppOut, pbNative, pzErr, pzStrategy);
+    rc = pPlan->pSort
+       ? parSortRun(pCtx, db, pPlan, *ppIn, ppOut, pbNative, pzErr, pzStrategy)
+       : parGroupBy(pCtx, db, pPlan, *ppIn, ppOut, pbNative, pzErr, pzStrategy);
     parStopEnd(&stop);
     aMs[1] = parNowMs() - t1;
   }
@@ -1665,9 +1668,13 @@ static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   }
   if( rc==SQLITE_OK ){
     t0 = parNowMs();
-    rc = parViewPrepareFinal(db, pPlan, pOut, &pStmt);
-    while( rc==SQLITE_OK && (rc = sqlite3_step(pStmt))==SQLITE_ROW ){ nRow++; rc = SQLITE_OK; }
-    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+    if( pOut && pPlan->aDirect ){
+      nRow = pOut->nRow;           /* the view reads them from the batch */
+    }else{
+      rc = parViewPrepareFinal(db, pPlan, pOut, &pStmt);
+      while( rc==SQLITE_OK && (rc = sqlite3_step(pStmt))==SQLITE_ROW ){ nRow++; rc = SQLITE_OK; }
+      if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+    }
     if( rc && zErr==0 ) zErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
     tFinal = parNowMs() - t0;
   }

@@ -1,0 +1,22 @@
+/*
+** op_sort.h: the sort operator (see op_sort.c).
+*/
+#ifndef PAR_OP_SORT_H
+#define PAR_OP_SORT_H
+
+#include "plan.h"
+
+/* ORDER BY terms, or DISTINCT columns, the operator sorts by at most (more
+** run natively). */
+#define PAR_SORT_MAX_KEY 64
+
+/* Apply pPlan->pSort to pIn, the extraction batch of pPlan: *ppOut gets
+** the rows the SELECT returns, in its order, with the columns of
+** pPlan->aDirect (their text borrows pIn's dictionaries: pIn must outlive
+** *ppOut).  Sets *pbNative and returns SQLITE_OK without a result when the
+** SELECT must run natively; on error sets *pzErr (may stay NULL).
+** *pzStrategy: "sort", "top-k" or "distinct". */
+int parSortRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
+               ParBatch **ppOut, int *pbNative, char **pzErr, const char **pzStrategy);
+
+#endif /* PAR_OP_SORT_H */

@@ -1,0 +1,305 @@
+/*
+** plan_sort.c: planning the sort operator, for a SELECT without GROUP BY
+** and aggregates that has ORDER BY or DISTINCT, with or without LIMIT and
+** OFFSET:
+**
+**   SELECT [DISTINCT] items FROM src [WHERE w] [ORDER BY terms] [LIMIT ...]
+**
+** reads the extraction query
+**
+**   SELECT items, terms FROM src WHERE (w)    -- terms: those not an item
+**
+** then the sort operator (op_sort.c) keeps the first of each set of equal
+** rows (DISTINCT), sorts by the terms and cuts OFFSET and LIMIT; the view
+** returns the items straight from its result (ParPlan.aDirect).  "*" alone
+** is the extraction's first columns.  An ORDER BY term that is an ordinal
+** or a select-list alias (resolve.c: resolveAsName, then
+** sqlite3ExprIsInteger, each after COLLATE is skipped) is that item, under
+** the term's COLLATE if it has one, else under the item's collation.
+**
+** The order of ties (select.c, vdbesort.c of SQLite 3.40):
+**  1. Without LIMIT, the rows go to SQLite's sorter (OP_SorterOpen) in the
+**     order its loops read them, with no sequence number.  Its in-memory
+**     merge sort (vdbeSorterSort over a list kept newest first; on equal
+**     keys vdbeSorterMerge takes from the older list) and the merge of
+**     runs spilled to disk (a tie goes to the earlier run) are stable:
+**     rows whose terms are equal come in the order they were read.
+**  2. With LIMIT, the rows fill an ephemeral index whose key ends with
+**     OP_Sequence, the row's number in reading order, and the greatest
+**     entry past LIMIT+OFFSET is dropped: ties again in reading order, and
+**     the rows kept are the first LIMIT+OFFSET of that order.
+**  3. DISTINCT keeps the first of each set of equal rows (the items
+**     compared under their collations) in reading order: by an ephemeral
+**     index of the rows seen, or, when ORDER BY is the select list, as a
+**     GROUP BY whose groups take their values from their first row.  The
+**     rows kept are then sorted as in 1 and 2.
+** So the result is a stable sort of the distinct rows in reading order,
+** and the rows must be read in the order of SQLite's own plan: the
+** extraction query's loops must be the SELECT's (buildCheckOrder), else it
+** runs natively.  Checked against SQLite with spilled sorts too
+** (tests/test_order.py; docs/order.md).
+*/
+#include "parext.h"
+#include "plan.h"
+#include "planint.h"
+
+#include <string.h>
+
+/* Tokens [*pt0, *pt1) without parentheses and top-level COLLATE clauses,
+** as sqlite3ExprSkipCollate sees a term. */
+static void sortCore(const ParSelect *pSel, int *pt0, int *pt1){
+  for(;;){
+    buildStripParens(pSel->aTok, pt0, pt1);
+    if( *pt1-*pt0>=3 && parTokIs(pSel->zSql, &pSel->aTok[*pt1-2], "COLLATE") ){
+      *pt1 -= 2;
+    }else{
+      return;
+    }
+  }
+}
+
+/* The select-list item an ORDER BY term stands for (0-based), -1 when it
+** is an expression of its own, or -2 when it is an ordinal this planner
+** does not read (a sign, a hex number). */
+static int sortTermItem(const ParSelect *pSel, const ParExpr *pO, int nItem){
+  const char *z = pSel->zSql;
+  const ParToken *a = pSel->aTok;
+  int t0 = pO->span.iTok, t1 = pO->span.iTokEnd, k;
+  sortCore(pSel, &t0, &t1);
+  if( t1-t0==1 && (a[t0].eType==PT_ID || a[t0].eType==PT_QID) && !pSel->bStar ){
+    char *zName = parDequote(z + a[t0].i, a[t0].n);
+    int iItem = -1;
+    for(k=0; zName && k<pSel->nCol && iItem<0; k++){
+      if( pSel->aCol[k].zAlias && sqlite3_stricmp(pSel->aCol[k].zAlias, zName)==0 ) iItem = k;
+    }
+    sqlite3_free(zName);
+    return iItem;
+  }
+  if( t1-t0==1 && a[t0].eType==PT_NUMBER ){
+    sqlite3_int64 v = 0;
+    for(k=0; k<a[t0].n; k++){
+      char c = z[a[t0].i + k];
+      if( c<'0' || c>'9' ) return -1;     /* 1.5, 1e3: an expression */
+      if( v<1000000 ) v = v*10 + (c - '0');
+    }
+    return v>=1 && v<=nItem ? (int)(v-1) : -2;
+  }
+  if( t1-t0>=2 && a[t0].eType==PT_OP && a[t1-1].eType==PT_NUMBER ) return -2;
+  return -1;
+}
+
+/* The collation of column iCol of the extraction, one of the columns "*"
+** stands for: its table column's, when that is known. */
+static int sortStarColl(ParBuild *pB, sqlite3_stmt *pExtract, int iCol, int bUtf8){
+  const ParSelect *pSel = pB->pSel;
+  const char *zColl, *zTab, *zDb;
+  int i, bView = 0, e;
+  sqlite3_stmt *pStmt = 0;
+  char *zSql;
+  if( !bUtf8 ) return PAR_COLL_UNKNOWN;
+  for(i=pSel->from.iTok; i<pSel->from.iTokEnd; i++){
+    if( parTokIs(pSel->zSql, &pSel->aTok[i], "SELECT") ) return PAR_COLL_UNKNOWN;
+  }
+  zColl = parOriginColl(pB->db, pExtract, iCol);
+  zTab = sqlite3_column_table_name(pExtract, iCol);
+  zDb = sqlite3_column_database_name(pExtract, iCol);
+  if( zColl==0 || zTab==0 ) return PAR_COLL_UNKNOWN;
+  /* A view's column: its collation is its expression's. */
+  zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE type='view' AND name=%Q",
+                         zDb ? zDb : "main", zTab);
+  if( zSql && sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+    bView = sqlite3_step(pStmt)==SQLITE_ROW;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  if( zSql==0 ) buildNoMem(pB);
+  e = parCollFromName(zColl);
+  return bView || e<0 ? PAR_COLL_UNKNOWN : e;
+}
+
+/* Is the database's text UTF-8?  The kernels compare UTF-8 bytes. */
+static int sortUtf8(sqlite3 *db){
+  sqlite3_stmt *pEnc = 0;
+  int bUtf8 = 1;
+  if( sqlite3_prepare_v2(db, "PRAGMA encoding", -1, &pEnc, 0)==SQLITE_OK
+   && sqlite3_step(pEnc)==SQLITE_ROW ){
+    bUtf8 = sqlite3_stricmp((const char*)sqlite3_column_text(pEnc, 0), "UTF-8")==0;
+  }
+  sqlite3_finalize(pEnc);
+  return bUtf8;
+}
+
+/* The extraction query of the plan: "*" and/or pB->azExpr. */
+static void sortExtraction(ParBuild *pB, int nStar){
+  ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  sqlite3_str *pStr = sqlite3_str_new(pB->db);
+  int i;
+  if( nStar ) sqlite3_str_appendall(pStr, "*");
+  for(i=0; i<pB->nExpr; i++){
+    sqlite3_str_appendf(pStr, "%s%s", i || nStar ? ", " : "", pB->azExpr[i]);
+  }
+  pPlan->zExtractCols = sqlite3_str_finish(pStr);
+  pPlan->zExtractFrom = sqlite3_mprintf("%s", pB->zFrom);
+  if( pSel->bWhere ) pPlan->zExtractWhere = parSpanText(pSel->zSql, pSel->where);
+  if( pPlan->zExtractCols==0 || pPlan->zExtractFrom==0
+   || (pSel->bWhere && pPlan->zExtractWhere==0) ){
+    buildNoMem(pB);
+    return;
+  }
+  pPlan->zExtract = pSel->bWhere
+      ? sqlite3_mprintf("SELECT %s FROM %s WHERE (%s)", pPlan->zExtractCols,
+                        pPlan->zExtractFrom, pPlan->zExtractWhere)
+      : sqlite3_mprintf("SELECT %s FROM %s", pPlan->zExtractCols, pPlan->zExtractFrom);
+  pPlan->nExtractCol = nStar + pB->nExpr;
+  if( pPlan->zExtract==0 ){ buildNoMem(pB); return; }
+  if( nStar==0 && pB->nExpr>0 ){
+    /* The columns by expression, for the cache to serve fewer of them. */
+    pPlan->azExtractExpr = sqlite3_malloc64(sizeof(char*)*pB->nExpr);
+    if( pPlan->azExtractExpr==0 ){ buildNoMem(pB); return; }
+    for(i=0; i<pB->nExpr; i++){
+      pPlan->azExtractExpr[i] = sqlite3_mprintf("%s", pB->azExpr[i]);
+      if( pPlan->azExtractExpr[i]==0 ) break;
+    }
+    pPlan->nExtractExpr = i;
+    if( i<pB->nExpr ) buildNoMem(pB);
+  }
+}
+
+/* ORDER BY term j's key: extraction column iCol, the term's collation and
+** direction.  iItem: the item the term stands for, or -1; nStar: the
+** columns "*" stands for. */
+static void sortKey(ParBuild *pB, sqlite3_stmt *pExtract, int nStar, int bUtf8,
+                    int mReplaced, int j, int iItem, int iCol){
+  ParSelect *pSel = pB->pSel;
+  const ParExpr *pO = &pSel->aOrder[j];
+  ParSortKey *pK = &pB->pPlan->pSort->aKey[j];
+  int e, iCollTok = parExprCollateTok(pSel->zSql, pSel->aTok, pO->span.iTok, pO->span.iTokEnd);
+  pK->iCol = iCol;
+  pK->zText = parSpanText(pSel->zSql, pO->span);
+  if( pK->zText==0 ) buildNoMem(pB);
+  if( iItem<0 || iCollTok>=0 ){
+    /* An expression, or an item under a COLLATE of the term's own. */
+    e = iCollTok==-2 ? PAR_COLL_UNKNOWN
+      : buildCollation(pB, pExtract, iCol, pO->span.iTok, pO->span.iTokEnd, bUtf8);
+  }else if( nStar ){
+    e = sortStarColl(pB, pExtract, iCol, bUtf8);
+  }else{
+    const ParSpan *pItem = &pSel->aCol[iItem].span;
+    e = buildCollation(pB, pExtract, iCol, pItem->iTok, pItem->iTokEnd, bUtf8);
+  }
+  pK->eColl = buildKnownColl(e, mReplaced);
+  /* NULL is the least value: first ascending, last descending, unless
+  ** NULLS FIRST/LAST says otherwise. */
+  pK->flags = pO->bDesc ? PAR_KEY_DESC : 0;
+  if( pO->eNulls==PAR_NULLS_LAST || (pO->eNulls==PAR_NULLS_DEFAULT && pO->bDesc) ){
+    pK->flags |= PAR_KEY_NULLS_LAST;
+  }
+}
+
+void buildSortPlan(ParBuild *pB){
+  ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  const char *z = pSel->zSql;
+  ParPlanSort *pS;
+  sqlite3_stmt *pExtract = 0;
+  int *aItem = 0, *aTermCol = 0, *aTermItem = 0;
+  int i, j, nItem, nStar, bUtf8, mReplaced;
+
+  for(i=0; i<pSel->nCall; i++){
+    char *zName = parSpanText(z, pSel->aCall[i]);
+    if( zName==0 ){ buildNoMem(pB); return; }
+    if( buildIsAggFunc(pB, zName, pSel->aCallArgc[i]) ){
+      buildWhy(pB, "%s() is an aggregate the kernels do not compute", zName);
+      sqlite3_free(zName);
+      return;
+    }
+    sqlite3_free(zName);
+  }
+  nItem = pSel->bStar ? pPlan->nCol : pSel->nCol;
+  nStar = pSel->bStar ? pPlan->nCol : 0;
+  if( nItem!=pPlan->nCol ){ buildWhy(pB, "SQL the parser does not follow%s", ""); return; }
+  pS = pPlan->pSort = sqlite3_malloc(sizeof(ParPlanSort));
+  pB->zFrom = parSpanText(z, pSel->from);
+  aItem = sqlite3_malloc64(sizeof(int)*(nItem+1));
+  aTermCol = sqlite3_malloc64(sizeof(int)*(pSel->nOrder+1));
+  aTermItem = sqlite3_malloc64(sizeof(int)*(pSel->nOrder+1));
+  if( pS ) memset(pS, 0, sizeof(*pS));
+  if( pS==0 || pB->zFrom==0 || aItem==0 || aTermCol==0 || aTermItem==0 ){
+    buildNoMem(pB);
+    goto done;
+  }
+
+  /* Extraction columns: the items (or "*"), then the terms of their own. */
+  for(i=0; i<nItem; i++){
+    aItem[i] = nStar ? i : buildExpr(pB, parSpanText(z, pSel->aCol[i].span));
+  }
+  for(j=0; j<pSel->nOrder && pB->rc==SQLITE_OK; j++){
+    int iItem = sortTermItem(pSel, &pSel->aOrder[j], nItem);
+    if( iItem==-2 ){
+      buildWhy(pB, "an ORDER BY ordinal the planner does not read%s", "");
+      goto done;
+    }
+    aTermItem[j] = iItem;
+    aTermCol[j] = iItem>=0 ? aItem[iItem]
+                : nStar + buildExpr(pB, parSpanText(z, pSel->aOrder[j].span));
+  }
+  if( pB->rc ) goto done;
+  sortExtraction(pB, nStar);
+  if( pB->rc ) goto done;
+  if( sqlite3_prepare_v2(pB->db, pPlan->zExtract, -1, &pExtract, 0) ){
+    buildWhy(pB, "the extraction query does not prepare: %s", sqlite3_errmsg(pB->db));
+    goto done;
+  }
+  if( sqlite3_column_count(pExtract)!=pPlan->nExtractCol ){
+    buildWhy(pB, "SQL the parser does not follow%s", "");
+    goto done;
+  }
+
+  /* Ties come in the order the rows are read: SQLite's, or native. */
+  pB->bOrderMatters = 1;
+  buildCheckOrder(pB);
+  if( pPlan->zWhy ) goto done;
+
+  bUtf8 = sortUtf8(pB->db);
+  mReplaced = parCollReplaced(pB->db);
+  if( pSel->nOrder>0 ){
+    pS->aKey = sqlite3_malloc64(sizeof(ParSortKey)*pSel->nOrder);
+    if( pS->aKey==0 ){ buildNoMem(pB); goto done; }
+    memset(pS->aKey, 0, sizeof(ParSortKey)*pSel->nOrder);
+    pS->nKey = pSel->nOrder;
+    for(j=0; j<pSel->nOrder; j++){
+      sortKey(pB, pExtract, nStar, bUtf8, mReplaced, j, aTermItem[j], aTermCol[j]);
+    }
+  }
+  if( pSel->bDistinct ){
+    pS->aDistinct = sqlite3_malloc64(sizeof(ParSortKey)*nItem);
+    if( pS->aDistinct==0 ){ buildNoMem(pB); goto done; }
+    memset(pS->aDistinct, 0, sizeof(ParSortKey)*nItem);
+    pS->nDistinct = nItem;
+    for(i=0; i<nItem; i++){
+      int e = nStar ? sortStarColl(pB, pExtract, i, bUtf8)
+            : buildCollation(pB, pExtract, aItem[i], pSel->aCol[i].span.iTok,
+                             pSel->aCol[i].span.iTokEnd, bUtf8);
+      pS->aDistinct[i].iCol = aItem[i];
+      pS->aDistinct[i].eColl = buildKnownColl(e, mReplaced);
+    }
+  }
+  if( pSel->bLimit ){
+    ParSpan l = pSel->limitExpr, o = pSel->offsetExpr;
+    pS->zLimit = pSel->bOffset
+        ? sqlite3_mprintf("SELECT (%.*s), (%.*s)", l.iEnd - l.iStart, z + l.iStart,
+                          o.iEnd - o.iStart, z + o.iStart)
+        : sqlite3_mprintf("SELECT (%.*s), 0", l.iEnd - l.iStart, z + l.iStart);
+    if( pS->zLimit==0 ){ buildNoMem(pB); goto done; }
+  }
+  pPlan->aDirect = sqlite3_malloc64(sizeof(int)*(nItem+1));
+  if( pPlan->aDirect==0 ){ buildNoMem(pB); goto done; }
+  memcpy(pPlan->aDirect, aItem, sizeof(int)*nItem);
+
+done:
+  sqlite3_finalize(pExtract);
+  sqlite3_free(aItem);
+  sqlite3_free(aTermCol);
+  sqlite3_free(aTermItem);
+}

@@ -1,0 +1,80 @@
+/*
+** planint.h: the planner's own state and helpers, shared by the files
+** that plan one operator each (plan.c: the group-by and the frame every
+** plan has; plan_sort.c: ORDER BY, DISTINCT and LIMIT without GROUP BY).
+** Nothing outside the planner includes it.
+*/
+#ifndef PAR_PLANINT_H
+#define PAR_PLANINT_H
+
+#include "plan.h"
+
+/* A replacement in the final SQL: the SELECT's text of span is read as
+** par_rows column iCol (the result column of the group-by).  Its text is
+** written from these fields (buildReplText), never read back. */
+typedef struct ParRepl {
+  ParSpan span;
+  int eKind;         /* PAR_REPL_* */
+  int iCol;          /* the par_rows column */
+  int iCollTok;      /* AGG: the token naming the collation of the COLLATE
+                     ** its result takes, or -1 */
+  char cAff, cColl;  /* ITEM, BARE: the column's letters of PAR_ROWS_AFF
+                     ** and PAR_ROWS_COLL ('?' until known) */
+} ParRepl;
+#define PAR_REPL_AGG  0  /* an aggregate call: its result, as a function's */
+#define PAR_REPL_ITEM 1  /* a select-list item that a GROUP BY key stands for */
+#define PAR_REPL_BARE 2  /* a bare column reference */
+
+typedef struct ParBuild {
+  sqlite3 *db;
+  ParSelect *pSel;
+  ParPlan *pPlan;
+  char *zFrom;           /* FROM clause text */
+  int nExpr;             /* extraction columns so far */
+  char **azExpr;         /* their text */
+  int nRepl;             /* replacements in the final SQL */
+  ParRepl *aRepl;
+  int eFunc;             /* the functions below: 0 not read yet, 1 read,
+                         ** -1 pragma_function_list does not answer as
+                         ** SQLite defines it (assume the worst) */
+  int nFunc;             /* the application's functions and every aggregate
+                         ** or window function, from one read of the list */
+  struct ParBuildFunc { char *zName; int nArg, bBuiltin, bAgg; } *aFunc;
+  int nBareSensitive;    /* bare columns 0..n-1 are values of the group's
+                         ** row (the rest: keys only ordered by) */
+  int bLoops;            /* the SELECT's loops read (buildSelectLoops) */
+  char *zLoops;          /* ...they (NULL: could not be read) */
+  int bLoopsSort;        /* ...and whether GROUP BY sorts */
+  int bOrderMatters;     /* the result depends on the order the rows are
+                         ** read in, whatever the aggregates (the sort) */
+  int rc;
+} ParBuild;
+
+/* The builder's helpers (plan.c). */
+void buildNoMem(ParBuild *pB);
+/* Set the plan's zWhy (the first reason given wins); returns 1. */
+int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg);
+/* Index of extraction expression zExpr (taking ownership), reusing an
+** identical one. */
+int buildExpr(ParBuild *pB, char *zExpr);
+/* Is zName/nArg an aggregate or window function (buildIsAggFunc), or one
+** the application defined (buildIsAppFunc)? */
+int buildIsAggFunc(ParBuild *pB, const char *zName, int nArg);
+int buildIsAppFunc(ParBuild *pB, const char *zName, int nArg);
+/* The collation SQLite uses for extraction column iCol of pExtract, the
+** SELECT's tokens [iTok, iTokEnd); PAR_COLL_UNKNOWN when not known. */
+int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
+                   int iTok, int iTokEnd, int bUtf8);
+/* e, or PAR_COLL_UNKNOWN when the application replaced it. */
+int buildKnownColl(int e, int mReplaced);
+/* Tokens [*pt0, *pt1) without parentheses around the whole. */
+void buildStripParens(const ParToken *a, int *pt0, int *pt1);
+/* zWhy unless the extraction query reads the rows in the order SQLite's
+** plan for the SELECT does, when the result depends on it. */
+void buildCheckOrder(ParBuild *pB);
+
+/* Plan a SELECT without GROUP BY and aggregates that has ORDER BY or
+** DISTINCT (plan_sort.c). */
+void buildSortPlan(ParBuild *pB);
+
+#endif /* PAR_PLANINT_H */
