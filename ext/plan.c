@@ -1483,6 +1483,12 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
       b.pPlan = pPlan;
       buildPlan(&b);
       rc = b.rc;
+      if( rc==SQLITE_OK && pPlan->zWhy==0 ){
+        /* The pipeline: one scan, one operator, the cursor. */
+        pPlan->aOp[pPlan->nOp++] = PAR_OP_SCAN;
+        pPlan->aOp[pPlan->nOp++] = pPlan->pSort ? PAR_OP_SORT : PAR_OP_GROUP;
+        pPlan->aOp[pPlan->nOp++] = PAR_OP_FINAL;
+      }
       for(i=0; i<b.nExpr; i++) sqlite3_free(b.azExpr[i]);
       sqlite3_free(b.azExpr);
       sqlite3_free(b.aRepl);
@@ -1534,31 +1540,9 @@ static int explainHasCollate(const char *z){
   return bHas;
 }
 
-char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
-  sqlite3_str *pStr = sqlite3_str_new(0);
+/* The group-by's lines: keys, then aggregates. */
+static void explainGroup(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn *pIn){
   int i;
-  if( p->zWhy ){
-    sqlite3_str_appendf(pStr, "native: SQLite runs the whole SELECT (%s)\n", p->zWhy);
-    return sqlite3_str_finish(pStr);
-  }
-  sqlite3_str_appendall(pStr, "scan      ");
-  explainText(pStr, p->zExtractFrom, pIn);
-  if( p->zExtractWhere ){
-    sqlite3_str_appendall(pStr, " WHERE ");
-    explainText(pStr, p->zExtractWhere, pIn);
-  }
-  sqlite3_str_appendf(pStr, ": %s\n", pIn->zMode ? pIn->zMode : "?");
-  if( pIn->nRow>=0 ){
-    int bPar = pIn->nRow>=pIn->nMinRow && pIn->nThread>1;
-    sqlite3_str_appendf(pStr, "rows      about %lld (rowid span): %s min_rows (%lld): ",
-                        pIn->nRow, pIn->nRow<pIn->nMinRow ? "below" : "at or above",
-                        pIn->nMinRow);
-    if( bPar ) sqlite3_str_appendf(pStr, "parallel, %d threads\n", pIn->nThread);
-    else sqlite3_str_appendall(pStr, "one thread\n");
-  }else{
-    sqlite3_str_appendf(pStr, "rows      not known before the scan; below min_rows (%lld) "
-                        "the kernels use one thread\n", pIn->nMinRow);
-  }
   if( p->nKey==0 ){
     sqlite3_str_appendall(pStr, "group by  (none: one group)\n");
   }else{
@@ -1584,9 +1568,81 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
     sqlite3_str_appendf(pStr, "; %d column%s read from each group's row", p->nBare,
                         p->nBare>1 ? "s" : "");
   }
-  sqlite3_str_appendf(pStr, "\nfinal     %s\n", p->aDirect
-      ? "the groups as they are (no expression left for SQLite)"
-      : "SQLite evaluates the select list, HAVING, ORDER BY, LIMIT over the groups");
+  sqlite3_str_appendall(pStr, "\n");
+}
+
+/* The sort operator's lines: DISTINCT, ORDER BY, LIMIT. */
+static void explainSort(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn *pIn){
+  const ParPlanSort *pS = p->pSort;
+  int i;
+  if( pS->nDistinct ){
+    sqlite3_str_appendf(pStr, "distinct  the %d column%s of the select list: the first of "
+                        "equal rows, in reading order\n", pS->nDistinct,
+                        pS->nDistinct>1 ? "s" : "");
+  }
+  if( pS->nKey ){
+    sqlite3_str_appendall(pStr, "sort      ");
+    for(i=0; i<pS->nKey; i++){
+      const ParSortKey *pK = &pS->aKey[i];
+      int e = pK->eColl;
+      if( i ) sqlite3_str_appendall(pStr, ", ");
+      explainText(pStr, pK->zText, pIn);
+      if( e!=PAR_COLL_BINARY && !explainHasCollate(pK->zText) ){
+        sqlite3_str_appendf(pStr, " COLLATE %s", e>=0 ? azCollName[e] : "(unknown: native "
+                            "if text)");
+      }
+      sqlite3_str_appendf(pStr, "%s%s", (pK->flags & PAR_KEY_DESC) ? " DESC" : "",
+                          (pK->flags & PAR_KEY_NULLS_LAST)
+                            ? ((pK->flags & PAR_KEY_DESC) ? "" : " NULLS LAST")
+                            : ((pK->flags & PAR_KEY_DESC) ? " NULLS FIRST" : ""));
+    }
+    sqlite3_str_appendf(pStr, "; stable, ties in reading order; %s\n", pS->zLimit
+                        ? "top-k selection when LIMIT + OFFSET is small, else radix sort"
+                        : "radix sort");
+  }
+  if( pS->zLimit ){
+    sqlite3_str_appendall(pStr, "limit     ");
+    explainText(pStr, pS->zLimit + 7, pIn);    /* past "SELECT " */
+    sqlite3_str_appendall(pStr, " (LIMIT, OFFSET: evaluated when the scan runs)\n");
+  }
+}
+
+char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
+  sqlite3_str *pStr = sqlite3_str_new(0);
+  int i;
+  if( p->zWhy ){
+    sqlite3_str_appendf(pStr, "native: SQLite runs the whole SELECT (%s)\n", p->zWhy);
+    return sqlite3_str_finish(pStr);
+  }
+  sqlite3_str_appendall(pStr, "scan      ");
+  explainText(pStr, p->zExtractFrom, pIn);
+  if( p->zExtractWhere ){
+    sqlite3_str_appendall(pStr, " WHERE ");
+    explainText(pStr, p->zExtractWhere, pIn);
+  }
+  sqlite3_str_appendf(pStr, ": %s\n", pIn->zMode ? pIn->zMode : "?");
+  if( pIn->nRow>=0 ){
+    int bPar = pIn->nRow>=pIn->nMinRow && pIn->nThread>1;
+    sqlite3_str_appendf(pStr, "rows      about %lld (rowid span): %s min_rows (%lld): ",
+                        pIn->nRow, pIn->nRow<pIn->nMinRow ? "below" : "at or above",
+                        pIn->nMinRow);
+    if( bPar ) sqlite3_str_appendf(pStr, "parallel, %d threads\n", pIn->nThread);
+    else sqlite3_str_appendall(pStr, "one thread\n");
+  }else{
+    sqlite3_str_appendf(pStr, "rows      not known before the scan; below min_rows (%lld) "
+                        "the kernels use one thread\n", pIn->nMinRow);
+  }
+  for(i=1; i<p->nOp; i++){
+    switch( p->aOp[i] ){
+      case PAR_OP_GROUP: explainGroup(pStr, p, pIn); break;
+      case PAR_OP_SORT:  explainSort(pStr, p, pIn); break;
+      default:
+        sqlite3_str_appendf(pStr, "final     %s\n", p->pSort ? "the rows as they are"
+            : p->aDirect ? "the groups as they are (no expression left for SQLite)"
+            : "SQLite evaluates the select list, HAVING, ORDER BY, LIMIT over the groups");
+        break;
+    }
+  }
   if( pIn->bVerbose ){
     sqlite3_str_appendf(pStr, "extraction mode: %s\n",
                         pIn->zModeLong ? pIn->zModeLong : pIn->zMode ? pIn->zMode : "?");

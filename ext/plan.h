@@ -36,6 +36,17 @@ struct ParPlanAgg {
   char *zText;       /* the call as written, for par_explain */
 };
 
+/* The operators of a plan, in the order they run (ParPlan.aOp; exec.c runs
+** them, parPlanExplain shows a line or two for each).  Each takes the
+** batch of the one before and returns a batch; any of them can find at
+** run time that the SELECT must run natively. */
+#define PAR_OP_SCAN   0   /* the extraction query's rows: extract.c */
+#define PAR_OP_GROUP  1   /* GROUP BY and the aggregates: groupby.c */
+#define PAR_OP_SORT   2   /* DISTINCT, ORDER BY, OFFSET, LIMIT: op_sort.c */
+#define PAR_OP_FINAL  3   /* the final SQL over par_rows, or the columns as
+                          ** they are (aDirect): view.c */
+#define PAR_MAX_OP    8
+
 /* One key of the sort operator (plan_sort.c, op_sort.c): extraction
 ** column iCol under collation eColl (PAR_COLL_*, or PAR_COLL_UNKNOWN: the
 ** query runs natively if the column holds text), flags PAR_KEY_*. */
@@ -98,6 +109,8 @@ struct ParPlan {
                      ** view column i is result column aDirect[i] */
   ParPlanSort *pSort;   /* the sort operator instead of the group-by (no
                         ** final SQL: aDirect picks the columns), or NULL */
+  int nOp;              /* the pipeline: PAR_OP_* in the order they run */
+  int aOp[PAR_MAX_OP];  /* (0 operators: native) */
 };
 
 /* Plan zSql on db, with pParams (may be NULL) bound to the statements

@@ -50,8 +50,7 @@
 **     eponymous virtual table has one fixed set of columns.
 */
 #include "extract.h"
-#include "groupby.h"
-#include "op_sort.h"
+#include "exec.h"
 
 #include <assert.h>
 #include <string.h>
@@ -1143,51 +1142,6 @@ static int parViewStep(ParViewCursor *pCur){
   return rc ? rc : SQLITE_ERROR;
 }
 
-/* Run pPlan: extraction, then the group-by operator.  On success *ppIn
-** and *ppOut hold the batches (NULL and *pbNative set when the SELECT must
-** run natively); aMs[0..1] get the milliseconds of each phase. */
-static int parViewRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
-                      const ParStamp *pStamp, ParBatch **ppIn, ParBatch **ppOut,
-                      int *pbNative, const char **pzStrategy, double *aMs, int *peMode,
-                      char **pzErr){
-  double t0 = parNowMs(), t1;
-  char *zWhy = 0;
-  int rc;
-  *ppIn = *ppOut = 0;
-  *pbNative = pPlan->zWhy!=0;
-  aMs[0] = aMs[1] = 0;
-  if( *pbNative ) return SQLITE_OK;
-  rc = parExtract(pCtx, db, pPlan, pStamp, ppIn, peMode, &zWhy, pzErr);
-  sqlite3_free(zWhy);
-  if( rc==SQLITE_ERROR ){
-    /* An SQL function failed on some row (abs(-9223372036854775808)...):
-    ** whether SQLite fails too depends on the rows it reaches (LIMIT), so
-    ** let SQLite run the SELECT and say. */
-    sqlite3_free(*pzErr);
-    *pzErr = 0;
-    *pbNative = 1;
-    return SQLITE_OK;
-  }
-  t1 = parNowMs();
-  aMs[0] = t1 - t0;
-  if( rc==SQLITE_OK ){
-    /* An interrupt stops the kernels too (parext.h). */
-    ParStop stop;
-    parStopBegin(db, &stop);
-    rc = pPlan->pSort
-       ? parSortRun(pCtx, db, pPlan, *ppIn, ppOut, pbNative, pzErr, pzStrategy)
-       : parGroupBy(pCtx, db, pPlan, *ppIn, ppOut, pbNative, pzErr, pzStrategy);
-    parStopEnd(&stop);
-    aMs[1] = parNowMs() - t1;
-  }
-  if( rc || *pbNative ){
-    parBatchFree(*ppOut);
-    parBatchFree(*ppIn);
-    *ppIn = *ppOut = 0;
-  }
-  return rc;
-}
-
 /* Prepare the statement whose rows a scan returns: the final SQL over the
 ** group-by result, or the SELECT itself when it runs natively. */
 static int parViewPrepareFinal(sqlite3 *db, const ParPlan *pPlan, ParBatch *pOut,
@@ -1351,9 +1305,7 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
   ParViewCursor *pCur = (ParViewCursor*)cur;
   ParView *pView = (ParView*)cur->pVtab;
   char *zErr = 0;
-  const char *zStrategy = 0;
-  double aMs[2];
-  int rc, bNative, eMode, bServe;
+  int rc, bServe;
   ParStamp stamp;
   ParRunning run;
 
@@ -1425,8 +1377,10 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
     pCur->bScanned = 1;
     sqlite3_free(run.a);
   }else{
-    rc = parViewRun(pView->pCtx, pView->db, pCur->pPlan, &stamp, &pCur->pIn, &pCur->pOut,
-                    &bNative, &zStrategy, aMs, &eMode, &zErr);
+    ParExec x;
+    rc = parExecRun(pView->pCtx, pView->db, pCur->pPlan, &stamp, &x, &zErr);
+    pCur->pIn = x.pIn;
+    pCur->pOut = x.pOut;
     if( rc ){
       sqlite3_free(run.a);
       parViewSetError(&pView->base, "%s", zErr ? zErr : sqlite3_errstr(rc));
@@ -1645,59 +1599,80 @@ static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   ParContext *pCtx = (ParContext*)sqlite3_user_data(ctx);
   const char *zSql = argc>0 ? parTextArg(argv[0]) : 0;
   ParPlan *pPlan = 0;
-  ParBatch *pIn = 0, *pOut = 0;
   sqlite3_stmt *pStmt = 0;
-  const char *zStrategy = "-";
-  char *zErr = 0, *zOut = 0;
-  double aMs[2], t0, tFinal;
+  char *zErr = 0;
+  double t0, tFinal = 0;
   sqlite3_int64 nRow = 0;
-  int rc, bNative = 0, eMode = PAR_EXTRACT_SERIAL;
+  int rc, bNative, i;
   static const char *azMode[] = { "serial", "parallel", "cached", "parallel" };
   static const char *azRanges[] = { "-", "rowid bounds", "-", "row counts" };
   ParStamp stamp;
+  ParExec x;
 
+  memset(&x, 0, sizeof(x));
   if( argc==0 || zSql==0 ){
     sqlite3_result_error(ctx, "par_profile: the first argument must be a SELECT statement", -1);
     return;
   }
   parExtractStamp(pCtx, db, &stamp);
   rc = parPlanText(db, zSql, argc-1, &argv[1], &pPlan, 0, 0, &zErr);
-  if( rc==SQLITE_OK ){
-    rc = parViewRun(pCtx, db, pPlan, &stamp, &pIn, &pOut, &bNative, &zStrategy, aMs, &eMode,
-                    &zErr);
-  }
+  if( rc==SQLITE_OK ) rc = parExecRun(pCtx, db, pPlan, &stamp, &x, &zErr);
   if( rc==SQLITE_OK ){
     t0 = parNowMs();
-    if( pOut && pPlan->aDirect ){
-      nRow = pOut->nRow;           /* the view reads them from the batch */
+    if( x.pOut && pPlan->aDirect ){
+      nRow = x.pOut->nRow;         /* the view reads them from the batch */
     }else{
-      rc = parViewPrepareFinal(db, pPlan, pOut, &pStmt);
+      rc = parViewPrepareFinal(db, pPlan, x.pOut, &pStmt);
       while( rc==SQLITE_OK && (rc = sqlite3_step(pStmt))==SQLITE_ROW ){ nRow++; rc = SQLITE_OK; }
       if( rc==SQLITE_DONE ) rc = SQLITE_OK;
     }
     if( rc && zErr==0 ) zErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
     tFinal = parNowMs() - t0;
   }
+  bNative = x.pOut==0;
   if( rc==SQLITE_OK ){
-    zOut = sqlite3_mprintf("{\"mode\":\"%s\",\"extract\":\"%s\",\"extract_ranges\":\"%s\","
+    /* The first keys for the scan and the one operator (as before the
+    ** pipeline); then every operator, the cursor's last. */
+    const ParOpStat *pOp = x.nStat>1 ? &x.aStat[1] : 0;
+    sqlite3_str *pStr = sqlite3_str_new(db);
+    sqlite3_str_appendf(pStr, "{\"mode\":\"%s\",\"extract\":\"%s\",\"extract_ranges\":\"%s\","
         "\"extract_ms\":%.3f,\"extract_rows\":%lld,"
         "\"groupby_ms\":%.3f,\"groups\":%lld,\"strategy\":\"%s\",\"final_ms\":%.3f,"
-        "\"rows\":%lld,\"threads\":%d}",
-        (bNative || pOut==0) ? "native" : "parallel",
-        (bNative || pOut==0) ? "-" : azMode[eMode],
-        (bNative || pOut==0) ? "-" : azRanges[eMode], aMs[0], pIn ? pIn->nRow : 0,
-        aMs[1], pOut ? pOut->nRow : 0, zStrategy ? zStrategy : "-", tFinal, nRow,
-        parThreadsFor(pCtx, pIn ? pIn->nRow : 0));
-    if( zOut ) sqlite3_result_text(ctx, zOut, -1, sqlite3_free);
-    else sqlite3_result_error_nomem(ctx);
+        "\"rows\":%lld,\"threads\":%d,\"operators\":[",
+        bNative ? "native" : "parallel",
+        bNative ? "-" : azMode[x.eMode],
+        bNative ? "-" : azRanges[x.eMode], x.nStat ? x.aStat[0].ms : 0.0,
+        x.pIn ? x.pIn->nRow : 0, pOp ? pOp->ms : 0.0, pOp ? pOp->nRow : 0,
+        pOp && pOp->zStrategy ? pOp->zStrategy : "-", tFinal, nRow,
+        parThreadsFor(pCtx, x.pIn ? x.pIn->nRow : 0));
+    for(i=0; i<x.nStat; i++){
+      const ParOpStat *p = &x.aStat[i];
+      sqlite3_str_appendf(pStr, "{\"op\":\"%s\",\"ms\":%.3f,\"rows\":%lld", parOpName(p->eOp),
+                          p->ms, p->nRow);
+      if( p->zStrategy ) sqlite3_str_appendf(pStr, ",\"strategy\":\"%s\"", p->zStrategy);
+      sqlite3_str_appendall(pStr, "},");
+    }
+    sqlite3_str_appendf(pStr, "{\"op\":\"%s\",\"ms\":%.3f,\"rows\":%lld}]", bNative
+                        ? "native" : "final", tFinal, nRow);
+    if( x.bNative && x.iNativeOp>=0 ){
+      /* An operator found at run time that SQLite must run the SELECT. */
+      sqlite3_str_appendf(pStr, ",\"native_at\":\"%s\"",
+                          parOpName(pPlan->aOp[x.iNativeOp]));
+    }
+    sqlite3_str_appendall(pStr, "}");
+    if( sqlite3_str_errcode(pStr) ){
+      sqlite3_free(sqlite3_str_finish(pStr));
+      sqlite3_result_error_nomem(ctx);
+    }else{
+      sqlite3_result_text(ctx, sqlite3_str_finish(pStr), -1, sqlite3_free);
+    }
   }else{
     char *zMsg = sqlite3_mprintf("par_profile: %s", zErr ? zErr : sqlite3_errstr(rc));
     sqlite3_result_error(ctx, zMsg ? zMsg : "par_profile: error", -1);
     sqlite3_free(zMsg);
   }
   sqlite3_finalize(pStmt);
-  parBatchFree(pOut);
-  parBatchFree(pIn);
+  parExecClear(&x);
   parPlanFree(pPlan);
   sqlite3_free(zErr);
 }

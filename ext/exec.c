@@ -1,0 +1,121 @@
+/*
+** exec.c: runs a plan's pipeline (ParPlan.aOp): the scan reads the
+** extraction query's rows into a batch (extract.c), each operator after it
+** takes the batch of the one before and returns a new one (groupby.c,
+** op_sort.c), and the cursor returns the last batch's rows (view.c, by
+** the final SQL or straight from the batch).
+**
+**   SELECT par_profile('SELECT k, sum(v) FROM t GROUP BY k');   -- a run, timed
+**
+** Everything a run shares is here, in one place: the timing of each
+** operator (par_profile), the stop of an interrupted query (parStopBegin:
+** the kernels ask between pieces of work), and the decision of any
+** operator that SQLite must run the SELECT instead (an integer sum that
+** overflows, text under a collation only SQLite knows, a LIMIT that is not
+** an integer): the run then drops every batch and says so, and the caller
+** runs the SELECT natively.
+*/
+#include "parext.h"
+#include "exec.h"
+#include "groupby.h"
+#include "op_sort.h"
+
+#include <string.h>
+#include <time.h>
+
+static double execNowMs(void){
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec*1e3 + ts.tv_nsec/1e6;
+}
+
+const char *parOpName(int eOp){
+  switch( eOp ){
+    case PAR_OP_SCAN:  return "scan";
+    case PAR_OP_GROUP: return "group by";
+    case PAR_OP_SORT:  return "sort";
+    default:           return "final";
+  }
+}
+
+void parExecClear(ParExec *pX){
+  parBatchFree(pX->pOut);
+  parBatchFree(pX->pIn);
+  pX->pIn = pX->pOut = 0;
+}
+
+/* Operator eOp over pIn: *ppOut, or *pbNative. */
+static int execOp(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, int eOp, ParBatch *pIn,
+                  ParBatch **ppOut, int *pbNative, char **pzErr, const char **pzStrategy){
+  switch( eOp ){
+    case PAR_OP_GROUP:
+      return parGroupBy(pCtx, db, pPlan, pIn, ppOut, pbNative, pzErr, pzStrategy);
+    case PAR_OP_SORT:
+      return parSortRun(pCtx, db, pPlan, pIn, ppOut, pbNative, pzErr, pzStrategy);
+  }
+  *pzErr = sqlite3_mprintf("operator %d cannot run here", eOp);
+  return SQLITE_INTERNAL;
+}
+
+int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
+               ParExec *pX, char **pzErr){
+  double t0 = execNowMs(), t1;
+  char *zWhy = 0;
+  int rc, i;
+  ParStop stop;
+  ParOpStat *pStat;
+
+  memset(pX, 0, sizeof(*pX));
+  pX->iNativeOp = -1;
+  *pzErr = 0;
+  if( pPlan->zWhy || pPlan->nOp<1 || pPlan->aOp[0]!=PAR_OP_SCAN ){
+    pX->bNative = 1;
+    return SQLITE_OK;
+  }
+  rc = parExtract(pCtx, db, pPlan, pStamp, &pX->pIn, &pX->eMode, &zWhy, pzErr);
+  sqlite3_free(zWhy);
+  pStat = &pX->aStat[pX->nStat++];
+  pStat->eOp = PAR_OP_SCAN;
+  pStat->ms = execNowMs() - t0;
+  pStat->nRow = pX->pIn ? pX->pIn->nRow : 0;
+  if( rc==SQLITE_ERROR ){
+    /* An SQL function failed on some row (abs(-9223372036854775808)...):
+    ** whether SQLite fails too depends on the rows it reaches (LIMIT), so
+    ** let SQLite run the SELECT and say. */
+    sqlite3_free(*pzErr);
+    *pzErr = 0;
+    pX->bNative = 1;
+    pX->iNativeOp = 0;
+    return SQLITE_OK;
+  }
+  if( rc ) return rc;
+
+  /* The operators between the scan and the cursor, each over the batch
+  ** of the one before (the scan's, for the first). */
+  parStopBegin(db, &stop);
+  for(i=1; i<pPlan->nOp && pPlan->aOp[i]!=PAR_OP_FINAL && rc==SQLITE_OK; i++){
+    ParBatch *pPrev = pX->pOut ? pX->pOut : pX->pIn, *pNext = 0;
+    if( pPrev!=pX->pIn ){
+      /* A third operator would need the second's batch kept alive as
+      ** well; no plan has one yet. */
+      *pzErr = sqlite3_mprintf("a pipeline of more than two operators");
+      rc = SQLITE_INTERNAL;
+      break;
+    }
+    t1 = execNowMs();
+    pStat = &pX->aStat[pX->nStat++];
+    pStat->eOp = pPlan->aOp[i];
+    rc = execOp(pCtx, db, pPlan, pPlan->aOp[i], pPrev, &pNext, &pX->bNative, pzErr,
+                &pStat->zStrategy);
+    pStat->ms = execNowMs() - t1;
+    pStat->nRow = pNext ? pNext->nRow : 0;
+    pX->pOut = pNext;
+    if( pX->bNative ){
+      pX->iNativeOp = i;
+      break;
+    }
+  }
+  parStopEnd(&stop);
+  if( rc || pX->bNative ) parExecClear(pX);
+  return rc;
+}
