@@ -1706,7 +1706,7 @@ int parColumnKeys(ParColumn *pCol, sqlite3_int64 nRow, int eColl, int flags,
     aRank = parDictRank(pCol->pDict, eColl);
     if( aRank==0 ) return SQLITE_NOMEM;
   }
-  a1 = sqlite3_malloc64((sqlite3_uint64)(nRow ? nRow : 1)*8);
+  a1 = parBigMalloc((sqlite3_int64)(nRow ? nRow : 1)*8);
   if( a1==0 ) return SQLITE_NOMEM;
 
   if( pCol->eStore==PAR_COL_INT && pCol->nNull>0 ){
@@ -1822,29 +1822,29 @@ int parColumnGather(const ParColumn *pSrc, const uint32_t *aIdx, sqlite3_int64 n
     pDst->nNull = nNull;
   }
   if( pSrc->aInt ){
-    pDst->aInt = sqlite3_malloc64((sqlite3_uint64)n*8);
+    pDst->aInt = parBigMalloc((sqlite3_uint64)n*8);
     if( pDst->aInt==0 ) return SQLITE_NOMEM;
     px_gather_u64((const uint64_t*)pSrc->aInt, aIdx, (uint64_t*)pDst->aInt, (size_t)nRow, nThread);
   }
   if( pSrc->aReal ){
-    pDst->aReal = sqlite3_malloc64((sqlite3_uint64)n*8);
+    pDst->aReal = parBigMalloc((sqlite3_uint64)n*8);
     if( pDst->aReal==0 ) return SQLITE_NOMEM;
     #pragma omp parallel for num_threads(nThread) schedule(static)
     for(i=0; i<nRow; i++) pDst->aReal[i] = pSrc->aReal[aIdx[i]];
   }
   if( pSrc->aCode ){
-    pDst->aCode = sqlite3_malloc64((sqlite3_uint64)n*4);
+    pDst->aCode = parBigMalloc((sqlite3_uint64)n*4);
     if( pDst->aCode==0 ) return SQLITE_NOMEM;
     px_gather_u32(pSrc->aCode, aIdx, pDst->aCode, (size_t)nRow, nThread);
   }
   if( pSrc->aType ){
-    pDst->aType = sqlite3_malloc64((sqlite3_uint64)n);
+    pDst->aType = parBigMalloc((sqlite3_uint64)n);
     if( pDst->aType==0 ) return SQLITE_NOMEM;
     #pragma omp parallel for num_threads(nThread) schedule(static)
     for(i=0; i<nRow; i++) pDst->aType[i] = pSrc->aType[aIdx[i]];
   }
   if( pSrc->aVal ){
-    pDst->aVal = sqlite3_malloc64((sqlite3_uint64)n*8);
+    pDst->aVal = parBigMalloc((sqlite3_uint64)n*8);
     if( pDst->aVal==0 ) return SQLITE_NOMEM;
     px_gather_u64(pSrc->aVal, aIdx, pDst->aVal, (size_t)nRow, nThread);
   }

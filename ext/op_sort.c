@@ -77,7 +77,7 @@ static int sortUnknownText(const ParBatch *pIn, const ParSortKey *aKey, int nKey
 
 /* The key words of aKey[0..nKey-1] for the rows aRow[0..nRow-1] of pIn
 ** (all of pIn's rows, in order, when aRow is NULL): *pnWord arrays of
-** nRow words in aaWord, most significant first (sqlite3_malloc'd, the
+** nRow words in aaWord, most significant first (parBigMalloc, the
 ** caller frees them, also on error). */
 static int sortWords(ParBatch *pIn, const ParSortKey *aKey, int nKey, const uint32_t *aRow,
                      size_t nRow, int nThread, uint64_t **aaWord, int *pnWord){
@@ -94,17 +94,17 @@ static int sortWords(ParBatch *pIn, const ParSortKey *aKey, int nKey, const uint
       uint64_t *a = w ? a2 : a1, *g;
       if( a==0 ) continue;
       if( rc || aRow==0 ){
-        if( rc ) sqlite3_free(a); else aaWord[(*pnWord)++] = a;
+        if( rc ) parBigFree(a); else aaWord[(*pnWord)++] = a;
         continue;
       }
-      g = sqlite3_malloc64((sqlite3_uint64)(nRow ? nRow : 1)*8);
+      g = parBigMalloc((sqlite3_int64)(nRow ? nRow : 1)*8);
       if( g==0 ){
         rc = SQLITE_NOMEM;
       }else{
         px_gather_u64(a, aRow, g, nRow, nThread);
         aaWord[(*pnWord)++] = g;
       }
-      sqlite3_free(a);
+      parBigFree(a);
     }
   }
   return rc;
@@ -112,7 +112,7 @@ static int sortWords(ParBatch *pIn, const ParSortKey *aKey, int nKey, const uint
 
 static void sortWordsFree(uint64_t **aaWord, int nWord){
   int k;
-  for(k=0; k<nWord; k++) sqlite3_free(aaWord[k]);
+  for(k=0; k<nWord; k++) parBigFree(aaWord[k]);
 }
 
 /* DISTINCT: *paRow gets the first row of each set of equal rows, in
@@ -128,9 +128,9 @@ static int sortDistinct(ParBatch *pIn, const ParPlanSort *pS, int nThread, uint3
   *pnRow = 0;
   rc = sortWords(pIn, pS->aDistinct, pS->nDistinct, 0, n, nThread, aaWord, &nWord);
   if( rc==SQLITE_OK ){
-    aPerm = sqlite3_malloc64((sqlite3_uint64)(n ? n : 1)*4);
-    aRow = sqlite3_malloc64((sqlite3_uint64)(n ? n : 1)*4);
-    aFirst = sqlite3_malloc64(n ? n : 1);
+    aPerm = parBigMalloc((sqlite3_int64)(n ? n : 1)*4);
+    aRow = parBigMalloc((sqlite3_int64)(n ? n : 1)*4);
+    aFirst = parBigMalloc((sqlite3_int64)(n ? n : 1));
     if( aPerm==0 || aRow==0 || aFirst==0 ) rc = SQLITE_NOMEM;
   }
   if( rc==SQLITE_OK ){
@@ -152,9 +152,9 @@ static int sortDistinct(ParBatch *pIn, const ParPlanSort *pS, int nThread, uint3
     aRow = 0;
   }
   sortWordsFree(aaWord, nWord);
-  sqlite3_free(aPerm);
-  sqlite3_free(aRow);
-  sqlite3_free(aFirst);
+  parBigFree(aPerm);
+  parBigFree(aRow);
+  parBigFree(aFirst);
   return rc;
 }
 
@@ -170,7 +170,7 @@ static int sortOrder(ParBatch *pIn, const ParPlanSort *pS, const uint32_t *aRow,
   *paOut = 0;
   rc = sortWords(pIn, pS->aKey, pS->nKey, aRow, nRow, nThread, aaWord, &nWord);
   if( rc==SQLITE_OK ){
-    aPerm = sqlite3_malloc64((sqlite3_uint64)(nRow ? nRow : 1)*4);
+    aPerm = parBigMalloc((sqlite3_int64)(nRow ? nRow : 1)*4);
     if( aPerm==0 ) rc = SQLITE_NOMEM;
   }
   if( rc==SQLITE_OK ){
@@ -185,7 +185,7 @@ static int sortOrder(ParBatch *pIn, const ParPlanSort *pS, const uint32_t *aRow,
   }
   sortWordsFree(aaWord, nWord);
   if( rc ){
-    sqlite3_free(aPerm);
+    parBigFree(aPerm);
     return rc;
   }
   *paOut = aPerm;
@@ -255,20 +255,20 @@ int parSortRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   if( iLimit>=0 && (size_t)iLimit<nOut ) nOut = (size_t)iLimit;
   if( rc==SQLITE_OK && pS->nKey ){
     rc = sortOrder(pIn, pS, aRow, nRow, iFrom + nOut, nThread, &aOrder, pzStrategy);
-    sqlite3_free(aRow);
+    parBigFree(aRow);
     aRow = aOrder;
   }
   if( rc==SQLITE_OK && aRow==0 ){
     /* Neither DISTINCT nor ORDER BY changed the order. */
     size_t j;
-    aRow = sqlite3_malloc64((sqlite3_uint64)(n ? n : 1)*4);
+    aRow = parBigMalloc((sqlite3_int64)(n ? n : 1)*4);
     if( aRow==0 ) rc = SQLITE_NOMEM;
     for(j=0; rc==SQLITE_OK && j<n; j++) aRow[j] = (uint32_t)j;
   }
   if( rc==SQLITE_OK ){
     rc = sortResult(pIn, pPlan, aRow + iFrom, nOut, nThread, ppOut);
   }
-  sqlite3_free(aRow);
+  parBigFree(aRow);
   if( rc ){
     parBatchFree(*ppOut);
     *ppOut = 0;

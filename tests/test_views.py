@@ -1442,7 +1442,9 @@ def native_group(conn):
          False, "subquery"),
         ("subquery in HAVING", "SELECT g, count(*) FROM t9 GROUP BY g HAVING count(*) > (SELECT count(*) FROM u)",
          False, "subquery"),
-        ("SELECT *", "SELECT * FROM t6", False, "SELECT *"),
+        # "*" alone is read (the sort plans it), but with nothing to sort,
+        # group or dedupe the SELECT is SQLite's.
+        ("SELECT *", "SELECT * FROM t6", False, "no GROUP BY, aggregate, ORDER BY or DISTINCT"),
         ("SELECT t.*", "SELECT t6.* FROM t6", False, "*"),
         ("WITH", "WITH x AS (SELECT g, n FROM t9) SELECT g, sum(n) FROM x GROUP BY g", False, "WITH"),
         ("FILTER", "SELECT g, count(*) FILTER (WHERE n > 10) FROM t9 GROUP BY g", False, ""),
@@ -1482,6 +1484,10 @@ def native_group(conn):
         "ORDER BY 2 DESC, g LIMIT 3 OFFSET 1",
         "SELECT DISTINCT count(*) FROM t9 GROUP BY g",
         "SELECT a, h, count(*) FROM t9 GROUP BY a, h ORDER BY count(*) DESC, sum(n) LIMIT 3",
+        "SELECT * FROM t6 ORDER BY 1",
+        "SELECT g, n FROM t9 ORDER BY n DESC, g LIMIT 3 OFFSET 1",
+        "SELECT DISTINCT g FROM t9",
+        "SELECT DISTINCT d COLLATE NOCASE AS x FROM t9 ORDER BY x DESC",
     ]
     for sql in accelerated:
         def acc(sql=sql):
