@@ -38,6 +38,8 @@ Tests:
   test_limit_parameters       LIMIT/OFFSET bound through a parameterised
                               view and par_view, every kind of value
   test_top_k_large            small LIMITs on 20000 rows, ties at the cut
+  test_spilled_sort           full sorts of 20000 rows that SQLite spills to
+                              disk (cache_size 1): ties still in reading order
   test_empty_and_one_row      tables of 0 and 1 rows
   test_plain_shapes_accelerated
                               the plain shapes the sort engine must run
@@ -539,6 +541,29 @@ def test_top_k_large():
         if " LIMIT " not in sql:
             sql += " LIMIT %d" % rng.choice([1, 2, 3, 10, 100])
         cases.check(sql)
+    cases.done()
+
+
+def test_spilled_sort():
+    """SQLite's sort spills to disk past max(cache, 250 pages) of records
+    (vdbesort.c; 1 MB here with cache_size 1): 20000 rows of 130 bytes and
+    more make runs, merged, whose ties still come in reading order, and the
+    views' too.  (Checked with strace: SQLite opens a temporary file.)"""
+    c = world().conn
+    cases = Cases("spilled sort")
+    old = c.execute("PRAGMA cache_size").fetchone()[0]
+    c.execute("PRAGMA cache_size = 1")
+    c.execute("PRAGMA threads = 0")
+    try:
+        pad = "hex(zeroblob(60)) AS pad"
+        for sql in ["SELECT k, i, sn, %s FROM tb ORDER BY k" % pad,
+                    "SELECT i, r, s, sn, bl, %s FROM tb ORDER BY sn DESC" % pad,
+                    "SELECT x, rowid, %s FROM tb ORDER BY x COLLATE NOCASE NULLS LAST, k DESC"
+                    % pad,
+                    "SELECT DISTINCT sr, k, %s FROM tb ORDER BY k" % pad]:
+            cases.check(sql)
+    finally:
+        c.execute("PRAGMA cache_size = %d" % old)
     cases.done()
 
 
