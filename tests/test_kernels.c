@@ -1845,6 +1845,67 @@ static void test_group_kernels_stop(void){
   free(aOff); free(aOffWant);
 }
 
+/* The kernels of ORDER BY with a px_stop: never told to stop, the result of
+** no px_stop; told to stop at the first ask, PX_EINTR and nothing written
+** past the outputs' ends (the topk of 1000 rows is the heap path up to
+** n / PX_TOPK_SORT_DIV; 2 n / 3 rows sorts). */
+static void test_order_kernels_stop(void){
+  size_t n = 3000017, i, iK;
+  static const size_t aK[] = { 5, 1000, 2000000 };
+  uint32_t *p = xmalloc((n+1)*4), *pWant = xmalloc(n*4);
+  uint64_t *aa[2], *aOut[2];
+  int iCase, it, nWord, rc, nOut;
+  for(i=0; i<2; i++){
+    aa[i] = xmalloc(n*8);
+    aOut[i] = xmalloc((n+1)*8);
+  }
+  for(i=0; i<n; i++){
+    aa[0][i] = check_below(&rng, 1000);
+    aa[1][i] = check_next(&rng);
+  }
+  rc = px_sort_words_perm((const uint64_t *const *)aa, 2, n, pWant, 0, 2);
+  check_case("order kernels without a px_stop");
+  CHECK(rc==PX_OK, "rc %d", rc);
+  for(iCase=0; iCase<2; iCase++){
+    for(it=0; it<nThr; it++){
+      stop_after s;
+      for(iK=0; iK<sizeof(aK)/sizeof(aK[0]); iK++){
+        for(nWord=1; nWord<=2; nWord++){
+          if( nWord==1 && iK==2 ) continue;
+          stop_arm(&s, iCase);
+          check_case("topk k=%zu words=%d with a px_stop that stops at ask %d, %d threads",
+                     aK[iK], nWord, iCase, aThr[it]);
+          p[aK[iK]] = 0xa5a5a5a5u;
+          rc = px_topk_words_perm((const uint64_t *const *)aa, nWord, n, aK[iK], p, aThr[it]);
+          px_stop_install(0);
+          CHECK(p[aK[iK]]==0xa5a5a5a5u, "wrote past k");
+          if( iCase==0 ){
+            CHECK(rc==PX_OK, "rc %d", rc);
+            if( nWord==2 ) check_u32s(p, pWant, aK[iK], "row");
+          }else{
+            CHECK(rc==PX_EINTR, "rc %d", rc);
+          }
+        }
+      }
+
+      stop_arm(&s, iCase);
+      check_case("keys pack with a px_stop that stops at ask %d, %d threads", iCase, aThr[it]);
+      aOut[0][n] = aOut[1][n] = 42;
+      nOut = -1;
+      rc = px_keys_pack((const uint64_t *const *)aa, 2, n, aOut, &nOut, aThr[it]);
+      px_stop_install(0);
+      CHECK(aOut[0][n]==42 && aOut[1][n]==42, "wrote past n");
+      if( iCase==0 ){
+        CHECK(rc==PX_OK && nOut==2, "rc %d, %d words", rc, nOut);
+      }else{
+        CHECK(rc==PX_EINTR && nOut==0, "rc %d, %d words", rc, nOut);
+      }
+    }
+  }
+  for(i=0; i<2; i++){ free(aa[i]); free(aOut[i]); }
+  free(p); free(pWant);
+}
+
 /* px_stop_wait: the installing thread, done with its share at once, keeps
 ** asking while another thread of its team works on, so that thread sees
 ** the stop (here it works until it does, or gives up after 10 s); without
@@ -1919,6 +1980,7 @@ int main(void){
   test_sort_stop();
   test_gather_stop();
   test_group_kernels_stop();
+  test_order_kernels_stop();
   test_stop_wait();
   /* After the out-of-memory test: these free large blocks that the
   ** limited address space there could otherwise reuse. */
