@@ -36,7 +36,7 @@
 #include <string.h>
 
 #ifndef TOPK_PIECE_BLOCKS
-#define TOPK_PIECE_BLOCKS 16      /* blocks per piece: 2^17 rows */
+#define TOPK_PIECE_BLOCKS 64      /* blocks per piece: 2^19 rows */
 #endif
 #define TOPK_MAX_PIECES   128     /* so at most 128 k candidates */
 #define TOPK_ASK ((size_t)1 << 16)   /* rows between asks to stop */

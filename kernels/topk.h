@@ -14,11 +14,13 @@
 
 #include "par.h"
 
-/* Above n / PX_TOPK_SORT_DIV rows wanted, selection prunes too little to
-** beat sorting everything (bench/bench_kernels.c measures both), and
-** px_topk_words_perm() sorts.  The tests read it to try both sides. */
+/* Above n / PX_TOPK_SORT_DIV rows wanted, px_topk_words_perm() sorts
+** everything instead: on 10M random keys at 2 threads the heaps cost about
+** as much as px_sort_words_perm() at k = n / 400, and sift every row at
+** any k when the keys come in decreasing order (bench/bench_kernels.c
+** times both at the switch).  The tests read it to try both sides. */
 #ifndef PX_TOPK_SORT_DIV
-#define PX_TOPK_SORT_DIV 64
+#define PX_TOPK_SORT_DIV 512
 #endif
 
 /* The rows 0..n-1 have keys of nWord 64-bit words, word 0 the most
@@ -30,7 +32,7 @@
 ** (every key equal) gives rows 0..m-1.
 **
 ** When k <= n / PX_TOPK_SORT_DIV: each of up to 128 pieces of the rows
-** (runs of blocks decided by n alone) keeps its best min(k, piece) rows in
+** (runs of about 2^19 rows, decided by n alone) keeps its best min(k, piece) rows in
 ** a max-heap on (key, row), then the pieces' sorted heaps are merged.
 ** Work O(n + P k log k (1 + log(n / P k))) for P pieces with keys in random
 ** order (O(n log k) at worst: keys in decreasing order), plus O(k log P)

@@ -1233,10 +1233,11 @@ static int topk_ks(size_t n, int bBig, size_t *aK){
 ** large pieces are what is new there, and the switch to sorting once. */
 #define TOPK_QSORT_MAX 20000
 static void test_topk(void){
-  static const size_t aExtra[] = { 48, 49, 1000, 20000 };
+  static const size_t aExtra[] = { 48, 49, 1000, 20000, 70001 };  /* the last: 128+ pieces
+                                                                 ** with tiny blocks */
   int iz, it, nWord, shape, ik, nK;
   size_t i, aK[16];
-  for(iz=0; iz<nSize + 4; iz++){
+  for(iz=0; iz<nSize + 5; iz++){
     size_t n = iz<nSize ? aSize[iz] : aExtra[iz-nSize];
     uint64_t *aa[3];
     uint32_t *pRef = xmalloc(n*4), *pSort = xmalloc(n*4), *pGot = xmalloc((2*n + 110)*4);
