@@ -1626,7 +1626,8 @@ static void test_segment_ids(void){
 
 /* Out of memory: with the address space limited to just above what the
 ** process uses, the scratch of a 4M-element sort cannot be allocated; the
-** sort must say so and leave its input alone.  (Not under ASan, whose
+** sort must say so and leave its input alone; so must a top k that sorts
+** (k = n - 1) and needs a copy of the permutation.  (Not under ASan, whose
 ** shadow memory needs an unlimited address space.) */
 static void test_sort_enomem(void){
 #if defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
@@ -1634,7 +1635,8 @@ static void test_sort_enomem(void){
   uint64_t *k = xmalloc(n*8), *k0 = xmalloc(n*8);
   uint32_t *p = xmalloc(n*4);
   struct rlimit old, lim;
-  int rc, rcLsd;
+  int rc, rcLsd, rcTopk;
+  const uint64_t *aa[1];
   FILE *f = fopen("/proc/self/statm", "r");
   if( f==0 || fscanf(f, "%zu", &nPage)!=1 || getrlimit(RLIMIT_AS, &old) ){
     if( f ) fclose(f);
@@ -1650,9 +1652,12 @@ static void test_sort_enomem(void){
   setrlimit(RLIMIT_AS, &lim);
   rc = px_sort_u64_perm(k, p, n, 2);
   rcLsd = px_sort_u64_perm_lsd(k, p, n, 8, 2);
+  aa[0] = k;
+  rcTopk = px_topk_words_perm(aa, 1, n, n - 1, p, 2);    /* sorts: a copy of n rows */
   setrlimit(RLIMIT_AS, &old);
   check_case("sort without memory for its scratch is PX_ENOMEM");
   CHECK(rc==PX_ENOMEM && rcLsd==PX_ENOMEM, "rc %d lsd %d", rc, rcLsd);
+  CHECK(rcTopk==PX_ENOMEM, "topk rc %d", rcTopk);
   check_u64s(k, k0, n, "key untouched");
   for(i=0; i<n && p[i]==i; i++){}
   CHECK(i==n, "perm[%zu] changed", i);
