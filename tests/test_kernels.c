@@ -27,7 +27,11 @@
 **   - sorting doubles: bit-identical to qsort by value (-0.0 before +0.0);
 **   - keys of several words, counting sort by bin, segment heads, offsets
 **     and ids: exactly equal to a plain serial loop (a stable qsort over
-**     (words, row) for the sort), for every thread count.
+**     (words, row) for the sort), for every thread count;
+**   - top k: the first min(k, n) rows of px_sort_words_perm(), for k from
+**     0 past n, on keys with many ties and on decreasing keys;
+**   - packed keys: the words of an independent packing, whose order and
+**     equal keys are those of the original keys (a stable qsort by each).
 **
 ** Run it with CHECK_SEED=n to change the random inputs.
 */
