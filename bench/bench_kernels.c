@@ -32,6 +32,13 @@
 ** permutation (20 bytes: 8 + 8 + 4), for groups of ten.
 ** The sort is timed three ways to justify MSD: the plain parallel LSD with
 ** 8-bit and with 11-bit digits, and the MSD that px_sort_u64_perm() uses.
+** The kernels of ORDER BY: the top k rows (px_topk_words_perm) for k = 5
+** and 1000 by one random word and by two words (a first word of 1000
+** values, so that ties read the second), 8 bytes in per element (the
+** first word: the second is read on ties only), and at the k where it
+** switches to sorting (n / PX_TOPK_SORT_DIV), against the full sort by
+** one word (px_sort_words_perm, 12 bytes: key and permutation) and by two
+** (above); and packing those two words into one (px_keys_pack, 16 bytes).
 */
 #include "par.h"
 #include "sort.h"
@@ -40,6 +47,8 @@
 #include "gather.h"
 #include "histogram.h"
 #include "segment.h"
+#include "topk.h"
+#include "keys.h"
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +62,7 @@ static int64_t *aI, *aOutI;
 static double *aF, *aOutF;
 static uint8_t *aHead, *aFlag;
 static uint32_t *aIdx, *aBin, *aBinBig, *aPerm, *aPerm0;
-static uint64_t *aKey, *aKey0, *aCount, *aWord1, *aLead;
+static uint64_t *aKey, *aKey0, *aCount, *aWord1, *aLead, *aTie, *aPacked;
 static size_t *aOff;
 static double aEdge[101];
 
@@ -123,6 +132,34 @@ static void run_segments(int nt){
   px_segments_u64(aLead, aa, 1, aPerm0, n, aFlag, aOff, &nSeg, nt);
 }
 
+static void run_sort_word(int nt){
+  const uint64_t *aa[1];
+  aa[0] = aKey0;
+  px_sort_words_perm(aa, 1, n, aPerm, aKey, nt);
+}
+/* Top k by aKey0 alone, or by (aTie, aWord1). */
+static void run_topk(int nWord, size_t k, int nt){
+  const uint64_t *aa[2];
+  aa[0] = nWord==1 ? aKey0 : aTie;
+  aa[1] = aWord1;
+  px_topk_words_perm(aa, nWord, n, k, aPerm, nt);
+}
+static void run_topk5(int nt){ run_topk(1, 5, nt); }
+static void run_topk1000(int nt){ run_topk(1, 1000, nt); }
+static void run_topk5_w2(int nt){ run_topk(2, 5, nt); }
+static void run_topk1000_w2(int nt){ run_topk(2, 1000, nt); }
+static void run_topk_switch(int nt){ run_topk(1, n / PX_TOPK_SORT_DIV, nt); }
+static void run_pack(int nt){
+  const uint64_t *aa[2];
+  uint64_t *aaOut[2];
+  int nOut;
+  aa[0] = aTie;
+  aa[1] = aWord1;
+  aaOut[0] = aPacked;
+  aaOut[1] = aKey;
+  px_keys_pack(aa, 2, n, aaOut, &nOut, nt);
+}
+
 typedef struct bench {
   const char *zName;
   double szIn;                 /* bytes of input per element */
@@ -153,6 +190,13 @@ static const bench aBench[] = {
   { "countsort n/10 bins",  4, run_countsort_big, 0, 0, 0 },
   { "sort 2 words+perm",   16, run_sort_words, 0, 0, 0 },
   { "segments 10 per group", 20, run_segments, 0, 0, 0 },
+  { "sort 1 word+perm",    12, run_sort_word,  0, 0, 0 },
+  { "topk k=5",             8, run_topk5,      0, 0, 0 },
+  { "topk k=1000",          8, run_topk1000,   0, 0, 0 },
+  { "topk 2 words k=5",     8, run_topk5_w2,   0, 0, 0 },
+  { "topk 2 words k=1000",  8, run_topk1000_w2, 0, 0, 0 },
+  { "topk k=n/SORT_DIV",    8, run_topk_switch, 0, 0, 0 },
+  { "keys pack 2 words",   16, run_pack,       0, 0, 0 },
 };
 #define N_BENCH ((int)(sizeof(aBench)/sizeof(aBench[0])))
 #define MAX_REP 64
@@ -195,6 +239,7 @@ int main(int argc, char **argv){
   aCount = xmalloc(PX_HIST_SLOTS(100) * 8);
   aBinBig = xmalloc(n * 4); aWord1 = xmalloc(n * 8); aLead = xmalloc(n * 8);
   aOff = xmalloc((n + 2) * sizeof(size_t));
+  aTie = xmalloc(n * 8); aPacked = xmalloc(n * 8);
   px_edges_uniform(-1.0, 1.0, 100, aEdge);
   for(i=0; i<n; i++){
     uint64_t x = rnd();
@@ -209,6 +254,7 @@ int main(int argc, char **argv){
     aBinBig[i] = (uint32_t)(aKey0[i] % (n/10 + 1));
     aWord1[i] = aKey0[i] >> 40;
     aLead[i] = i / 10;
+    aTie[i] = aKey0[i] % 1000;
   }
 
   /* Round r times every kernel once at every thread count, so that a

@@ -27,7 +27,11 @@
 **   - sorting doubles: bit-identical to qsort by value (-0.0 before +0.0);
 **   - keys of several words, counting sort by bin, segment heads, offsets
 **     and ids: exactly equal to a plain serial loop (a stable qsort over
-**     (words, row) for the sort), for every thread count.
+**     (words, row) for the sort), for every thread count;
+**   - top k: the first min(k, n) rows of px_sort_words_perm(), for k from
+**     0 past n, on keys with many ties and on decreasing keys;
+**   - packed keys: the words of an independent packing, whose order and
+**     equal keys are those of the original keys (a stable qsort by each).
 **
 ** Run it with CHECK_SEED=n to change the random inputs.
 */
@@ -40,6 +44,8 @@
 #include "segment.h"
 #include "histogram.h"
 #include "quantile.h"
+#include "topk.h"
+#include "keys.h"
 #include <float.h>
 #include <math.h>
 #include <omp.h>
@@ -1206,6 +1212,238 @@ static void test_sort_words(void){
   CHECK(px_sort_words_perm(0, 1, (size_t)UINT32_MAX + 1, 0, 0, 1)==PX_ETOOBIG, "rc");
 }
 
+/* ---- topk.h and keys.h: the kernels of ORDER BY ---------------------------- */
+
+/* The k values tried for n rows: none, a few, both sides of the switch to
+** sorting (PX_TOPK_SORT_DIV), all but one, all, and more than all. */
+static int topk_ks(size_t n, int bBig, size_t *aK){
+  size_t d = n / PX_TOPK_SORT_DIV;
+  int nK = 0;
+  aK[nK++] = 0; aK[nK++] = 1; aK[nK++] = 7;
+  if( d>1 ) aK[nK++] = d/2 + 1;
+  aK[nK++] = d;
+  if( bBig ) return nK;
+  aK[nK++] = 2; aK[nK++] = d + 1;
+  if( n>0 ) aK[nK++] = n - 1;
+  aK[nK++] = n; aK[nK++] = n + 5; aK[nK++] = 2*n + 100;
+  return nK;
+}
+
+/* Top k against the prefix of px_sort_words_perm() (itself checked against
+** a stable qsort here up to TOPK_QSORT_MAX rows), on words with many ties
+** (fill_words) and on keys in decreasing order (every row enters the
+** heaps), for every thread count; nothing may be written past min(k, n).
+** Above TOPK_QSORT_MAX rows, fewer shapes and k values: the heaps of
+** large pieces are what is new there, and the switch to sorting once. */
+#define TOPK_QSORT_MAX 20000
+static void test_topk(void){
+  static const size_t aExtra[] = { 48, 49, 1000, 20000, 70001 };  /* the last: 128+ pieces
+                                                                 ** with tiny blocks */
+  int iz, it, nWord, shape, ik, nK;
+  size_t i, aK[16];
+  for(iz=0; iz<nSize + 5; iz++){
+    size_t n = iz<nSize ? aSize[iz] : aExtra[iz-nSize];
+    uint64_t *aa[3];
+    uint32_t *pRef = xmalloc(n*4), *pSort = xmalloc(n*4), *pGot = xmalloc((2*n + 110)*4);
+    int bBig = n>TOPK_QSORT_MAX;
+    nK = topk_ks(n, bBig, aK);
+    for(i=0; i<3; i++) aa[i] = xmalloc(n*8);
+    for(nWord=0; nWord<=3; nWord++){
+      for(shape=0; shape<5; shape++){
+        int rc;
+        if( nWord==0 && shape>0 ) continue;
+        if( bBig && shape!=(nWord==1 ? 2 : nWord==2 ? 4 : nWord==3 ? 0 : -1) ) continue;
+        if( shape<4 ){
+          fill_words(aa, nWord, n, shape);
+        }else{
+          /* Decreasing in the row, in runs of three equal first words. */
+          fill_words(aa, nWord, n, 0);
+          for(i=0; i<n && nWord>0; i++) aa[0][i] = (n - i) / 3;
+        }
+        check_case("topk reference: sort words n=%zu words=%d shape=%d", n, nWord, shape);
+        rc = px_sort_words_perm((const uint64_t *const *)aa, nWord, n, pSort, 0, 1);
+        CHECK(rc==PX_OK, "rc %d", rc);
+        if( !bBig ){
+          for(i=0; i<n; i++) pRef[i] = (uint32_t)i;
+          gWords.aaW = (const uint64_t *const *)aa;
+          gWords.nWord = nWord;
+          qsort(pRef, n, sizeof(uint32_t), words_cmp);
+          check_u32s(pSort, pRef, n, "perm");
+        }
+        /* A large size sorts once: random single words, k just past the
+        ** switch. */
+        aK[nK] = n / PX_TOPK_SORT_DIV + 1;
+        for(ik=0; ik<nK + (bBig && nWord==1 && shape==2); ik++){
+          size_t k = aK[ik], m = k<n ? k : n;
+          for(it=0; it<nThr; it++){
+            check_case("topk n=%zu k=%zu words=%d shape=%d threads=%d", n, k, nWord, shape,
+                       aThr[it]);
+            for(i=0; i<m+2; i++) pGot[i] = 0xa5a5a5a5u;
+            rc = px_topk_words_perm((const uint64_t *const *)aa, nWord, n, k, pGot, aThr[it]);
+            CHECK(rc==PX_OK, "rc %d", rc);
+            check_u32s(pGot, pSort, m, "row");
+            CHECK(pGot[m]==0xa5a5a5a5u && pGot[m+1]==0xa5a5a5a5u, "wrote past min(k, n)");
+          }
+        }
+      }
+    }
+    for(i=0; i<3; i++) free(aa[i]);
+    free(pRef); free(pSort); free(pGot);
+  }
+  check_case("topk n > UINT32_MAX is PX_ETOOBIG");
+  CHECK(px_topk_words_perm(0, 1, (size_t)UINT32_MAX + 1, 5, 0, 1)==PX_ETOOBIG, "rc");
+}
+
+/* The independent packing: min and max by a loop, widths by counting
+** bits one at a time, fields placed from the top of each word, the next
+** word when a field does not fit.  Returns the word count. */
+static int ref_pack(uint64_t *const *aaIn, int nIn, size_t n, uint64_t **aaOut){
+  int i, nOut = 0, used = 0;
+  size_t r;
+  for(i=0; i<nIn; i++){
+    uint64_t mn = ~(uint64_t)0, mx = 0, span;
+    int w = 0;
+    for(r=0; r<n; r++){
+      if( aaIn[i][r]<mn ) mn = aaIn[i][r];
+      if( aaIn[i][r]>mx ) mx = aaIn[i][r];
+    }
+    for(span = n ? mx - mn : 0; span; span >>= 1) w++;
+    if( w==0 ) continue;
+    if( nOut==0 || used + w > 64 ){
+      nOut++;
+      used = 0;
+      for(r=0; r<n; r++) aaOut[nOut-1][r] = 0;
+    }
+    used += w;
+    for(r=0; r<n; r++){
+      uint64_t v = aaIn[i][r] - mn;
+      aaOut[nOut-1][r] += w==64 ? v : v << (64 - used);
+    }
+  }
+  return nOut;
+}
+
+/* Compares rows by the words of gPack (qsort has no context), then row. */
+static words_ref gPack;
+static int pack_cmp(const void *a, const void *b){
+  words_ref save = gWords;
+  int c;
+  gWords = gPack;
+  c = words_cmp(a, b);
+  gWords = save;
+  return c;
+}
+
+/* Word i of a row, of one of several spans: constant, 1 bit, a few bits at
+** a high base, 20, 31, 32, 33, 63 bits, the full 64 (both ends present). */
+static void fill_pack_word(uint64_t *a, size_t n, int kind){
+  uint64_t base = check_next(&rng);
+  size_t r;
+  for(r=0; r<n; r++){
+    uint64_t x = check_next(&rng);
+    switch( kind ){
+      case 0: a[r] = base; break;
+      case 1: a[r] = 7 + (x & 1); break;
+      case 2: a[r] = ~(uint64_t)0 - (x % 5); break;
+      case 3: a[r] = (base >> 1) + (x & 0xfffff); break;
+      case 4: a[r] = x >> 33; break;
+      case 5: a[r] = x >> 32; break;
+      case 6: a[r] = (x >> 31) + 12345; break;
+      case 7: a[r] = x >> 1; break;
+      default: a[r] = r==0 ? 0 : r==1 ? ~(uint64_t)0 : x; break;
+    }
+    if( kind>0 && (x >> 60)==0 ) a[r] = a[r>0 ? r-1 : 0];   /* ties */
+  }
+}
+#define N_PACK_KIND 9
+
+/* Packing: the word count and the words equal to the independent packing,
+** nothing written to the words beyond it nor past n; the order of rows by
+** the packed words (a stable qsort) equal to the order by the original
+** words, with equal packed keys exactly where the original keys are
+** equal; in place the same.  Above TOPK_QSORT_MAX rows the order is not
+** checked again (the packing is checked against the same reference). */
+static void test_keys_pack(void){
+  static const size_t aExtra[] = { 1000, 65537 };
+  int iz, it, nIn, iCase, bInPlace;
+  size_t i, r;
+  for(iz=0; iz<nSize + 2; iz++){
+    size_t n = iz<nSize ? aSize[iz] : aExtra[iz-nSize];
+    uint64_t *aIn[6], *aOut[6], *aRef[6], *aWork[6];
+    uint32_t *pRef = xmalloc(n*4), *pPack = xmalloc(n*4);
+    for(i=0; i<6; i++){
+      aIn[i] = xmalloc(n*8);
+      aOut[i] = xmalloc((n+1)*8);
+      aRef[i] = xmalloc(n*8);
+      aWork[i] = xmalloc((n+1)*8);
+    }
+    for(nIn=0; nIn<=6; nIn++){
+      if( n>TOPK_QSORT_MAX && nIn!=1 && nIn!=3 && nIn!=6 ) continue;
+      for(iCase=0; iCase<(n>TOPK_QSORT_MAX ? 2 : 6); iCase++){
+        int nRef, nGot, rc;
+        /* Case 0: every kind in turn; 1: wide fields that just fit
+        ** (32 + 32, 31 + 33, 63 + 1 ...); the rest at random. */
+        for(i=0; i<(size_t)nIn; i++){
+          static const int aFit[] = { 5, 5, 4, 6, 7, 1 };
+          int kind = iCase==0 ? (int)i % N_PACK_KIND : iCase==1 ? aFit[i]
+                   : (int)check_below(&rng, N_PACK_KIND);
+          fill_pack_word(aIn[i], n, kind);
+        }
+        nRef = ref_pack(aIn, nIn, n, aRef);
+        for(it=0; it<nThr; it++){
+          for(bInPlace=0; bInPlace<2; bInPlace++){
+            uint64_t **aaDst = bInPlace ? aWork : aOut;
+            check_case("keys pack n=%zu words=%d case=%d threads=%d%s", n, nIn, iCase, aThr[it],
+                       bInPlace ? " in place" : "");
+            for(i=0; i<6; i++){
+              if( bInPlace && (int)i<nIn ) memcpy(aWork[i], aIn[i], n*8);
+              else for(r=0; r<n; r++) aaDst[i][r] = 0x5a5a5a5a5a5a5a5aULL;
+              aaDst[i][n] = 0x5a5a5a5a5a5a5a5aULL;
+            }
+            nGot = -1;
+            rc = px_keys_pack(bInPlace ? (const uint64_t *const *)aWork
+                                       : (const uint64_t *const *)aIn,
+                              nIn, n, aaDst, &nGot, aThr[it]);
+            CHECK(rc==PX_OK, "rc %d", rc);
+            CHECK(nGot==nRef, "%d words, want %d", nGot, nRef);
+            if( nGot!=nRef ) continue;
+            for(i=0; i<(size_t)nRef; i++) check_u64s(aaDst[i], aRef[i], n, "packed");
+            for(i=nRef; i<6 && !bInPlace; i++){
+              for(r=0; r<n && aaDst[i][r]==0x5a5a5a5a5a5a5a5aULL; r++){}
+              CHECK(r==n, "word %zu written", i);
+            }
+            for(i=0; i<6; i++) CHECK(aaDst[i][n]==0x5a5a5a5a5a5a5a5aULL, "wrote past n");
+          }
+        }
+        /* The order and equality of the packed keys (the reference's,
+        ** equal to the kernel's as checked) are those of the keys. */
+        if( n>TOPK_QSORT_MAX ) continue;
+        check_case("keys pack keeps the order n=%zu words=%d case=%d", n, nIn, iCase);
+        for(i=0; i<n; i++) pRef[i] = (uint32_t)i;
+        gWords.aaW = (const uint64_t *const *)aIn;
+        gWords.nWord = nIn;
+        qsort(pRef, n, sizeof(uint32_t), words_cmp);
+        for(i=0; i<n; i++) pPack[i] = (uint32_t)i;
+        gPack.aaW = (const uint64_t *const *)aRef;
+        gPack.nWord = nRef;
+        qsort(pPack, n, sizeof(uint32_t), pack_cmp);
+        check_u32s(pPack, pRef, n, "order");
+        for(r=1; r<n; r++){
+          uint32_t x = pRef[r-1], y = pRef[r];
+          int bSame = 1, bSamePacked = 1;
+          for(i=0; i<(size_t)nIn; i++) bSame &= aIn[i][x]==aIn[i][y];
+          for(i=0; i<(size_t)nRef; i++) bSamePacked &= aRef[i][x]==aRef[i][y];
+          if( bSame!=bSamePacked ) break;
+        }
+        CHECK(r>=n, "rows %u and %u: equal as keys or as packed keys, not both",
+              r<n ? pRef[r-1] : 0, r<n ? pRef[r] : 0);
+      }
+    }
+    for(i=0; i<6; i++){ free(aIn[i]); free(aOut[i]); free(aRef[i]); free(aWork[i]); }
+    free(pRef); free(pPack);
+  }
+}
+
 /* The reference counting sort: one serial stable pass. */
 static void ref_countsort(const uint32_t *aBin, size_t n, uint32_t nBin, uint32_t *aPerm,
                           size_t *aStart){
@@ -1392,7 +1630,8 @@ static void test_segment_ids(void){
 
 /* Out of memory: with the address space limited to just above what the
 ** process uses, the scratch of a 4M-element sort cannot be allocated; the
-** sort must say so and leave its input alone.  (Not under ASan, whose
+** sort must say so and leave its input alone; so must a top k that sorts
+** (k = n - 1) and needs a copy of the permutation.  (Not under ASan, whose
 ** shadow memory needs an unlimited address space.) */
 static void test_sort_enomem(void){
 #if defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
@@ -1400,7 +1639,8 @@ static void test_sort_enomem(void){
   uint64_t *k = xmalloc(n*8), *k0 = xmalloc(n*8);
   uint32_t *p = xmalloc(n*4);
   struct rlimit old, lim;
-  int rc, rcLsd;
+  int rc, rcLsd, rcTopk;
+  const uint64_t *aa[1];
   FILE *f = fopen("/proc/self/statm", "r");
   if( f==0 || fscanf(f, "%zu", &nPage)!=1 || getrlimit(RLIMIT_AS, &old) ){
     if( f ) fclose(f);
@@ -1416,9 +1656,12 @@ static void test_sort_enomem(void){
   setrlimit(RLIMIT_AS, &lim);
   rc = px_sort_u64_perm(k, p, n, 2);
   rcLsd = px_sort_u64_perm_lsd(k, p, n, 8, 2);
+  aa[0] = k;
+  rcTopk = px_topk_words_perm(aa, 1, n, n - 1, p, 2);    /* sorts: a copy of n rows */
   setrlimit(RLIMIT_AS, &old);
   check_case("sort without memory for its scratch is PX_ENOMEM");
   CHECK(rc==PX_ENOMEM && rcLsd==PX_ENOMEM, "rc %d lsd %d", rc, rcLsd);
+  CHECK(rcTopk==PX_ENOMEM, "topk rc %d", rcTopk);
   check_u64s(k, k0, n, "key untouched");
   for(i=0; i<n && p[i]==i; i++){}
   CHECK(i==n, "perm[%zu] changed", i);
@@ -1612,6 +1855,67 @@ static void test_group_kernels_stop(void){
   free(aOff); free(aOffWant);
 }
 
+/* The kernels of ORDER BY with a px_stop: never told to stop, the result of
+** no px_stop; told to stop at the first ask, PX_EINTR and nothing written
+** past the outputs' ends (the topk of 1000 rows is the heap path up to
+** n / PX_TOPK_SORT_DIV; 2 n / 3 rows sorts). */
+static void test_order_kernels_stop(void){
+  size_t n = 3000017, i, iK;
+  static const size_t aK[] = { 5, 1000, 2000000 };
+  uint32_t *p = xmalloc((n+1)*4), *pWant = xmalloc(n*4);
+  uint64_t *aa[2], *aOut[2];
+  int iCase, it, nWord, rc, nOut;
+  for(i=0; i<2; i++){
+    aa[i] = xmalloc(n*8);
+    aOut[i] = xmalloc((n+1)*8);
+  }
+  for(i=0; i<n; i++){
+    aa[0][i] = check_below(&rng, 1000);
+    aa[1][i] = check_next(&rng);
+  }
+  rc = px_sort_words_perm((const uint64_t *const *)aa, 2, n, pWant, 0, 2);
+  check_case("order kernels without a px_stop");
+  CHECK(rc==PX_OK, "rc %d", rc);
+  for(iCase=0; iCase<2; iCase++){
+    for(it=0; it<nThr; it++){
+      stop_after s;
+      for(iK=0; iK<sizeof(aK)/sizeof(aK[0]); iK++){
+        for(nWord=1; nWord<=2; nWord++){
+          if( nWord==1 && iK==2 ) continue;
+          stop_arm(&s, iCase);
+          check_case("topk k=%zu words=%d with a px_stop that stops at ask %d, %d threads",
+                     aK[iK], nWord, iCase, aThr[it]);
+          p[aK[iK]] = 0xa5a5a5a5u;
+          rc = px_topk_words_perm((const uint64_t *const *)aa, nWord, n, aK[iK], p, aThr[it]);
+          px_stop_install(0);
+          CHECK(p[aK[iK]]==0xa5a5a5a5u, "wrote past k");
+          if( iCase==0 ){
+            CHECK(rc==PX_OK, "rc %d", rc);
+            if( nWord==2 ) check_u32s(p, pWant, aK[iK], "row");
+          }else{
+            CHECK(rc==PX_EINTR, "rc %d", rc);
+          }
+        }
+      }
+
+      stop_arm(&s, iCase);
+      check_case("keys pack with a px_stop that stops at ask %d, %d threads", iCase, aThr[it]);
+      aOut[0][n] = aOut[1][n] = 42;
+      nOut = -1;
+      rc = px_keys_pack((const uint64_t *const *)aa, 2, n, aOut, &nOut, aThr[it]);
+      px_stop_install(0);
+      CHECK(aOut[0][n]==42 && aOut[1][n]==42, "wrote past n");
+      if( iCase==0 ){
+        CHECK(rc==PX_OK && nOut==2, "rc %d, %d words", rc, nOut);
+      }else{
+        CHECK(rc==PX_EINTR && nOut==0, "rc %d, %d words", rc, nOut);
+      }
+    }
+  }
+  for(i=0; i<2; i++){ free(aa[i]); free(aOut[i]); }
+  free(p); free(pWant);
+}
+
 /* px_stop_wait: the installing thread, done with its share at once, keeps
 ** asking while another thread of its team works on, so that thread sees
 ** the stop (here it works until it does, or gives up after 10 s); without
@@ -1677,6 +1981,8 @@ int main(void){
   test_keys();
   test_sort();
   test_sort_words();
+  test_topk();
+  test_keys_pack();
   test_countsort();
   test_segments();
   test_segment_ids();
@@ -1684,6 +1990,7 @@ int main(void){
   test_sort_stop();
   test_gather_stop();
   test_group_kernels_stop();
+  test_order_kernels_stop();
   test_stop_wait();
   /* After the out-of-memory test: these free large blocks that the
   ** limited address space there could otherwise reuse. */
