@@ -27,6 +27,8 @@
 #include "parext.h"
 #include "op_sort.h"
 #include "sort.h"
+#include "topk.h"
+#include "keys.h"
 #include "gather.h"
 
 #include <string.h>
@@ -110,6 +112,23 @@ static int sortWords(ParBatch *pIn, const ParSortKey *aKey, int nKey, const uint
   return rc;
 }
 
+/* Several key words whose values span few bits, packed in place into
+** fewer words (the same order and equality: kernels/keys.h), so the radix
+** sort makes fewer passes; the words left over are freed. */
+static int sortPack(uint64_t **aaWord, int *pnWord, size_t nRow, int nThread){
+  int nOut = 0, k, rc;
+  if( *pnWord<2 ) return SQLITE_OK;
+  rc = parRcFromPx(px_keys_pack((const uint64_t *const*)aaWord, *pnWord, nRow, aaWord, &nOut,
+                                nThread));
+  if( rc ) return rc;
+  for(k=nOut; k<*pnWord; k++){
+    parBigFree(aaWord[k]);
+    aaWord[k] = 0;
+  }
+  *pnWord = nOut;
+  return SQLITE_OK;
+}
+
 static void sortWordsFree(uint64_t **aaWord, int nWord){
   int k;
   for(k=0; k<nWord; k++) parBigFree(aaWord[k]);
@@ -133,6 +152,7 @@ static int sortDistinct(ParBatch *pIn, const ParPlanSort *pS, int nThread, uint3
     aFirst = parBigMalloc((sqlite3_int64)(n ? n : 1));
     if( aPerm==0 || aRow==0 || aFirst==0 ) rc = SQLITE_NOMEM;
   }
+  if( rc==SQLITE_OK ) rc = sortPack(aaWord, &nWord, n, nThread);
   if( rc==SQLITE_OK ){
     rc = parRcFromPx(px_sort_words_perm((const uint64_t *const*)aaWord, nWord, n, aPerm, 0,
                                         nThread));
@@ -168,15 +188,46 @@ static int sortOrder(ParBatch *pIn, const ParPlanSort *pS, const uint32_t *aRow,
   int nWord = 0, rc;
   size_t j;
   *paOut = 0;
+  if( pS->nKey==1 && aRow==0 && nWant<=nRow/PX_TOPK_SORT_DIV ){
+    /* One numeric term without NULLs, few rows wanted: the kernel makes
+    ** each row's key as it reads the values (no array of keys). */
+    ParColumn *pCol = &pIn->aCol[pS->aKey[0].iCol];
+    if( pCol->nNull==0 && (pCol->eStore==PAR_COL_INT || pCol->eStore==PAR_COL_REAL) ){
+      px_key_src src;
+      memset(&src, 0, sizeof(src));
+      src.a = pCol->eStore==PAR_COL_INT ? (const void*)pCol->aInt : (const void*)pCol->aReal;
+      src.eKind = pCol->eStore==PAR_COL_INT ? PX_KEYSRC_I64 : PX_KEYSRC_F64;
+      src.flip = (pS->aKey[0].flags & PAR_KEY_DESC) ? ~(uint64_t)0 : 0;
+      aPerm = parBigMalloc((sqlite3_int64)(nWant ? nWant : 1)*4);
+      if( aPerm==0 ) return SQLITE_NOMEM;
+      *pzStrategy = "top-k";
+      rc = parRcFromPx(px_topk_src_perm(&src, nRow, nWant, aPerm, nThread));
+      if( rc ){
+        parBigFree(aPerm);
+        return rc;
+      }
+      *paOut = aPerm;
+      return SQLITE_OK;
+    }
+  }
   rc = sortWords(pIn, pS->aKey, pS->nKey, aRow, nRow, nThread, aaWord, &nWord);
   if( rc==SQLITE_OK ){
     aPerm = parBigMalloc((sqlite3_int64)(nRow ? nRow : 1)*4);
     if( aPerm==0 ) rc = SQLITE_NOMEM;
   }
-  if( rc==SQLITE_OK ){
+  if( rc==SQLITE_OK && nWant<nRow ){
+    /* LIMIT + OFFSET: the first nWant rows of the order (which the kernel
+    ** finds by a full sort when they are many: PX_TOPK_SORT_DIV). */
+    *pzStrategy = nWant<=nRow/PX_TOPK_SORT_DIV ? "top-k" : "sort";
+    rc = parRcFromPx(px_topk_words_perm((const uint64_t *const*)aaWord, nWord, nRow, nWant,
+                                        aPerm, nThread));
+  }else if( rc==SQLITE_OK ){
     *pzStrategy = "sort";
-    rc = parRcFromPx(px_sort_words_perm((const uint64_t *const*)aaWord, nWord, nRow, aPerm,
-                                        0, nThread));
+    rc = sortPack(aaWord, &nWord, nRow, nThread);
+    if( rc==SQLITE_OK ){
+      rc = parRcFromPx(px_sort_words_perm((const uint64_t *const*)aaWord, nWord, nRow, aPerm,
+                                          0, nThread));
+    }
   }
   if( rc==SQLITE_OK && aRow ){
     /* Positions among the kept rows, to rows of pIn. */

@@ -74,16 +74,6 @@
 
 /* ---- key encodings ------------------------------------------------------ */
 
-uint64_t px_key_f64(double v){
-  uint64_t u;
-  if( v!=v ) return px_key_f64(INFINITY) + 1;
-  if( v==0.0 ) v = 0.0;            /* -0.0 gets the key of +0.0 */
-  memcpy(&u, &v, sizeof(u));
-  /* Negative: flip all bits (larger magnitude sorts first); positive: set
-  ** the sign bit so that they sort above every negative. */
-  return (u >> 63) ? ~u : u | ((uint64_t)1 << 63);
-}
-
 double px_unkey_f64(uint64_t k){
   uint64_t u = (k >> 63) ? k ^ ((uint64_t)1 << 63) : ~k;
   double v;

@@ -15,6 +15,7 @@
 #define PX_SORT_H
 
 #include "par.h"
+#include <string.h>
 
 /* Order-preserving encodings: a < b as int64 iff px_key_i64(a) <
 ** px_key_i64(b) as uint64, and px_unkey_i64() inverts it. */
@@ -30,7 +31,15 @@ static inline int64_t px_unkey_i64(uint64_t k){
 ** and +0.0 get the same key, the key of +0.0).  Every NaN maps to one key
 ** above that of +Inf.  px_unkey_f64() inverts it for non-NaN values other
 ** than -0.0 (which comes back as +0.0). */
-uint64_t px_key_f64(double v);
+static inline uint64_t px_key_f64(double v){
+  uint64_t u;
+  if( v!=v ) return 0xFFF0000000000001ull;   /* the key of +Inf, plus 1 */
+  if( v==0.0 ) v = 0.0;                      /* -0.0 gets the key of +0.0 */
+  memcpy(&u, &v, sizeof(u));
+  /* Negative: flip all bits (larger magnitude sorts first); positive: set
+  ** the sign bit so that they sort above every negative. */
+  return (u >> 63) ? ~u : u | ((uint64_t)1 << 63);
+}
 double px_unkey_f64(uint64_t k);
 
 /* Sort aKey[0..n-1] ascending, stably, in place; when aPerm is not NULL,

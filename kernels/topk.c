@@ -50,6 +50,20 @@ typedef struct topk_ent {
   uint32_t row;
 } topk_ent;
 
+/* Word 0 of row i: aaW[0][i], or computed from pSrc when it is set. */
+static inline __attribute__((always_inline))
+uint64_t key0(const uint64_t *a0, const px_key_src *pSrc, int eKind, size_t i){
+  uint64_t k;
+  if( pSrc==0 ) return a0[i];
+  if( pSrc->aNull && ((pSrc->aNull[i>>3] >> (i&7)) & 1) ) return pSrc->nullKey;
+  switch( eKind ){
+    case PX_KEYSRC_I64: k = px_key_i64(((const int64_t*)pSrc->a)[i]); break;
+    case PX_KEYSRC_F64: k = px_key_f64(((const double*)pSrc->a)[i]); break;
+    default:            k = ((const uint64_t*)pSrc->a)[i]; break;
+  }
+  return k ^ pSrc->flip;
+}
+
 /* Compares words 1..nWord-1 of rows a and b: <0, 0 or >0. */
 static inline int rest_cmp(const uint64_t *const *aaW, int nWord, uint32_t a, uint32_t b){
   int w;
@@ -86,15 +100,16 @@ static inline void sift_down(const uint64_t *const *aaW, int nWord, topk_ent *h,
 
 /* Leaves in h[0..m-1] the best m rows of [lo, hi) (m <= hi - lo), sorted
 ** ascending by (key, row).  Returns 1 if told to stop (h is then
-** meaningless), else 0.  Inlined twice, so that nWord is the constant 1 in
-** the fast path. */
+** meaningless), else 0.  Inlined three times, so that nWord is the
+** constant 1 in the fast paths, and pSrc (word 0 computed from values, one
+** word only) NULL in the others. */
 static inline __attribute__((always_inline))
-int select_piece(const uint64_t *const *aaW, int nWord, size_t lo, size_t hi,
-                 size_t m, topk_ent *h, px_stop *pStop){
-  const uint64_t *a0 = aaW[0];
+int select_piece(const uint64_t *const *aaW, const px_key_src *pSrc, int eKind, int nWord,
+                 size_t lo, size_t hi, size_t m, topk_ent *h, px_stop *pStop){
+  const uint64_t *a0 = pSrc ? 0 : aaW[0];
   size_t i, c0, c1;
   for(i=0; i<m; i++){
-    h[i].key = a0[lo + i];
+    h[i].key = key0(a0, pSrc, eKind, lo + i);
     h[i].row = (uint32_t)(lo + i);
   }
   for(i=m/2; i>0; i--) sift_down(aaW, nWord, h, m, i-1);
@@ -103,7 +118,7 @@ int select_piece(const uint64_t *const *aaW, int nWord, size_t lo, size_t hi,
     c1 = hi - c0 > TOPK_ASK ? c0 + TOPK_ASK : hi;
     if( px_stopping(pStop) ) return 1;
     for(i=c0; i<c1; i++){
-      uint64_t x = a0[i];
+      uint64_t x = key0(a0, pSrc, eKind, i);
       /* Row i comes after the root unless its key is smaller: on a tie
       ** of every word, the larger row number decides. */
       if( x>thr ) continue;
@@ -183,21 +198,15 @@ static int topk_by_sort(const uint64_t *const *aaWord, int nWord, size_t n, size
   return rc;
 }
 
-int px_topk_words_perm(const uint64_t *const *aaWord, int nWord, size_t n, size_t k,
-                       uint32_t *aOut, int nthreads){
+/* The selection and the merge (steps 1 to 4) for m = min(k, n) rows, of
+** the words aaWord or of the one word pSrc makes. */
+static int topk_select(const uint64_t *const *aaWord, const px_key_src *pSrc, int nWord,
+                       size_t n, size_t m, uint32_t *aOut, int nthreads){
   px_stop *pStop = px_stop_installed();
   size_t aOff[TOPK_MAX_PIECES + 1];  /* piece p's entries: aOff[p]..aOff[p+1]-1 */
-  size_t m = k<n ? k : n, nb = px_nblocks(n), j;
+  size_t nb = px_nblocks(n);
   topk_ent *aEnt;                    /* every piece's kept rows, owned here */
   int nPiece, nt, p, nDone = 0, rc = PX_OK;
-  assert( nWord>=0 );
-  if( n>UINT32_MAX ) return PX_ETOOBIG;
-  if( m==0 ) return PX_OK;
-  if( nWord==0 ){
-    for(j=0; j<m; j++) aOut[j] = (uint32_t)j;
-    return PX_OK;
-  }
-  if( m > n / PX_TOPK_SORT_DIV ) return topk_by_sort(aaWord, nWord, n, m, aOut, nthreads);
 
   nPiece = (int)((nb + TOPK_PIECE_BLOCKS - 1) / TOPK_PIECE_BLOCKS < TOPK_MAX_PIECES
                  ? (nb + TOPK_PIECE_BLOCKS - 1) / TOPK_PIECE_BLOCKS : TOPK_MAX_PIECES);
@@ -218,10 +227,19 @@ int px_topk_words_perm(const uint64_t *const *aaWord, int nWord, size_t n, size_
       size_t lo, hi;
       int bStop;
       px_team_range(n, q, nPiece, &lo, &hi);
-      if( nWord==1 ){
-        bStop = select_piece(aaWord, 1, lo, hi, aOff[q+1] - aOff[q], aEnt + aOff[q], pStop);
+      size_t mq = aOff[q+1] - aOff[q];
+      topk_ent *h = aEnt + aOff[q];
+      /* Each call inlined with its constants: the loops differ. */
+      if( pSrc && pSrc->eKind==PX_KEYSRC_F64 ){
+        bStop = select_piece(0, pSrc, PX_KEYSRC_F64, 1, lo, hi, mq, h, pStop);
+      }else if( pSrc && pSrc->eKind==PX_KEYSRC_I64 ){
+        bStop = select_piece(0, pSrc, PX_KEYSRC_I64, 1, lo, hi, mq, h, pStop);
+      }else if( pSrc ){
+        bStop = select_piece(0, pSrc, PX_KEYSRC_U64, 1, lo, hi, mq, h, pStop);
+      }else if( nWord==1 ){
+        bStop = select_piece(aaWord, 0, 0, 1, lo, hi, mq, h, pStop);
       }else{
-        bStop = select_piece(aaWord, nWord, lo, hi, aOff[q+1] - aOff[q], aEnt + aOff[q], pStop);
+        bStop = select_piece(aaWord, 0, 0, nWord, lo, hi, mq, h, pStop);
       }
       if( bStop ) break;
     }
@@ -233,4 +251,45 @@ int px_topk_words_perm(const uint64_t *const *aaWord, int nWord, size_t n, size_
   }
   free(aEnt);
   return rc;
+}
+
+int px_topk_words_perm(const uint64_t *const *aaWord, int nWord, size_t n, size_t k,
+                       uint32_t *aOut, int nthreads){
+  size_t m = k<n ? k : n, j;
+  assert( nWord>=0 );
+  if( n>UINT32_MAX ) return PX_ETOOBIG;
+  if( m==0 ) return PX_OK;
+  if( nWord==0 ){
+    for(j=0; j<m; j++) aOut[j] = (uint32_t)j;
+    return PX_OK;
+  }
+  if( m > n / PX_TOPK_SORT_DIV ) return topk_by_sort(aaWord, nWord, n, m, aOut, nthreads);
+  return topk_select(aaWord, 0, nWord, n, m, aOut, nthreads);
+}
+
+int px_topk_src_perm(const px_key_src *pSrc, size_t n, size_t k, uint32_t *aOut,
+                     int nthreads){
+  size_t m = k<n ? k : n;
+  uint64_t *aKey;
+  const uint64_t *aaKey[1];
+  int rc;
+  if( n>UINT32_MAX ) return PX_ETOOBIG;
+  if( m==0 ) return PX_OK;
+  if( m <= n / PX_TOPK_SORT_DIV ) return topk_select(0, pSrc, 1, n, m, aOut, nthreads);
+  /* Many rows wanted: the keys, then the sort. */
+  aKey = malloc(n * sizeof(uint64_t));
+  if( aKey==0 ) return PX_ENOMEM;
+  px_keys_from_src(pSrc, n, aKey, nthreads);
+  aaKey[0] = aKey;
+  rc = px_stopping(px_stop_installed()) ? PX_EINTR
+     : topk_by_sort(aaKey, 1, n, m, aOut, nthreads);
+  free(aKey);
+  return rc;
+}
+
+void px_keys_from_src(const px_key_src *pSrc, size_t n, uint64_t *aKey, int nthreads){
+  size_t i;
+  int nt = px_threads_for(px_nblocks(n), nthreads);
+  #pragma omp parallel for num_threads(nt) if(nt>1) schedule(static)
+  for(i=0; i<n; i++) aKey[i] = key0(0, pSrc, pSrc->eKind, i);
 }

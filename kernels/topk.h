@@ -47,4 +47,31 @@
 int px_topk_words_perm(const uint64_t *const *aaWord, int nWord, size_t n, size_t k,
                        uint32_t *aOut, int nthreads);
 
+/* One key word per row computed from the row's value rather than read
+** from an array, so that a top k over one column needs no array of keys:
+** row r's word is nullKey when bit r of aNull is set (aNull may be NULL),
+** else flip ^ enc(a[r]) where enc is, by eKind, the identity (uint64_t
+** values), px_key_i64() (int64_t) or px_key_f64() (double), sort.h. */
+#define PX_KEYSRC_U64 0
+#define PX_KEYSRC_I64 1
+#define PX_KEYSRC_F64 2
+typedef struct px_key_src {
+  const void *a;             /* n values of the kind eKind */
+  int eKind;                 /* PX_KEYSRC_* */
+  uint64_t flip;             /* xor'ed into each encoded value (~0: descending) */
+  const uint8_t *aNull;      /* bit r set: row r is NULL; or NULL */
+  uint64_t nullKey;          /* the word of a NULL row (not flipped) */
+} px_key_src;
+
+/* px_topk_words_perm() over the one word per row that pSrc makes: the same
+** result as materialising the words (px_keys_from_src()) and calling it,
+** without the array when k <= n / PX_TOPK_SORT_DIV (8 n bytes of scratch
+** otherwise).  Work and span of px_topk_words_perm() with nWord = 1. */
+int px_topk_src_perm(const px_key_src *pSrc, size_t n, size_t k, uint32_t *aOut,
+                     int nthreads);
+
+/* aKey[r] = the word pSrc makes for row r, r < n (output, n entries).
+** Work O(n), span O(n / nthreads). */
+void px_keys_from_src(const px_key_src *pSrc, size_t n, uint64_t *aKey, int nthreads);
+
 #endif /* PX_TOPK_H */

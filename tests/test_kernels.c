@@ -1294,6 +1294,80 @@ static void test_topk(void){
   CHECK(px_topk_words_perm(0, 1, (size_t)UINT32_MAX + 1, 5, 0, 1)==PX_ETOOBIG, "rc");
 }
 
+/* px_topk_src_perm and px_keys_from_src: the words they make are those of
+** a serial reference (px_key_i64/px_key_f64, the flip, NULL rows' word),
+** and the top k over them is px_topk_words_perm's over those words, for
+** int64 and double values full of ties (-0.0 beside 0.0, extremes), both
+** directions, with and without NULL rows, every k around the switch to
+** sorting. */
+static void test_topk_src(void){
+  static const size_t aExtra[] = { 1000, 20000, 70001 };
+  int iz, it, eKind, bDesc, bNull;
+  size_t i, aK[16];
+  for(iz=0; iz<nSize + 3; iz++){
+    size_t n = iz<nSize ? aSize[iz] : aExtra[iz-nSize];
+    int64_t *aI = xmalloc(n*8);
+    double *aD = xmalloc(n*8);
+    uint8_t *aNull = xmalloc(n/8 + 1);
+    uint64_t *aRef = xmalloc(n*8), *aGotKey = xmalloc(n*8);
+    uint32_t *pRef = xmalloc((n + 110)*4), *pGot = xmalloc((n + 110)*4);
+    int nK = topk_ks(n, n>TOPK_QSORT_MAX, aK);
+    aK[nK++] = n / PX_TOPK_SORT_DIV + 1;
+    for(i=0; i<n; i++){
+      uint64_t r = check_next(&rng);
+      static const double aV[] = { 0.0, -0.0, 1.5, -1.5, 1e308, -1e308, 2.0, 0.25 };
+      aI[i] = (r % 5)==0 ? INT64_MIN : (r % 7)==0 ? INT64_MAX : (int64_t)(r % 13) - 6;
+      aD[i] = aV[(r >> 8) % 8];
+    }
+    memset(aNull, 0, n/8 + 1);
+    for(i=0; i<n; i+=3) aNull[i>>3] |= (uint8_t)(1 << (i&7));
+    for(eKind=PX_KEYSRC_I64; eKind<=PX_KEYSRC_F64; eKind++){
+      for(bDesc=0; bDesc<2; bDesc++){
+        for(bNull=0; bNull<2; bNull++){
+          px_key_src src;
+          const uint64_t *aa[1];
+          memset(&src, 0, sizeof(src));
+          src.a = eKind==PX_KEYSRC_I64 ? (const void*)aI : (const void*)aD;
+          src.eKind = eKind;
+          src.flip = bDesc ? ~(uint64_t)0 : 0;
+          src.aNull = bNull ? aNull : 0;
+          src.nullKey = bDesc ? 7 : ~(uint64_t)0 - 7;
+          for(i=0; i<n; i++){
+            if( bNull && (aNull[i>>3] >> (i&7)) & 1 ){
+              aRef[i] = src.nullKey;
+            }else{
+              aRef[i] = (eKind==PX_KEYSRC_I64 ? px_key_i64(aI[i]) : px_key_f64(aD[i])) ^ src.flip;
+            }
+          }
+          check_case("keys_from_src n=%zu kind=%d desc=%d null=%d", n, eKind, bDesc, bNull);
+          px_keys_from_src(&src, n, aGotKey, 3);
+          for(i=0; i<n && aGotKey[i]==aRef[i]; i++){}
+          CHECK(i==n, "word of row %zu", i);
+          aa[0] = aRef;
+          for(it=0; it<nK; it++){
+            size_t k = aK[it], m = k<n ? k : n;
+            int rc, t;
+            rc = px_topk_words_perm(aa, 1, n, k, pRef, 1);
+            CHECK(rc==PX_OK, "reference rc %d", rc);
+            for(t=0; t<nThr; t++){
+              check_case("topk_src n=%zu k=%zu kind=%d desc=%d null=%d threads=%d", n, k,
+                         eKind, bDesc, bNull, aThr[t]);
+              for(i=0; i<m+2; i++) pGot[i] = 0xa5a5a5a5u;
+              rc = px_topk_src_perm(&src, n, k, pGot, aThr[t]);
+              CHECK(rc==PX_OK, "rc %d", rc);
+              check_u32s(pGot, pRef, m, "row");
+              CHECK(pGot[m]==0xa5a5a5a5u && pGot[m+1]==0xa5a5a5a5u, "wrote past min(k, n)");
+            }
+          }
+        }
+      }
+    }
+    free(aI); free(aD); free(aNull); free(aRef); free(aGotKey); free(pRef); free(pGot);
+  }
+  check_case("topk_src n > UINT32_MAX is PX_ETOOBIG");
+  CHECK(px_topk_src_perm(0, (size_t)UINT32_MAX + 1, 5, 0, 1)==PX_ETOOBIG, "rc");
+}
+
 /* The independent packing: min and max by a loop, widths by counting
 ** bits one at a time, fields placed from the top of each word, the next
 ** word when a field does not fit.  Returns the word count. */
@@ -1982,6 +2056,7 @@ int main(void){
   test_sort();
   test_sort_words();
   test_topk();
+  test_topk_src();
   test_keys_pack();
   test_countsort();
   test_segments();
