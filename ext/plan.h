@@ -71,6 +71,8 @@ struct ParPlan {
   char *zFinal;      /* final SQL over par_rows(:par_rows) */
   int *aDirect;      /* when not NULL the final SQL only picks columns:
                      ** view column i is result column aDirect[i] */
+  int nRef;          /* references: parPlanFree frees at the last (a
+                     ** plan the cache keeps is shared: plancache.c) */
 };
 
 /* Plan zSql on db, with pParams (may be NULL) bound to the statements
@@ -91,7 +93,19 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
 char *parParamsRewrite(const char *zSql, sqlite3_stmt *pStmt, int *pnParam,
                        char ***pazName);
 void parParamsNamesFree(char **azName, int nName);
+/* Drop a reference to p; the last frees it. */
 void parPlanFree(ParPlan *p);
+
+/* As parPlanBuild(), through the connection's plan cache (plancache.c):
+** the plan may be one kept from an earlier call, shared (read it only),
+** when nothing it depends on has changed since. */
+int parPlanGet(ParContext *pCtx, sqlite3 *db, const char *zSql, const ParParams *pParams,
+               ParPlan **ppPlan, char **pzErr);
+
+/* Drop pCtx's plan cache and the statements it keeps (a parallel view's
+** xDisconnect: SQLite calls it before it closes the connection, which
+** fails while a statement is left). */
+void parPlanCacheDrop(ParContext *pCtx);
 
 /* What par_explain() shows besides the plan. */
 typedef struct ParExplainIn {
