@@ -66,6 +66,12 @@
 ** process's caches (a mutex guards the list; each cache is used under its
 ** connection's mutex, as every call comes from a statement running on it).
 **
+** A check costs one step of the canary (and, for a plan the kernels run,
+** one read of the function list).  The canary's step begins a read of
+** every database of the connection: like any statement's, it lasts while
+** the statement scanning the view runs, or to the end of an explicit
+** transaction.
+**
 ** Lifetime: a kept statement would make sqlite3_close() fail (SQLITE_BUSY),
 ** so the cache exists only while a parallel view of the connection is
 ** connected: the first scan makes it, and any view's xDisconnect, which
@@ -103,8 +109,9 @@ struct ParPlanCache {
   int nReprepare;            /* its SQLITE_STMTSTATUS_REPREPARE then */
   char *zDbs;                /* each database's name and file */
   int aLimit[PAR_N_LIMIT];   /* sqlite3_limit() of each of aLimitId */
-  sqlite3_int64 nFunc;       /* the application's functions, or -1 when
-                             ** not read since the canary was made */
+  sqlite3_stmt *pFuncs;      /* counts the application's functions */
+  sqlite3_int64 nFunc;       /* ...their number, or -1 when not read since
+                             ** the canary was made */
   int mColl;                 /* parCollReplaced(), or -1: not known */
   int nEntry;
   ParPlanEntry aEntry[PAR_PLAN_CACHE_MAX];
@@ -148,16 +155,18 @@ static int cacheStep(sqlite3_stmt *pStmt, sqlite3_int64 *piVal){
 }
 
 /* The number of the application's functions, or -1 when the list does
-** not answer (an authorizer may deny it). */
-static sqlite3_int64 cacheFuncCount(sqlite3 *db){
-  sqlite3_stmt *pStmt = 0;
+** not answer (an authorizer may deny it).  The statement is kept (the
+** pragma reads the list anew at every step). */
+static sqlite3_int64 cacheFuncCount(ParPlanCache *p){
   sqlite3_int64 n = -1;
-  if( sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_function_list WHERE NOT builtin",
-                         -1, &pStmt, 0)==SQLITE_OK
-   && !cacheStep(pStmt, &n) ){
-    n = -1;
+  if( p->pFuncs==0
+   && sqlite3_prepare_v2(p->db, "SELECT count(*) FROM pragma_function_list WHERE NOT builtin",
+                         -1, &p->pFuncs, 0)!=SQLITE_OK ){
+    sqlite3_finalize(p->pFuncs);
+    p->pFuncs = 0;
+    return -1;
   }
-  sqlite3_finalize(pStmt);
+  if( !cacheStep(p->pFuncs, &n) ) n = -1;
   return n;
 }
 
@@ -171,6 +180,8 @@ static void cacheClear(ParPlanCache *p){
   p->nEntry = 0;
   sqlite3_finalize(p->pCanary);
   p->pCanary = 0;
+  sqlite3_finalize(p->pFuncs);
+  p->pFuncs = 0;
   sqlite3_free(p->zDbs);
   p->zDbs = 0;
   p->nFunc = -1;
@@ -221,7 +232,7 @@ static int cacheValid(ParPlanCache *p){
 /* Have the application's functions stayed as they were (5 of the
 ** header)?  The first ask after the canary was made notes them. */
 static int cacheFuncsSame(ParPlanCache *p){
-  sqlite3_int64 n = cacheFuncCount(p->db);
+  sqlite3_int64 n = cacheFuncCount(p);
   if( n<0 ) return 0;
   if( p->nFunc<0 ) p->nFunc = n;
   return n==p->nFunc;
