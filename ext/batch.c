@@ -504,11 +504,14 @@ const char *parCollName(int eColl){
   return eColl>=0 && eColl<PAR_N_COLL ? azCollName[eColl] : "?";
 }
 
-int parCollReplaced(sqlite3 *db){
+/* parCollReplaced() asked of SQLite: *pbSure is 0 when the probe did not
+** run to the end (the mask is then every collation). */
+static int parCollProbe(sqlite3 *db, int *pbSure){
   sqlite3_str *pSql = sqlite3_str_new(db);
   sqlite3_stmt *pStmt = 0;
   char *zSql;
   int e, i, mask = 0, bUtf8 = 0;
+  *pbSure = 0;
   for(e=0; e<PAR_N_COLL; e++){
     sqlite3_str_appendf(pSql, "%s(?1 COLLATE %s > ?2) - (?1 COLLATE %s < ?2)",
                         e ? ", " : "SELECT ", azCollName[e], azCollName[e]);
@@ -537,8 +540,8 @@ int parCollReplaced(sqlite3 *db){
     sqlite3_bind_text(pStmt, 1, (const char*)a, na, SQLITE_STATIC);
     sqlite3_bind_text(pStmt, 2, (const char*)b, nb, SQLITE_STATIC);
     if( sqlite3_step(pStmt)!=SQLITE_ROW ){
-      mask = (1<<PAR_N_COLL) - 1;
-      break;
+      sqlite3_finalize(pStmt);
+      return (1<<PAR_N_COLL) - 1;
     }
     for(e=0; e<PAR_N_COLL; e++){
       int r = parCollCompare(e, a, na, b, nb);
@@ -549,7 +552,17 @@ int parCollReplaced(sqlite3 *db){
     }
     sqlite3_reset(pStmt);
   }
-  sqlite3_finalize(pStmt);
+  *pbSure = sqlite3_finalize(pStmt)==SQLITE_OK;
+  return mask;
+}
+
+/* The answer changes only when a collation is defined again, which the
+** connection's plan cache sees (plancache.c): kept there when it can. */
+int parCollReplaced(sqlite3 *db){
+  int mask = parPlanCacheColl(db), bSure;
+  if( mask>=0 ) return mask;
+  mask = parCollProbe(db, &bSure);
+  if( bSure ) parPlanCacheSetColl(db, mask);
   return mask;
 }
 

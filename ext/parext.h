@@ -45,6 +45,8 @@ struct ParContext {
                              ** to run (view.c), or NULL */
   struct ParViewCursor *pViewCursors;   /* open cursors of parallel views
                              ** (view.c), whose statements are ours */
+  struct ParPlanCache *pPlanCache;   /* plans kept while a parallel view is
+                             ** connected (plancache.c), or NULL */
 };
 
 /* group_strategy: how GROUP BY groups its rows.  AUTO picks from the
@@ -59,6 +61,12 @@ struct ParContext {
 ParContext *parContextNew(void);
 ParContext *parContextRef(ParContext *p);
 void parContextUnref(void *p);   /* usable as an xDestroy */
+
+/* parCollReplaced()'s answer kept for db (plancache.c): the mask, or -1
+** when none is kept (or it may be stale); ...SetColl keeps one while the
+** connection's plan cache can tell when it goes stale. */
+int parPlanCacheColl(sqlite3 *db);
+void parPlanCacheSetColl(sqlite3 *db, int mColl);
 
 /* Threads to use for an input of nRow rows under the settings of pCtx. */
 int parThreadsFor(const ParContext *pCtx, sqlite3_int64 nRow);

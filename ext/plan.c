@@ -140,7 +140,7 @@ sqlite3_int64 parQueryInt(sqlite3 *db, const char *zSql, sqlite3_int64 iDefault)
 
 void parPlanFree(ParPlan *p){
   int i;
-  if( p==0 ) return;
+  if( p==0 || --p->nRef>0 ) return;
   sqlite3_free(p->zSql);
   parParamsFree(p->pParams);
   sqlite3_free(p->zColSig);
@@ -1456,6 +1456,7 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
   pPlan = sqlite3_malloc(sizeof(*pPlan));
   if( pPlan==0 ){ sqlite3_finalize(pStmt); return SQLITE_NOMEM; }
   memset(pPlan, 0, sizeof(*pPlan));
+  pPlan->nRef = 1;
   pPlan->nCol = sqlite3_column_count(pStmt);
   pPlan->zColSig = planColumnSig(db, pStmt);
   sqlite3_finalize(pStmt);

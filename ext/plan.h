@@ -111,6 +111,8 @@ struct ParPlan {
                         ** final SQL: aDirect picks the columns), or NULL */
   int nOp;              /* the pipeline: PAR_OP_* in the order they run */
   int aOp[PAR_MAX_OP];  /* (0 operators: native) */
+  int nRef;          /* references: parPlanFree frees at the last (a
+                     ** plan the cache keeps is shared: plancache.c) */
 };
 
 /* Plan zSql on db, with pParams (may be NULL) bound to the statements
@@ -131,7 +133,19 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
 char *parParamsRewrite(const char *zSql, sqlite3_stmt *pStmt, int *pnParam,
                        char ***pazName);
 void parParamsNamesFree(char **azName, int nName);
+/* Drop a reference to p; the last frees it. */
 void parPlanFree(ParPlan *p);
+
+/* As parPlanBuild(), through the connection's plan cache (plancache.c):
+** the plan may be one kept from an earlier call, shared (read it only),
+** when nothing it depends on has changed since. */
+int parPlanGet(ParContext *pCtx, sqlite3 *db, const char *zSql, const ParParams *pParams,
+               ParPlan **ppPlan, char **pzErr);
+
+/* Drop pCtx's plan cache and the statements it keeps (a parallel view's
+** xDisconnect: SQLite calls it before it closes the connection, which
+** fails while a statement is left). */
+void parPlanCacheDrop(ParContext *pCtx);
 
 /* What par_explain() shows besides the plan. */
 typedef struct ParExplainIn {

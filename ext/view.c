@@ -1061,6 +1061,8 @@ static int parViewDisconnect(sqlite3_vtab *pVtab){
   ParView *pView = (ParView*)pVtab;
   /* Every cursor is closed by now, and with it every memo. */
   assert( pView->pMemo==0 );
+  /* Before SQLite closes the connection: the cache keeps statements. */
+  parPlanCacheDrop(pView->pCtx);
   parPlanFree(pView->pPlan);
   sqlite3_free(pView->base.zErrMsg);
   sqlite3_free(pView->zName);
@@ -1336,10 +1338,11 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
   parViewCursorReset(pCur);
   pCur->bEof = 0;
   /* Plan again: tables, indexes and collations may have changed since
-  ** the last scan, and the plan depends on all of them. */
+  ** the last scan, and the plan depends on all of them (the plan cache
+  ** knows when they have not: plancache.c). */
   {
     ParPlan *pNew = 0;
-    rc = parPlanBuild(pView->db, pView->pPlan->zSql, pCur->pParams, &pNew, &zErr);
+    rc = parPlanGet(pView->pCtx, pView->db, pView->pPlan->zSql, pCur->pParams, &pNew, &zErr);
     if( rc==SQLITE_OK && pNew->nCol!=pView->nCol ){
       parPlanFree(pNew);
       zErr = sqlite3_mprintf("the view's SELECT now returns a different number of "

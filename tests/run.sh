@@ -83,6 +83,7 @@ job() {
     p-params)    run "parameters" $PY tests/test_params.py ./parallel.so ;;
     p-settings)  run "settings" $PY tests/test_settings.py ./parallel.so ;;
     p-order)     run "order" $PY tests/test_order.py ./parallel.so ;;
+    p-plancache) run "plan cache" $PY tests/test_plancache.py ./parallel.so ;;
     # The benchmark at 100k rows: it must run and agree with SQLite.
     p-bench)     run "bench smoke" env BENCH_ROWS=100000 BENCH_REPS=1 BENCH_RESULTS=0 $PY bench/bench.py ;;
     # -- asan: alone
@@ -104,6 +105,7 @@ job() {
     a-settings)  run "asan settings" asan_py $PY tests/test_settings.py ./build/asan/parallel.so ;;
     # Fewer cases under the sanitizers (test_order.py sees libasan preloaded).
     a-order)     run "asan order" asan_py $PY tests/test_order.py ./build/asan/parallel.so ;;
+    a-plancache) run "asan plan cache" asan_py $PY tests/test_plancache.py ./build/asan/parallel.so ;;
     # -- quick (make check)
     q-kernels)   run "kernels" build/test_kernels ;;
     q-tiny)      run "kernels (8-element blocks)" build/test_kernels_tiny ;;
@@ -112,6 +114,7 @@ job() {
     q-params)    run "parameters" $PY tests/test_params.py ./parallel.so ;;
     q-settings)  run "settings" $PY tests/test_settings.py ./parallel.so ;;
     q-order)     run "order (quick)" $PY tests/test_order.py ./parallel.so --quick ;;
+    q-plancache) run "plan cache" $PY tests/test_plancache.py ./parallel.so ;;
     q-extract)   run "extract (quick)" env HARNESS_SKIP=$SLOW_EXTRACT $PY tests/test_extract.py ./parallel.so ;;
     q-histogram) run "histogram" env HARNESS_SKIP=$TIMED_HISTOGRAM $PY tests/test_histogram.py ./parallel.so ;;
     q-examples)  run "examples" $PY tests/test_examples.py ./parallel.so ;;
@@ -166,7 +169,8 @@ lane() {  # lane JOB...: run each job no other lane has taken yet
 # together.
 ORDER="a-views a-extract p-extract p-views a-oom a-kernels p-oom a-histogram p-kernels a-tiny
        a-batches p-histogram a-fuzz a-order a-params p-tiny p-order p-params p-examples a-sql p-batches p-sql
-       a-settings p-settings p-bench q-extract q-order q-params q-settings q-kernels q-histogram q-views-targeted q-views-native q-views-scan
+       a-settings p-settings a-plancache p-plancache p-bench q-extract q-order q-params q-settings
+       q-plancache q-kernels q-histogram q-views-targeted q-views-native q-views-scan
        q-views-errors q-tiny q-examples q-batches q-sql"
 alone=""
 want=""
