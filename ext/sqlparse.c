@@ -21,6 +21,19 @@
 **     reference (the planner asks SQLite whether it is one).
 **  Anything else (WITH, compound SELECTs, windows, FILTER, subqueries in
 **  those clauses, SELECT *) sets zWhy: the statement then runs natively.
+**  4. parseTree() then walks again, for the join and window operators: the
+**     FROM clause into a tree of sources (parse.y's seltablist, joinop,
+**     on_using), each window function call of the select list and ORDER BY
+**     and each WINDOW definition into a ParWinSpec (parse.y's window,
+**     frame_opt, frame_bound).  It reads the tokens alone and leaves zWhy
+**     and everything above as they were.
+**
+**   ParSelect s;
+**   parSelectParse("SELECT * FROM a LEFT JOIN b USING (k)", &s);
+**   s.pFrom->aSrc[1]: eJoin PAR_JOIN_LEFT|PAR_JOIN_OUTER, azUsing {"k"}
+**   parSelectParse("SELECT sum(v) OVER (ORDER BY ts ROWS 2 PRECEDING) FROM t", &s);
+**   s.aWinCall[0]: zName "sum", aArg {v}, win.aOrder {ts}, win.eFrame
+**     PAR_FRAME_ROWS, win.start {PAR_BOUND_PRECEDING, "2"}
 */
 #include "sqlparse.h"
 

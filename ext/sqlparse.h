@@ -7,6 +7,12 @@
 ** successfully, so it needs to find structure, not to report syntax
 ** errors: whatever it does not understand makes the statement "not
 ** accelerated" (zWhy says why) and the statement runs natively.
+**
+** For the join and window operators it also gives structure: the FROM
+** clause as a tree of sources and joins (ParFrom), and every window
+** function call and WINDOW definition (ParWinCall, ParWinSpec), following
+** SQLite 3.40's grammar.  These are filled in whatever zWhy says and never
+** change it; zTreeWhy says what they leave out.
 */
 #ifndef PAR_SQLPARSE_H
 #define PAR_SQLPARSE_H

@@ -275,6 +275,17 @@ static const Case aWindow[] = {
     "rows [1] following and current row)" },
   { "SELECT \"sum\"(a) OVER(PARTITION BY (a), [b] ORDER BY (c), d) FROM t",
     "from: table t | col#0 sum([a]) over (partition [(a)],[[b]]; order [(c)],[d])" },
+  /* Frames after ")", a quoted name, a number; a collation named rows;
+  ** a window call inside CASE; FILTER with a subquery. */
+  { "SELECT CASE WHEN a THEN ntile(2) OVER (w ORDER BY (b) DESC RANGE BETWEEN UNBOUNDED "
+    "PRECEDING AND UNBOUNDED FOLLOWING) END, sum(a) OVER (ORDER BY \"a\" ROWS 1 PRECEDING), "
+    "min(a) OVER (ORDER BY a COLLATE rows), max(a) FILTER (WHERE a IN (SELECT (1))) OVER "
+    "(PARTITION BY 1 GROUPS CURRENT ROW) FROM t WINDOW w AS (PARTITION BY c)",
+    "from: table t | col#0 ntile([2]) over (base w; order [(b)] desc; range between unbounded "
+    "preceding and unbounded following) | col#1 sum([a]) over (order [\"a\"]; rows [1] "
+    "preceding and current row) | col#2 min([a]) over (order [a COLLATE rows] collate rows) "
+    "| col#3 max([a]) filter[a IN (SELECT (1))] over (partition [1]; groups current row and "
+    "current row) | window w (partition [c])" },
   /* Not window calls: FILTER alone, an alias named over. */
   { "SELECT count(*) FILTER (WHERE a) FROM t", "from: table t" },
   { "SELECT count(*) over FROM t", "from: table t" },
@@ -436,18 +447,24 @@ static void checkSoup(check_rng *r){
     "GROUPS", "BETWEEN", "AND", "UNBOUNDED", "PRECEDING", "FOLLOWING", "CURRENT", "ROW",
     "EXCLUDE", "NO", "OTHERS", "TIES", "GROUP", "COLLATE", "DESC", "NULLS", "FIRST",
     "sum", "*", "+", "LIMIT", "UNION", "VALUES", "WITH", "DISTINCT", "CASE", "END",
+    "FULL", "RIGHT", "INNER", "?", "CAST", "ALL", "HAVING",
   };
   int iRep;
   check_case("token soup");
   for(iRep=0; iRep<20000; iRep++){
-    char zSql[600];
-    int n = 0, nTok = 1 + (int)check_below(r, 40), k, i;
+    char zSql[1000];
+    int n = 0, nTok = 1 + (int)check_below(r, 40), k, i, d = 0;
+    int bBalance = iRep%4!=0;   /* mostly balanced: the second walk runs */
     ParSelect s;
     n += snprintf(zSql + n, sizeof(zSql) - n, "SELECT");
     for(k=0; k<nTok; k++){
-      n += snprintf(zSql + n, sizeof(zSql) - n, " %s",
-                    az[check_below(r, sizeof(az)/sizeof(az[0]))]);
+      const char *zTok = az[check_below(r, sizeof(az)/sizeof(az[0]))];
+      if( bBalance && zTok[0]==')' && d==0 ) zTok = "(";
+      if( zTok[0]=='(' ) d++;
+      if( zTok[0]==')' ) d--;
+      n += snprintf(zSql + n, sizeof(zSql) - n, " %s", zTok);
     }
+    while( bBalance && d-->0 ) n += snprintf(zSql + n, sizeof(zSql) - n, " )");
     if( parSelectParse(zSql, &s)==SQLITE_OK ){
       if( s.pFrom ) checkFromSpans(&s, s.pFrom, n);
       for(i=0; i<s.nWinCall; i++){
