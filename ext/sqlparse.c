@@ -719,6 +719,7 @@ static int parseFrom(ParParse *pP, int iFirst, int iEnd, ParFrom *pF){
       i++;
       if( i<iEnd && pP->a[i].eType==PT_LP ){
         int iNext = skipParens(pP, i, iEnd);
+        if( pP->a[iNext-1].eType!=PT_RP ) return 0;
         pS->eType = PAR_SRC_FUNC;
         pS->inner = spanOf(pP, i+1, iNext-1);
         if( !splitList(pP, i+1, iNext-1, &pS->aArg, &pS->nArg) ) return 0;
@@ -1071,6 +1072,7 @@ int parSelectParse(const char *zSql, ParSelect *p){
   memset(p, 0, sizeof(*p));
   memset(&sP, 0, sizeof(sP));
   p->zSql = zSql;
+  p->having.iCollTok = -1;
   p->aTok = parTokenize(zSql, &p->nTok);
   if( p->aTok==0 ) return SQLITE_NOMEM;
   sP.p = p;

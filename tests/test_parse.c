@@ -364,7 +364,7 @@ static void checkOrderCollate(void){
     CHECK(s.aOrder[1].zCollate==0 && s.aOrder[1].iCollTok==-1, "term 1");
     CHECK(s.aOrder[2].zCollate && strcmp(s.aOrder[2].zCollate, "rtrim")==0, "term 2");
   }
-  CHECK(s.nCol==1 && s.aCol[0].iCollTok==-1, "select list: iCollTok -1");
+  CHECK(s.nCol==1 && s.aCol[0].iCollTok==-1 && s.having.iCollTok==-1, "elsewhere: iCollTok -1");
   parSelectClear(&s);
 }
 
