@@ -77,6 +77,7 @@ build/asancore/%.o: %.c $(HEADERS)
 # Kernel tests run twice: with the real block size and with tiny blocks.
 KTEST_SRC = tests/test_kernels.c tests/check.c
 BTEST_SRC = tests/test_batch.c tests/check.c
+PTEST_SRC = tests/test_parse.c tests/check.c
 
 build/test_kernels: $(KTEST_SRC) $(filter build/rel/kernels/%,$(REL_OBJ)) tests/check.h $(HEADERS)
 	$(CC) $(CFLAGS) -Ikernels -o $@ $(KTEST_SRC) $(filter build/rel/kernels/%,$(REL_OBJ)) $(LDLIBS)
@@ -84,6 +85,10 @@ build/test_kernels_tiny: $(KTEST_SRC) $(TINY_OBJ) tests/check.h $(HEADERS)
 	$(CC) $(CFLAGS) -DPX_BLOCK=8 -DPX_PAR_MIN_BLOCKS=1 -Ikernels -o $@ $(KTEST_SRC) $(TINY_OBJ) $(LDLIBS)
 build/test_batch: $(BTEST_SRC) $(CORE_OBJ) tests/check.h $(HEADERS)
 	$(CC) $(CFLAGS) -DSQLITE_CORE -Iext -Ikernels -o $@ $(BTEST_SRC) $(CORE_OBJ) -lsqlite3 $(LDLIBS)
+
+# test_parse needs the parser alone.
+build/test_parse: $(PTEST_SRC) build/core/ext/sqlparse.o tests/check.h $(HEADERS)
+	$(CC) $(CFLAGS) -DSQLITE_CORE -Iext -Ikernels -o $@ $(PTEST_SRC) build/core/ext/sqlparse.o -lsqlite3 $(LDLIBS)
 
 build/asan/parallel.so: $(ASAN_OBJ)
 	$(CC) -shared -fopenmp -Wl,-z,nodelete $(SANFLAGS) -o $@ $(ASAN_OBJ) $(LDLIBS)
@@ -93,6 +98,9 @@ build/asan/test_kernels_tiny: $(KTEST_SRC) $(ASANT_OBJ) tests/check.h $(HEADERS)
 	$(CC) $(CFLAGS) $(SANFLAGS) -DPX_BLOCK=8 -DPX_PAR_MIN_BLOCKS=1 -Ikernels -o $@ $(KTEST_SRC) $(ASANT_OBJ) $(LDLIBS)
 build/asan/test_batch: $(BTEST_SRC) $(ASANC_OBJ) tests/check.h $(HEADERS)
 	$(CC) $(CFLAGS) $(SANFLAGS) -DPAR_BIG_MIN=4096 -DSQLITE_CORE -Iext -Ikernels -o $@ $(BTEST_SRC) $(ASANC_OBJ) -lsqlite3 $(LDLIBS)
+build/asan/test_parse: $(PTEST_SRC) build/asancore/ext/sqlparse.o tests/check.h $(HEADERS)
+	@mkdir -p build/asan
+	$(CC) $(CFLAGS) $(SANFLAGS) -DSQLITE_CORE -Iext -Ikernels -o $@ $(PTEST_SRC) build/asancore/ext/sqlparse.o -lsqlite3 $(LDLIBS)
 
 # test_oom loads the extension (the .so) under an allocator that fails.
 build/test_oom: tests/test_oom.c tests/check.c tests/check.h
@@ -115,9 +123,10 @@ build/asan/fuzz_replay: tests/fuzz/replay.c tests/fuzz/fuzz_sql.c $(FUZZR_OBJ)
 	$(CC) $(CFLAGS) $(SANFLAGS) $(FUZZ_DEFS) -o $@ tests/fuzz/replay.c tests/fuzz/fuzz_sql.c \
 	  $(FUZZR_OBJ) -lsqlite3 $(LDLIBS)
 
-PLAIN_BINS = build/test_kernels build/test_kernels_tiny build/test_batch build/test_oom parallel.so
+PLAIN_BINS = build/test_kernels build/test_kernels_tiny build/test_batch build/test_parse \
+             build/test_oom parallel.so
 ASAN_BINS  = build/asan/test_kernels build/asan/test_kernels_tiny build/asan/test_batch \
-             build/asan/test_oom build/asan/parallel.so build/asan/fuzz_replay
+             build/asan/test_parse build/asan/test_oom build/asan/parallel.so build/asan/fuzz_replay
 
 # make test: the plain suite and the same suite under the sanitizers, two
 # programs at a time (tests/run.sh says which run alone); the runner prints
@@ -130,7 +139,7 @@ plain-bins: $(PLAIN_BINS)
 	@:
 asan-bins: $(ASAN_BINS)
 	@:
-check-bins: build/test_kernels build/test_kernels_tiny build/test_batch parallel.so
+check-bins: build/test_kernels build/test_kernels_tiny build/test_batch build/test_parse parallel.so
 	@:
 
 test: deps
@@ -145,7 +154,7 @@ test-asan: deps
 	@$(MAKE) --no-print-directory $(JFLAG) asan-bins
 	@sh tests/run.sh asan
 
-# make check: what tests/run.sh calls quick (the kernel and batch tests, the
+# make check: what tests/run.sh calls quick (the kernel, batch and parser tests, the
 # quick parts of the SQL suites, the examples) on the plain builds.
 .PHONY: check
 check: deps

@@ -21,6 +21,19 @@
 **     reference (the planner asks SQLite whether it is one).
 **  Anything else (WITH, compound SELECTs, windows, FILTER, subqueries in
 **  those clauses, SELECT *) sets zWhy: the statement then runs natively.
+**  4. parseTree() then walks again, for the join and window operators: the
+**     FROM clause into a tree of sources (parse.y's seltablist, joinop,
+**     on_using), each window function call of the select list and ORDER BY
+**     and each WINDOW definition into a ParWinSpec (parse.y's window,
+**     frame_opt, frame_bound).  It reads the tokens alone and leaves zWhy
+**     and everything above as they were.
+**
+**   ParSelect s;
+**   parSelectParse("SELECT * FROM a LEFT JOIN b USING (k)", &s);
+**   s.pFrom->aSrc[1]: eJoin PAR_JOIN_LEFT|PAR_JOIN_OUTER, azUsing {"k"}
+**   parSelectParse("SELECT sum(v) OVER (ORDER BY ts ROWS 2 PRECEDING) FROM t", &s);
+**   s.aWinCall[0]: zName "sum", aArg {v}, win.aOrder {ts}, win.eFrame
+**     PAR_FRAME_ROWS, win.start {PAR_BOUND_PRECEDING, "2"}
 */
 #include "sqlparse.h"
 
@@ -421,6 +434,29 @@ static void scanExpr(ParParse *pP, int iFirst, int iEnd){
   }
 }
 
+/* Fill *pE from the ORDER BY term of tokens [iFirst, iEnd): the expression,
+** its ASC/DESC and NULLS FIRST/LAST suffix, and the collation its COLLATE
+** operators give it. */
+static void orderTerm(ParParse *pP, ParExpr *pE, int iFirst, int iEnd){
+  int j = iEnd;
+  if( j-2>=iFirst && isKw(pP, j-2, "NULLS") ){
+    pE->eNulls = isKw(pP, j-1, "FIRST") ? PAR_NULLS_FIRST : PAR_NULLS_LAST;
+    j -= 2;
+  }
+  if( j-1>=iFirst && (isKw(pP, j-1, "ASC") || isKw(pP, j-1, "DESC")) ){
+    pE->bDesc = isKw(pP, j-1, "DESC");
+    j--;
+  }
+  pE->suffix = spanOf(pP, j, iEnd);
+  pE->span = spanOf(pP, iFirst, j);
+  pE->iCollTok = parExprCollateTok(pP->z, pP->a, iFirst, j);
+  if( pE->iCollTok>=0 ){
+    const ParToken *t = &pP->a[pE->iCollTok];
+    pE->zCollate = parDequote(pP->z + t->i, t->n);
+    if( pE->zCollate==0 ) pP->rc = SQLITE_NOMEM;
+  }
+}
+
 /* Parse a comma-separated list of expressions up to a clause end; bItem:
 ** select list (aliases), bOrder: ORDER BY terms (ASC/DESC/NULLS). */
 static void parseList(ParParse *pP, ParExpr **paList, int *pnList, int bItem, int bOrder){
@@ -465,18 +501,11 @@ static void parseList(ParParse *pP, ParExpr **paList, int *pnList, int bItem, in
         else setWhy(pP, "SELECT *");
       }
     }
+    pE->iCollTok = -1;
     if( bOrder ){
-      int j = iEnd;
-      if( j-2>=iFirst && isKw(pP, j-2, "NULLS") ){
-        pE->eNulls = isKw(pP, j-1, "FIRST") ? PAR_NULLS_FIRST : PAR_NULLS_LAST;
-        j -= 2;
-      }
-      if( j-1>=iFirst && (isKw(pP, j-1, "ASC") || isKw(pP, j-1, "DESC")) ){
-        pE->bDesc = isKw(pP, j-1, "DESC");
-        j--;
-      }
-      pE->suffix = spanOf(pP, j, iEnd);
-      iEnd = j;
+      orderTerm(pP, pE, iFirst, iEnd);
+      if( pP->rc ) return;
+      iEnd = pE->span.iTokEnd;
     }
     pE->span = spanOf(pP, iFirst, iEnd);
     if( bItem || bOrder ) scanExpr(pP, iFirst, iEnd);
@@ -523,12 +552,527 @@ static ParSpan parseClause(ParParse *pP){
   return spanOf(pP, iFirst, pP->i);
 }
 
+/* ---- FROM as a tree, windows ------------------------------------------------
+**
+** A second walk over what the first one found, filling ParFrom and the
+** window structures; it never touches zWhy or what the planner reads
+** today.  What it does not follow (SQL that SQLite accepts but this
+** parser does not expect) leaves the structure out and says so in
+** zTreeWhy. */
+
+static void setTreeWhy(ParParse *pP, const char *zWhy){
+  if( pP->p->zTreeWhy==0 ){
+    pP->p->zTreeWhy = sqlite3_mprintf("%s", zWhy);
+    if( pP->p->zTreeWhy==0 ) pP->rc = SQLITE_NOMEM;
+  }
+}
+
+/* A dequoted copy of token i into *pz; 0 (and rc set) when out of memory. */
+static int tokName(ParParse *pP, int i, ParSpan *pSpan, char **pz){
+  *pSpan = spanOf(pP, i, i+1);
+  *pz = parDequote(pP->z + pP->a[i].i, pP->a[i].n);
+  if( *pz==0 ){ pP->rc = SQLITE_NOMEM; return 0; }
+  return 1;
+}
+
+/* A token that may be a name (parse.y's nm: an identifier, a keyword that
+** falls back to one, a join keyword, a string). */
+static int isNm(ParParse *pP, int i){
+  int e = pP->a[i].eType;
+  return e==PT_ID || e==PT_QID || e==PT_STRING;
+}
+
+/* The index of the first comma of depth 0 in [i, iEnd), or iEnd. */
+static int listNext(ParParse *pP, int i, int iEnd){
+  int d = 0;
+  for(; i<iEnd; i++){
+    int e = pP->a[i].eType;
+    if( e==PT_LP ) d++;
+    if( e==PT_RP ) d--;
+    if( d==0 && e==PT_COMMA ) break;
+  }
+  return i;
+}
+
+/* Split [iFirst, iEnd) at commas of depth 0 into *paSpan (none when the
+** range is empty).  0 on a missing item or out of memory. */
+static int splitList(ParParse *pP, int iFirst, int iEnd, ParSpan **paSpan, int *pn){
+  int i = iFirst;
+  if( iFirst>=iEnd ) return 1;
+  for(;;){
+    int j = listNext(pP, i, iEnd);
+    if( j==i ) return 0;
+    if( !growArray(pP, paSpan, *pn, sizeof(ParSpan)) ) return 0;
+    (*paSpan)[(*pn)++] = spanOf(pP, i, j);
+    if( j>=iEnd ) return 1;
+    i = j+1;
+  }
+}
+
+static const char *azJoinKw[] = {
+  "NATURAL", "LEFT", "RIGHT", "FULL", "OUTER", "INNER", "CROSS"
+};
+static const int aJoinKwFlags[] = {
+  PAR_JOIN_NATURAL, PAR_JOIN_LEFT|PAR_JOIN_OUTER, PAR_JOIN_RIGHT|PAR_JOIN_OUTER,
+  PAR_JOIN_LEFT|PAR_JOIN_RIGHT|PAR_JOIN_OUTER, PAR_JOIN_OUTER, PAR_JOIN_INNER,
+  PAR_JOIN_INNER|PAR_JOIN_CROSS
+};
+
+/* PAR_JOIN_* of join keyword i, or 0. */
+static int joinKw(ParParse *pP, int i){
+  int k;
+  for(k=0; k<(int)(sizeof(azJoinKw)/sizeof(azJoinKw[0])); k++){
+    if( isKw(pP, i, azJoinKw[k]) ) return aJoinKwFlags[k];
+  }
+  return 0;
+}
+
+/* If a join operator (parse.y's joinop: "," or JOIN or one to three join
+** keywords and JOIN) starts at token i of [i, iEnd), the index after it
+** and its PAR_JOIN_* in *peJoin; else 0. */
+static int joinOpAt(ParParse *pP, int i, int iEnd, int *peJoin){
+  int j, e = 0;
+  if( i>=iEnd ) return 0;
+  if( pP->a[i].eType==PT_COMMA ){ *peJoin = PAR_JOIN_INNER|PAR_JOIN_COMMA; return i+1; }
+  for(j=i; j<iEnd && j<i+4; j++){
+    int f;
+    if( isKw(pP, j, "JOIN") ){
+      if( (e & (PAR_JOIN_LEFT|PAR_JOIN_RIGHT))==0 ) e |= PAR_JOIN_INNER;
+      *peJoin = e;
+      return j+1;
+    }
+    if( (f = joinKw(pP, j))==0 ) return 0;
+    e |= f;
+  }
+  return 0;
+}
+
+/* Words that end a source's name before its implicit alias could. */
+static int isSourceStop(ParParse *pP, int i){
+  static const char *az[] = { "AS", "ON", "USING", "INDEXED", "NOT", "JOIN",
+    "WHERE", "GROUP", "HAVING", "WINDOW", "ORDER", "LIMIT", "UNION", "EXCEPT",
+    "INTERSECT" };
+  int k;
+  if( joinKw(pP, i) ) return 1;
+  for(k=0; k<(int)(sizeof(az)/sizeof(az[0])); k++){
+    if( isKw(pP, i, az[k]) ) return 1;
+  }
+  return 0;
+}
+
+static void parFromFree(ParFrom *pF);
+
+static void parFromSrcClear(ParFromSrc *pS){
+  int i;
+  sqlite3_free(pS->zSchema);
+  sqlite3_free(pS->zName);
+  sqlite3_free(pS->zAlias);
+  sqlite3_free(pS->zIndex);
+  sqlite3_free(pS->aArg);
+  parFromFree(pS->pGroup);
+  for(i=0; pS->azUsing && i<pS->nUsing; i++) sqlite3_free(pS->azUsing[i]);
+  sqlite3_free(pS->aUsing);
+  sqlite3_free(pS->azUsing);
+}
+
+static void parFromFree(ParFrom *pF){
+  int i;
+  if( pF==0 ) return;
+  for(i=0; i<pF->nSrc; i++) parFromSrcClear(&pF->aSrc[i]);
+  sqlite3_free(pF->aSrc);
+  sqlite3_free(pF);
+}
+
+/* Parse the sources of tokens [iFirst, iEnd) into pF (parse.y's
+** seltablist).  0 when they are not followed, or out of memory. */
+static int parseFrom(ParParse *pP, int iFirst, int iEnd, ParFrom *pF){
+  int i = iFirst, eJoin = 0, iJoin = iFirst;
+  for(;;){
+    ParFromSrc *pS;
+    int iSrc = i;
+    if( i>=iEnd || !growArray(pP, &pF->aSrc, pF->nSrc, sizeof(ParFromSrc)) ) return 0;
+    pS = &pF->aSrc[pF->nSrc++];
+    memset(pS, 0, sizeof(*pS));
+    pS->eJoin = eJoin;
+    pS->joinOp = spanOf(pP, iJoin, iSrc);
+    if( pP->a[i].eType==PT_LP ){
+      int iNext = skipParens(pP, i, iEnd);
+      if( pP->a[iNext-1].eType!=PT_RP || iNext-1<=i+1 ) return 0;
+      pS->inner = spanOf(pP, i+1, iNext-1);
+      if( isKw(pP, i+1, "SELECT") || isKw(pP, i+1, "VALUES") || isKw(pP, i+1, "WITH") ){
+        pS->eType = PAR_SRC_SUBQUERY;
+      }else{
+        pS->eType = PAR_SRC_GROUP;
+        pS->pGroup = sqlite3_malloc(sizeof(ParFrom));
+        if( pS->pGroup==0 ){ pP->rc = SQLITE_NOMEM; return 0; }
+        memset(pS->pGroup, 0, sizeof(ParFrom));
+        if( !parseFrom(pP, i+1, iNext-1, pS->pGroup) ) return 0;
+      }
+      i = iNext;
+    }else if( isNm(pP, i) ){
+      pS->eType = PAR_SRC_TABLE;
+      if( i+2<iEnd && pP->a[i+1].eType==PT_DOT && isNm(pP, i+2) ){
+        if( !tokName(pP, i, &pS->schema, &pS->zSchema) ) return 0;
+        i += 2;
+      }
+      if( !tokName(pP, i, &pS->name, &pS->zName) ) return 0;
+      i++;
+      if( i<iEnd && pP->a[i].eType==PT_LP ){
+        int iNext = skipParens(pP, i, iEnd);
+        if( pP->a[iNext-1].eType!=PT_RP ) return 0;
+        pS->eType = PAR_SRC_FUNC;
+        pS->inner = spanOf(pP, i+1, iNext-1);
+        if( !splitList(pP, i+1, iNext-1, &pS->aArg, &pS->nArg) ) return 0;
+        i = iNext;
+      }
+    }else{
+      return 0;
+    }
+    /* parse.y's as: AS nm, or an identifier or string. */
+    if( i+1<iEnd && isKw(pP, i, "AS") && isNm(pP, i+1) ){
+      if( !tokName(pP, i+1, &pS->alias, &pS->zAlias) ) return 0;
+      i += 2;
+    }else if( i<iEnd && isNm(pP, i) && !isSourceStop(pP, i) ){
+      if( !tokName(pP, i, &pS->alias, &pS->zAlias) ) return 0;
+      i++;
+    }
+    if( pS->eType==PAR_SRC_TABLE && i+2<iEnd && isKw(pP, i, "INDEXED")
+     && isKw(pP, i+1, "BY") && isNm(pP, i+2) ){
+      pS->eIndexed = PAR_INDEXED_BY;
+      if( !tokName(pP, i+2, &pS->index, &pS->zIndex) ) return 0;
+      i += 3;
+    }else if( pS->eType==PAR_SRC_TABLE && i+1<iEnd && isKw(pP, i, "NOT")
+           && isKw(pP, i+1, "INDEXED") ){
+      pS->eIndexed = PAR_INDEXED_NOT;
+      i += 2;
+    }
+    pS->span = spanOf(pP, iSrc, i);
+    if( i<iEnd && isKw(pP, i, "ON") ){
+      /* The expression runs to the next join operator of depth 0 (a join
+      ** keyword after "." is a column name). */
+      int j, d = 0, e;
+      for(j=i+1; j<iEnd; j++){
+        if( pP->a[j].eType==PT_LP ) d++;
+        if( pP->a[j].eType==PT_RP ) d--;
+        if( d==0 && pP->a[j-1].eType!=PT_DOT && joinOpAt(pP, j, iEnd, &e) ) break;
+      }
+      if( j==i+1 ) return 0;
+      pS->bOn = 1;
+      pS->on = spanOf(pP, i+1, j);
+      i = j;
+    }else if( i+1<iEnd && isKw(pP, i, "USING") && pP->a[i+1].eType==PT_LP ){
+      int iNext = skipParens(pP, i+1, iEnd), k;
+      pS->bUsing = 1;
+      if( !splitList(pP, i+2, iNext-1, &pS->aUsing, &pS->nUsing) ) return 0;
+      pS->azUsing = sqlite3_malloc64(sizeof(char*)*(pS->nUsing+1));
+      if( pS->azUsing==0 ){ pP->rc = SQLITE_NOMEM; return 0; }
+      memset(pS->azUsing, 0, sizeof(char*)*(pS->nUsing+1));
+      for(k=0; k<pS->nUsing; k++){
+        ParSpan u = pS->aUsing[k];
+        if( u.iTokEnd!=u.iTok+1 || !isNm(pP, u.iTok) ) return 0;
+        if( !tokName(pP, u.iTok, &u, &pS->azUsing[k]) ) return 0;
+      }
+      i = iNext;
+    }
+    if( i>=iEnd ) return 1;
+    iJoin = i;
+    if( (i = joinOpAt(pP, i, iEnd, &eJoin))==0 ) return 0;
+  }
+}
+
+/* Can the token before i end an expression (so that a ROWS, RANGE or
+** GROUPS at i starts a frame rather than being a column name)? */
+static int endsExpr(ParParse *pP, int i){
+  static const char *az[] = { "AND", "OR", "NOT", "IS", "IN", "LIKE", "GLOB",
+    "MATCH", "REGEXP", "BETWEEN", "ESCAPE", "CASE", "WHEN", "THEN", "ELSE",
+    "CAST", "AS", "COLLATE", "BY" };
+  int k, e = pP->a[i-1].eType;
+  if( e==PT_QID || e==PT_STRING || e==PT_NUMBER || e==PT_BLOB || e==PT_VARIABLE
+   || e==PT_RP ){
+    return 1;
+  }
+  if( e!=PT_ID ) return 0;
+  for(k=0; k<(int)(sizeof(az)/sizeof(az[0])); k++){
+    if( isKw(pP, i-1, az[k]) ) return 0;
+  }
+  return 1;
+}
+
+static int startsFrame(ParParse *pP, int i){
+  return (isKw(pP, i, "ROWS") || isKw(pP, i, "RANGE") || isKw(pP, i, "GROUPS"))
+      && endsExpr(pP, i);
+}
+
+/* The first token of depth 0 in [i, iEnd) that ends a PARTITION BY or
+** ORDER BY list: ORDER BY or a frame. */
+static int windowListEnd(ParParse *pP, int i, int iEnd){
+  int d = 0;
+  for(; i<iEnd; i++){
+    int e = pP->a[i].eType;
+    if( e==PT_LP ) d++;
+    if( e==PT_RP ) d--;
+    if( d==0 && ((isKw(pP, i, "ORDER") && isKw(pP, i+1, "BY")) || startsFrame(pP, i)) ){
+      break;
+    }
+  }
+  return i;
+}
+
+/* One frame bound from token i of [i, iEnd): the index after it, or 0. */
+static int frameBound(ParParse *pP, int i, int iEnd, ParFrameBound *pB){
+  int j, d = 0;
+  if( i+1>=iEnd ) return 0;
+  if( isKw(pP, i, "UNBOUNDED") && isKw(pP, i+1, "PRECEDING") ){
+    pB->eBound = PAR_BOUND_UNBOUNDED_PRECEDING;
+    return i+2;
+  }
+  if( isKw(pP, i, "UNBOUNDED") && isKw(pP, i+1, "FOLLOWING") ){
+    pB->eBound = PAR_BOUND_UNBOUNDED_FOLLOWING;
+    return i+2;
+  }
+  if( isKw(pP, i, "CURRENT") && isKw(pP, i+1, "ROW") ){
+    pB->eBound = PAR_BOUND_CURRENT_ROW;
+    return i+2;
+  }
+  for(j=i; j<iEnd; j++){
+    int e = pP->a[j].eType;
+    if( e==PT_LP ) d++;
+    if( e==PT_RP ) d--;
+    if( d==0 && j>i && (isKw(pP, j, "PRECEDING") || isKw(pP, j, "FOLLOWING")) ){
+      pB->eBound = isKw(pP, j, "PRECEDING") ? PAR_BOUND_PRECEDING : PAR_BOUND_FOLLOWING;
+      pB->expr = spanOf(pP, i, j);
+      return j+1;
+    }
+  }
+  return 0;
+}
+
+static void parWinSpecClear(ParWinSpec *pW){
+  int i;
+  sqlite3_free(pW->zName);
+  sqlite3_free(pW->zBase);
+  sqlite3_free(pW->aPartition);
+  for(i=0; i<pW->nOrder; i++) sqlite3_free(pW->aOrder[i].zCollate);
+  sqlite3_free(pW->aOrder);
+}
+
+static void parWinCallClear(ParWinCall *pC){
+  sqlite3_free(pC->zName);
+  sqlite3_free(pC->aArg);
+  sqlite3_free(pC->zOver);
+  parWinSpecClear(&pC->win);
+}
+
+/* Parse the window of tokens [iFirst, iEnd) (inside its parentheses) into
+** pW.  0 when it is not followed, or out of memory. */
+static int parseWindow(ParParse *pP, int iFirst, int iEnd, ParWinSpec *pW){
+  int i = iFirst, j;
+  pW->spec = spanOf(pP, iFirst, iEnd);
+  if( i<iEnd && isNm(pP, i) && !(pP->a[i].eType==PT_ID
+      && (isKw(pP, i, "PARTITION") || isKw(pP, i, "ORDER") || isKw(pP, i, "ROWS")
+          || isKw(pP, i, "RANGE") || isKw(pP, i, "GROUPS"))) ){
+    if( !tokName(pP, i, &pW->base, &pW->zBase) ) return 0;
+    i++;
+  }
+  if( i+1<iEnd && isKw(pP, i, "PARTITION") && isKw(pP, i+1, "BY") ){
+    j = windowListEnd(pP, i+2, iEnd);
+    if( j==i+2 || !splitList(pP, i+2, j, &pW->aPartition, &pW->nPartition) ) return 0;
+    i = j;
+  }
+  if( i+1<iEnd && isKw(pP, i, "ORDER") && isKw(pP, i+1, "BY") ){
+    int iEndList = windowListEnd(pP, i+2, iEnd);
+    if( iEndList==i+2 ) return 0;
+    for(i+=2; ; i=j+1){
+      ParExpr *pE;
+      j = listNext(pP, i, iEndList);
+      if( j==i || !growArray(pP, &pW->aOrder, pW->nOrder, sizeof(ParExpr)) ) return 0;
+      pE = &pW->aOrder[pW->nOrder++];
+      memset(pE, 0, sizeof(*pE));
+      orderTerm(pP, pE, i, j);
+      if( pP->rc ) return 0;
+      if( j>=iEndList ) break;
+    }
+    i = iEndList;
+  }
+  if( i<iEnd && startsFrame(pP, i) ){
+    int iFrame = i;
+    pW->eFrame = isKw(pP, i, "ROWS") ? PAR_FRAME_ROWS
+               : isKw(pP, i, "RANGE") ? PAR_FRAME_RANGE : PAR_FRAME_GROUPS;
+    i++;
+    if( i<iEnd && isKw(pP, i, "BETWEEN") ){
+      pW->bBetween = 1;
+      if( (i = frameBound(pP, i+1, iEnd, &pW->start))==0 ) return 0;
+      if( !(i<iEnd && isKw(pP, i, "AND")) ) return 0;
+      if( (i = frameBound(pP, i+1, iEnd, &pW->end))==0 ) return 0;
+    }else{
+      if( (i = frameBound(pP, i, iEnd, &pW->start))==0 ) return 0;
+      pW->end.eBound = PAR_BOUND_CURRENT_ROW;
+      pW->end.expr = spanOf(pP, i, i);
+    }
+    if( i<iEnd && isKw(pP, i, "EXCLUDE") ){
+      if( i+2<iEnd && isKw(pP, i+1, "NO") && isKw(pP, i+2, "OTHERS") ){
+        pW->eExclude = PAR_EXCLUDE_NO_OTHERS;
+        i += 3;
+      }else if( i+2<iEnd && isKw(pP, i+1, "CURRENT") && isKw(pP, i+2, "ROW") ){
+        pW->eExclude = PAR_EXCLUDE_CURRENT_ROW;
+        i += 3;
+      }else if( i+1<iEnd && isKw(pP, i+1, "GROUP") ){
+        pW->eExclude = PAR_EXCLUDE_GROUP;
+        i += 2;
+      }else if( i+1<iEnd && isKw(pP, i+1, "TIES") ){
+        pW->eExclude = PAR_EXCLUDE_TIES;
+        i += 2;
+      }else{
+        return 0;
+      }
+    }
+    pW->frame = spanOf(pP, iFrame, i);
+  }
+  return i==iEnd;
+}
+
+/* The WINDOW clause from its keyword at token pP->i: each "name AS (window)"
+** into aWinDef; pP->i ends after the last. */
+static void parseWindowClause(ParParse *pP){
+  ParSelect *p = pP->p;
+  int i = pP->i + 1;
+  for(;;){
+    ParWinSpec *pW;
+    int iNext;
+    if( !(isNm(pP, i) && isKw(pP, i+1, "AS") && pP->a[i+2].eType==PT_LP) ){
+      setTreeWhy(pP, "a WINDOW clause the parser does not follow");
+      return;
+    }
+    iNext = skipParens(pP, i+2, p->nTok);
+    if( !growArray(pP, &p->aWinDef, p->nWinDef, sizeof(ParWinSpec)) ) return;
+    pW = &p->aWinDef[p->nWinDef++];
+    memset(pW, 0, sizeof(*pW));
+    if( !tokName(pP, i, &pW->name, &pW->zName) ) return;
+    if( !parseWindow(pP, i+3, iNext-1, pW) ){
+      if( pP->rc==SQLITE_OK ){
+        parWinSpecClear(&p->aWinDef[--p->nWinDef]);
+        setTreeWhy(pP, "a WINDOW clause the parser does not follow");
+      }
+      return;
+    }
+    pP->i = i = iNext;
+    if( pP->a[i].eType!=PT_COMMA ) return;
+    i++;
+  }
+}
+
+/* Record the window function call whose name is token i and whose
+** argument list ends before token iRp (its ")"), iEnd bounding what may
+** follow.  Returns the index after the call, or 0 when it is not followed
+** (or out of memory). */
+static int parseWinCall(ParParse *pP, int i, int iRp, int iEnd, int eClause, int iExpr){
+  ParSelect *p = pP->p;
+  ParWinCall *pC;
+  int k = iRp+1, iArg = i+2;
+  if( !growArray(pP, &p->aWinCall, p->nWinCall, sizeof(ParWinCall)) ) return 0;
+  pC = &p->aWinCall[p->nWinCall++];
+  memset(pC, 0, sizeof(*pC));
+  pC->eClause = eClause;
+  pC->iExpr = iExpr;
+  if( !tokName(pP, i, &pC->name, &pC->zName) ) return 0;
+  if( iArg+1==iRp && pP->a[iArg].eType==PT_STAR ){
+    pC->bStar = 1;
+  }else{
+    if( isKw(pP, iArg, "DISTINCT") ){ pC->bDistinct = 1; iArg++; }
+    else if( isKw(pP, iArg, "ALL") ){ iArg++; }
+    if( !splitList(pP, iArg, iRp, &pC->aArg, &pC->nArg) ) return 0;
+  }
+  if( isKw(pP, k, "FILTER") ){
+    int iNext = skipParens(pP, k+1, iEnd);
+    if( !isKw(pP, k+2, "WHERE") || iNext-1<=k+3 ) return 0;
+    pC->bFilter = 1;
+    pC->filter = spanOf(pP, k+3, iNext-1);
+    k = iNext;
+  }
+  if( !isKw(pP, k, "OVER") || k+1>=iEnd ) return 0;
+  k++;
+  if( pP->a[k].eType==PT_LP ){
+    int iNext = skipParens(pP, k, iEnd);
+    pC->over = spanOf(pP, k, iNext);
+    if( !parseWindow(pP, k+1, iNext-1, &pC->win) ) return 0;
+    k = iNext;
+  }else{
+    pC->over = spanOf(pP, k, k+1);
+    if( !tokName(pP, k, &pC->overName, &pC->zOver) ) return 0;
+    k++;
+  }
+  pC->call = spanOf(pP, i, k);
+  return k;
+}
+
+/* Find the window function calls of the expression [iFirst, iEnd), not
+** looking into subqueries (theirs are their own). */
+static void scanWinCalls(ParParse *pP, int iFirst, int iEnd, int eClause, int iExpr){
+  int i = iFirst;
+  while( i<iEnd && pP->rc==SQLITE_OK ){
+    int e = pP->a[i].eType;
+    if( e==PT_LP && i+1<iEnd && (isKw(pP, i+1, "SELECT") || isKw(pP, i+1, "WITH")
+                                 || isKw(pP, i+1, "VALUES")) ){
+      i = skipParens(pP, i, iEnd);
+      continue;
+    }
+    if( (e==PT_ID || e==PT_QID) && i+1<iEnd && pP->a[i+1].eType==PT_LP
+     && !(i>iFirst && pP->a[i-1].eType==PT_DOT) ){
+      int iNext = skipParens(pP, i+1, iEnd), k = iNext;
+      if( k<iEnd && isKw(pP, k, "FILTER") && k+1<iEnd && pP->a[k+1].eType==PT_LP ){
+        k = skipParens(pP, k+1, iEnd);
+      }
+      /* OVER is a keyword before "(" or a name (SQLite's tokenizer). */
+      if( k+1<iEnd && isKw(pP, k, "OVER")
+       && (pP->a[k+1].eType==PT_LP || isNm(pP, k+1)) ){
+        int iAfter = parseWinCall(pP, i, iNext-1, iEnd, eClause, iExpr);
+        if( iAfter==0 ){
+          if( pP->rc==SQLITE_OK ){
+            /* Left out, not half there. */
+            ParSelect *p = pP->p;
+            parWinCallClear(&p->aWinCall[--p->nWinCall]);
+            setTreeWhy(pP, "a window function call the parser does not follow");
+          }
+          return;
+        }
+        i = iAfter;
+        continue;
+      }
+    }
+    i++;
+  }
+}
+
+/* The second walk (see above). */
+static void parseTree(ParParse *pP){
+  ParSelect *p = pP->p;
+  int i;
+  if( p->bFrom && p->from.iTokEnd>p->from.iTok ){
+    p->pFrom = sqlite3_malloc(sizeof(ParFrom));
+    if( p->pFrom==0 ){ pP->rc = SQLITE_NOMEM; return; }
+    memset(p->pFrom, 0, sizeof(ParFrom));
+    if( !parseFrom(pP, p->from.iTok, p->from.iTokEnd, p->pFrom) ){
+      parFromFree(p->pFrom);
+      p->pFrom = 0;
+      if( pP->rc ) return;
+      setTreeWhy(pP, "a FROM clause the parser does not follow");
+    }
+  }
+  for(i=0; i<p->nCol && pP->rc==SQLITE_OK; i++){
+    scanWinCalls(pP, p->aCol[i].span.iTok, p->aCol[i].span.iTokEnd, PAR_CLAUSE_SELECT, i);
+  }
+  for(i=0; i<p->nOrder && pP->rc==SQLITE_OK; i++){
+    scanWinCalls(pP, p->aOrder[i].span.iTok, p->aOrder[i].span.iTokEnd, PAR_CLAUSE_ORDER, i);
+  }
+}
+
 int parSelectParse(const char *zSql, ParSelect *p){
   ParParse sP;
   int i, d;
   memset(p, 0, sizeof(*p));
   memset(&sP, 0, sizeof(sP));
   p->zSql = zSql;
+  p->having.iCollTok = -1;
   p->aTok = parTokenize(zSql, &p->nTok);
   if( p->aTok==0 ) return SQLITE_NOMEM;
   sP.p = p;
@@ -547,11 +1091,11 @@ int parSelectParse(const char *zSql, ParSelect *p){
   }
   if( isKw(&sP, 0, "WITH") ){
     setWhy(&sP, "a WITH clause");
-    return sP.rc;
+    goto tree;
   }
   if( !isKw(&sP, 0, "SELECT") ){
     setWhy(&sP, "not a plain SELECT");
-    return sP.rc;
+    goto tree;
   }
   sP.i = 1;
   if( isKw(&sP, sP.i, "DISTINCT") ){ p->bDistinct = 1; sP.i++; }
@@ -578,13 +1122,15 @@ int parSelectParse(const char *zSql, ParSelect *p){
     scanExpr(&sP, iFirst, sP.i);
   }
   if( isKw(&sP, sP.i, "WINDOW") ){
+    /* Not accelerated, but its windows are taken down, and the clauses
+    ** after it (the planner reads none of them once zWhy is set). */
     setWhy(&sP, "a WINDOW clause");
-    return sP.rc;
+    if( sP.rc==SQLITE_OK ) parseWindowClause(&sP);
   }
   if( isKw(&sP, sP.i, "UNION") || isKw(&sP, sP.i, "INTERSECT")
    || isKw(&sP, sP.i, "EXCEPT") ){
     setWhy(&sP, "a compound SELECT");
-    return sP.rc;
+    goto tree;
   }
   if( isKw(&sP, sP.i, "ORDER") && isKw(&sP, sP.i+1, "BY") ){
     sP.i += 2;
@@ -600,12 +1146,21 @@ int parSelectParse(const char *zSql, ParSelect *p){
   if( sP.rc==SQLITE_OK && sP.a[sP.i].eType!=PT_EOF ){
     setWhy(&sP, "SQL the parser does not follow");
   }
+tree:
+  if( sP.rc==SQLITE_OK ) parseTree(&sP);
   return sP.rc;
 }
 
 void parSelectClear(ParSelect *p){
   int i;
   for(i=0; i<p->nCol; i++) sqlite3_free(p->aCol[i].zAlias);
+  for(i=0; i<p->nOrder; i++) sqlite3_free(p->aOrder[i].zCollate);
+  for(i=0; i<p->nWinCall; i++) parWinCallClear(&p->aWinCall[i]);
+  for(i=0; i<p->nWinDef; i++) parWinSpecClear(&p->aWinDef[i]);
+  parFromFree(p->pFrom);
+  sqlite3_free(p->aWinCall);
+  sqlite3_free(p->aWinDef);
+  sqlite3_free(p->zTreeWhy);
   sqlite3_free(p->aCol);
   sqlite3_free(p->aGroup);
   sqlite3_free(p->aOrder);

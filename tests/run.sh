@@ -5,7 +5,7 @@
 #
 #   plain   every test against ./parallel.so and the plain test builds
 #   asan    the same under AddressSanitizer + UBSan (build/asan/)
-#   quick   make check: the kernel and batch tests, the SQL suites' quick
+#   quick   make check: the kernel, batch and parser tests, the SQL suites' quick
 #           parts and the examples, plain builds only (under a minute)
 #
 # For each program it prints "== LABEL" as it starts and "LABEL: N passed,
@@ -79,6 +79,7 @@ job() {
     p-tiny)      run "kernels (8-element blocks)" build/test_kernels_tiny ;;
     p-examples)  run "examples" $PY tests/test_examples.py ./parallel.so ;;
     p-batches)   run "batches" build/test_batch ;;
+    p-parse)     run "parser" build/test_parse ;;
     p-sql)       run "sql" $PY tests/test_sql.py ./parallel.so ;;
     p-params)    run "parameters" $PY tests/test_params.py ./parallel.so ;;
     p-settings)  run "settings" $PY tests/test_settings.py ./parallel.so ;;
@@ -97,6 +98,7 @@ job() {
     a-kernels)   run "asan kernels" asan_c build/asan/test_kernels ;;
     a-tiny)      run "asan kernels (8-element blocks)" asan_c build/asan/test_kernels_tiny ;;
     a-batches)   run "asan batches" asan_c build/asan/test_batch ;;
+    a-parse)     run "asan parser" asan_c build/asan/test_parse ;;
     # The fuzz target over its seeds and every input that ever crashed it
     # (tests/fuzz/crashes/KNOWN: those whose bug is not fixed yet).
     a-fuzz)      run "asan fuzz replay" asan_c build/asan/fuzz_replay tests/fuzz/corpus tests/fuzz/crashes ;;
@@ -110,6 +112,7 @@ job() {
     q-kernels)   run "kernels" build/test_kernels ;;
     q-tiny)      run "kernels (8-element blocks)" build/test_kernels_tiny ;;
     q-batches)   run "batches" build/test_batch ;;
+    q-parse)     run "parser" build/test_parse ;;
     q-sql)       run "sql" $PY tests/test_sql.py ./parallel.so ;;
     q-params)    run "parameters" $PY tests/test_params.py ./parallel.so ;;
     q-settings)  run "settings" $PY tests/test_settings.py ./parallel.so ;;
@@ -171,7 +174,7 @@ ORDER="a-views a-extract p-extract p-views a-oom a-kernels p-oom a-histogram p-k
        a-batches p-histogram a-fuzz a-order a-params p-tiny p-order p-params p-examples a-sql p-batches p-sql
        a-settings p-settings a-plancache p-plancache p-bench q-extract q-order q-params q-settings
        q-plancache q-kernels q-histogram q-views-targeted q-views-native q-views-scan
-       q-views-errors q-tiny q-examples q-batches q-sql"
+       q-views-errors q-tiny q-examples q-batches q-sql p-parse a-parse q-parse"
 alone=""
 want=""
 for suite in "$@"; do
