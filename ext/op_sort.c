@@ -271,6 +271,30 @@ static int sortResult(ParBatch *pIn, const ParPlan *pPlan, const uint32_t *aRow,
   return rc;
 }
 
+/* Is there room under memory_mb for pIn's rows and what the sort makes
+** besides (an upper bound: two words per key and per DISTINCT column,
+** twice while they are gathered, the permutation and the radix sort's
+** scratch, the result's columns)?  Else *pzErr, before anything is made. */
+static int sortFits(const ParContext *pCtx, const ParPlan *pPlan, const ParBatch *pIn,
+                    double nWant, char **pzErr){
+  const ParPlanSort *pS = pPlan->pSort;
+  sqlite3_int64 mx = parMemLimit(pCtx);
+  double n = (double)pIn->nRow, nExtra;
+  if( pS->nDistinct==0 && pS->nKey>0 && nWant<=n/PX_TOPK_SORT_DIV ){
+    /* Top-k: the keys (or none), the kept rows, the few rows returned. */
+    nExtra = n * 16.0 * pS->nKey + nWant * (16.0 + 16.0 * pPlan->nCol);
+  }else{
+    nExtra = n * (16.0*2*(pS->nKey + pS->nDistinct) + 4 + 4 + 12 + 8 + 1)
+           + nWant * 16.0 * pPlan->nCol;
+  }
+  if( mx>0 && (double)parBatchBytes(pIn) + nExtra > (double)mx ){
+    *pzErr = sqlite3_mprintf("memory limit of %lld MB exceeded while sorting rows "
+                             "(see par_config('memory_mb'))", mx/(1024*1024));
+    return SQLITE_FULL;
+  }
+  return SQLITE_OK;
+}
+
 int parSortRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
                ParBatch **ppOut, int *pbNative, char **pzErr, const char **pzStrategy){
   const ParPlanSort *pS = pPlan->pSort;
@@ -296,6 +320,10 @@ int parSortRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   }
   rc = sortLimit(db, pPlan, &iLimit, &iOffset, pbNative);
   if( rc || *pbNative ) return rc;
+  rc = sortFits(pCtx, pPlan, pIn, (iLimit<0 || iOffset>=(sqlite3_int64)n
+                                  || iLimit>(sqlite3_int64)n - iOffset)
+                                 ? (double)n : (double)(iLimit + iOffset), pzErr);
+  if( rc ) return rc;
 
   if( pS->nDistinct ){
     rc = sortDistinct(pIn, pS, nThread, &aRow, &nRow);

@@ -1747,6 +1747,30 @@ def test_memory_limit_parallel():
         same(c, sql)
 
 
+def test_memory_limit_sort():
+    """The sort's arrays count against memory_mb before they are made: a
+    full sort of 300k REAL keys fails with the limit's message at 16 MB, a
+    top 5 of the same rows (no array of keys) does not, and both match
+    SQLite at 64 MB."""
+    path, c = fresh("mem_sort.db")
+    c.execute("CREATE TABLE r(x REAL, y INTEGER)")
+    c.execute("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 300000) "
+              "INSERT INTO r SELECT (i * 7919 % 300007) * 0.5, i FROM s")
+    c.commit()
+    full = "SELECT x, y FROM r ORDER BY x DESC"
+    top = "SELECT x, y FROM r ORDER BY x DESC LIMIT 5"
+    c.execute("SELECT par_config('memory_mb', 16)")
+    try:
+        view_rows(c, full)
+        raise AssertionError("no memory limit error while sorting")
+    except sqlite3.OperationalError as e:
+        assert "memory limit of 16 MB exceeded while sorting rows" in str(e), str(e)
+    same(c, top, ordered=True)
+    c.execute("SELECT par_config('memory_mb', 64)")
+    same(c, full, ordered=True)
+    same(c, top, ordered=True)
+
+
 def test_memory_limit_serial_cache_no_leak():
     """A serial read served from the cache over memory_mb fails every time,
     and each failure frees the reason the read was serial (it leaked)."""
