@@ -1549,8 +1549,8 @@ def test_interrupt_stops_workers():
 
 
 def test_interrupt_stops_kernels():
-    """An interrupt that lands in the group-by's kernels (rows cached, so
-    there is little else to land in) stops them (kernels/par.h, px_stop);
+    """An interrupt that lands in the group-by's or the sort's kernels (rows
+    cached, so there is little else to land in) stops them (kernels/par.h, px_stop);
     they used to run to the end.  Every strategy, interrupts spread over
     the scan: each scan returns SQLite's rows or fails with "interrupted",
     and the view returns SQLite's rows afterwards.  (How soon it stops is
@@ -1567,6 +1567,9 @@ def test_interrupt_stops_kernels():
              (0, "SELECT s, count(DISTINCT k), group_concat(b) FROM t GROUP BY s")]
     # group_strategy 1-4: direct, dense, counting sort, radix sort.
     cases += [(g, "SELECT k, sum(b), avg(a), count(*) FROM t GROUP BY k") for g in (1, 2, 3, 4)]
+    # The sort: a full sort of text and REAL keys, DISTINCT, a top-k.
+    cases += [(0, "SELECT a, s FROM t ORDER BY s, a DESC"), (0, "SELECT DISTINCT s, b FROM t"),
+              (0, "SELECT k, a FROM t ORDER BY a DESC LIMIT 10")]
     stopped = 0
     for strategy, sql in cases:
         c.execute("SELECT par_config('group_strategy', ?)", (strategy,))
