@@ -137,8 +137,20 @@ void parContextUnref(void *pArg){
   }
 }
 
+/* A kernel's thread starts, joins and per-thread scratch (histograms,
+** accumulators, pieces) cost more than a share of too few rows saves:
+** measured on a 32-core machine over 10M rows (bench/scaling.py), the
+** sort, top-k and group-by kernels ran fastest at 8 to 16 threads and
+** slower at 32.  So each thread beyond the first needs this many times
+** min_rows rows (600,000 by default: 10M rows take 16 threads); with
+** min_rows 0, as the tests set it, every thread is used. */
+#define PAR_ROWS_PER_THREAD_X_MIN_ROWS 6
+
 int parThreadsFor(const ParContext *pCtx, sqlite3_int64 nRow){
-  return nRow < pCtx->nMinRow ? 1 : pCtx->nThread;
+  sqlite3_int64 nPer = pCtx->nMinRow * PAR_ROWS_PER_THREAD_X_MIN_ROWS;
+  if( nRow < pCtx->nMinRow ) return 1;
+  if( nPer>0 && nRow/nPer < pCtx->nThread ) return nRow/nPer > 2 ? (int)(nRow/nPer) : 2;
+  return pCtx->nThread;
 }
 
 sqlite3_int64 parMemLimit(const ParContext *pCtx){

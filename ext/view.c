@@ -1577,7 +1577,7 @@ static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     in.zModeLong = zModeLong;
     in.nRow = nRow;
     in.nMinRow = pCtx->nMinRow;
-    in.nThread = pCtx->nThread;
+    in.nThread = nRow>=0 ? parThreadsFor(pCtx, nRow) : pCtx->nThread;   /* the kernels' */
     in.azParam = azParam;
     in.nParam = nParam;
     in.bVerbose = bVerbose;
