@@ -18,6 +18,8 @@ N distinct k, and each case below is a view whose result has N rows:
     int, real   SELECT k, sum(r) FROM d GROUP BY k
     int, text   SELECT k, min(t) FROM d GROUP BY k
 
+(DELIVERY_CASES=text: only the cases whose name holds one of these words.)
+
 The read is bench.py's: count(*) and total() of every column (text by its
 length), here inside a subquery correlated with an outer row number x, so
 that one statement scans the view K times.  A view computes once per
@@ -44,6 +46,7 @@ EXT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "parallel.so")
 SIZES = [int(x) for x in os.environ.get("DELIVERY_ROWS", "1000000,10000000").split(",")]
 REPS = int(os.environ.get("DELIVERY_REPS", "3"))
 DATA = os.path.join(ROOT, "bench", "data")
+ONLY = [w for w in os.environ.get("DELIVERY_CASES", "").split(",") if w]
 
 CASES = [
     ("int, real", "SELECT k, sum(r) FROM d GROUP BY k"),
@@ -146,6 +149,8 @@ def main():
         path = database(n)
         conns = [connect(path, ext) for ext in exts]
         for name, sql in CASES:
+            if ONLY and not any(w in name for w in ONLY):
+                continue
             for ext, r in zip(exts, measure(conns, n, sql)):
                 print("| %d | %s | %s | %.1f | %.1f | %.1f | %.2f |"
                       % ((n, name, os.path.relpath(ext, ROOT)) + r), flush=True)
