@@ -414,8 +414,8 @@ def run_query(conn, duck, plan, thread_counts, has_cache):
 
 # ---- the table -----------------------------------------------------------
 
-HEADER = ("| query | threads | native | floor: temp table | parallel cold | parallel warm | cold, serial "
-          "extraction | kernels share (serial) | read columns: "
+HEADER = ("| query | threads | native | floor: temp table | parallel cold | parallel warm "
+          "| cold, serial extraction | kernels share (serial) | read columns: "
           "extract_ms | read columns: stepped natively | DuckDB | cold vs native "
           "| warm vs native | serial vs native | DuckDB vs native | cold vs DuckDB "
           "| warm vs DuckDB | same answer |")
@@ -464,7 +464,8 @@ def table_rows(plan, thread_counts, times, answers, has_cache, duck):
             verdict = "native only"
         lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
                      "| %s | %s | %s |" % (
-            plan.qid, n, fmt(native), fmt(times.get(("floor", None))), cold_cell, warm_cell, fmt(serial),
+            plan.qid, n, fmt(native), fmt(times.get(("floor", None))), cold_cell, warm_cell,
+            fmt(serial),
             "-" if share is None else "%.1f%%" % (100 * share), fmt(times.get(("extract", n))),
             fmt(times.get(("read", None))), fmt(duckdb) if duck else "skipped",
             ratio(native, cold), ratio(native, warm), ratio(native, serial),
