@@ -21,6 +21,13 @@ and DuckDB.  Every measurement reads every result row:
 Q1-Q7 and Q9 through the same aggregate over the result columns for every
 system, Q8 as its (bin, count) rows.  Times are medians of BENCH_REPS runs.
 
+The floor of each query is the same read over a TEMP TABLE that holds the
+query's result (filled once per query, before the repetitions, from the
+view when there is one, else natively; its columns have no declared type,
+so every value keeps its type): no view can hand rows to SQLite faster than
+SQLite steps them out of such a table.  Its answer is checked like the
+others'.
+
 DuckDB, when installed in bench/duckdb/node_modules, runs in a node child
 process (bench/duckdb/server.mjs) holding the same rows, exported once from
 the SQLite file to CSV under bench/data/, in its own in-memory tables.
@@ -193,6 +200,22 @@ def sqlite_wrap(conn, sql):
     return "WITH s(%s) AS (%s) SELECT %s FROM s" % (names, sql, agg)
 
 
+def fill_floor(conn, sql):
+    """temp.bench_floor := the rows of sql, in its order, under its column
+    names, in columns without a declared type (no affinity: every value is
+    stored as sql returns it)."""
+    cur = conn.execute("SELECT * FROM (%s) LIMIT 0" % sql)
+    names, seen = [], set()
+    for i, d in enumerate(cur.description):
+        name = d[0] if d[0] not in seen else "%s:%d" % (d[0], i)
+        seen.add(name)
+        names.append('"%s"' % name.replace('"', '""'))
+    conn.execute("DROP TABLE IF EXISTS temp.bench_floor")
+    conn.execute("CREATE TEMP TABLE bench_floor(%s)" % ", ".join(names))
+    conn.execute("INSERT INTO temp.bench_floor SELECT * FROM (%s)" % sql)
+    conn.commit()
+
+
 class DuckDB:
     """The node child process of bench/duckdb/server.mjs."""
 
@@ -292,12 +315,16 @@ class Plan:
         self.profile_sql = None      # SELECT for par_profile (views only)
         self.read_sqls = []          # the needed columns alone, wrapped
         self.note = None             # why there is no parallel side
+        self.floor = None            # the read over temp.bench_floor
         if sql is None:              # Q8
             self.native = HISTOGRAM_SQLITE
             self.duckdb = HISTOGRAM_DUCKDB
             if has_histogram:
                 self.parallel = HISTOGRAM_SQL
                 self.read_sqls = [sqlite_wrap(conn, HISTOGRAM_READ)]
+                # Its rows, read as the view's are: the 100 rows alone.
+                self.floor = "SELECT * FROM temp.bench_floor"
+                fill_floor(conn, HISTOGRAM_SQL)
             else:
                 self.parallel = None
                 self.note = "par_histogram does not exist in this build"
@@ -313,11 +340,15 @@ class Plan:
         if explain.startswith("native:"):
             self.parallel = None
             self.note = explain.splitlines()[0]
+            fill_floor(conn, sql)
+            self.floor = sqlite_wrap(conn, "SELECT * FROM temp.bench_floor")
             return
         conn.execute("DROP TABLE IF EXISTS temp.bench_v")
         conn.execute("CREATE VIRTUAL TABLE temp.bench_v USING parallel('%s')"
                      % sql.replace("'", "''"))
         self.parallel = sqlite_wrap(conn, "SELECT * FROM bench_v")
+        fill_floor(conn, "SELECT * FROM bench_v")
+        self.floor = sqlite_wrap(conn, "SELECT * FROM temp.bench_floor")
         self.profile_sql = sql
         # par_explain's verbose line "extract SQL: SELECT ...", one per source.
         self.read_sqls = [sqlite_wrap(conn, line[line.index(": SELECT ") + 2:])
@@ -342,6 +373,8 @@ def run_query(conn, duck, plan, thread_counts, has_cache):
 
     for _ in range(REPS):
         record(("native", None), *timed(conn, plan.native))
+        if plan.floor:
+            record(("floor", None), *timed(conn, plan.floor))
         if plan.read_sqls:
             record(("read", None), sum(timed(conn, s)[0] for s in plan.read_sqls))
         for n in thread_counts:
@@ -381,8 +414,8 @@ def run_query(conn, duck, plan, thread_counts, has_cache):
 
 # ---- the table -----------------------------------------------------------
 
-HEADER = ("| query | threads | native | parallel cold | parallel warm | cold, serial "
-          "extraction | kernels share (serial) | read columns: "
+HEADER = ("| query | threads | native | floor: temp table | parallel cold | parallel warm "
+          "| cold, serial extraction | kernels share (serial) | read columns: "
           "extract_ms | read columns: stepped natively | DuckDB | cold vs native "
           "| warm vs native | serial vs native | DuckDB vs native | cold vs DuckDB "
           "| warm vs DuckDB | same answer |")
@@ -414,7 +447,9 @@ def table_rows(plan, thread_counts, times, answers, has_cache, duck):
             warm_cell = fmt(warm) if has_cache else "no cache yet"
         serial, share = times.get(("serial", n)), times.get(("share", n))
         checked = [s for s in ("cold", "warm", "serial", "duckdb") if (s, n) in answers]
-        wrong = {s: a for s in checked for a in answers[(s, n)]
+        if ("floor", None) in answers:
+            checked.append("floor")
+        wrong = {s: a for s in checked for a in answers[(s, None if s == "floor" else n)]
                  if not same(reference, a, s != "duckdb")}
         if wrong:
             verdict = "NO: " + ", ".join(wrong)
@@ -427,9 +462,10 @@ def table_rows(plan, thread_counts, times, answers, has_cache, duck):
             npass += 1
         else:
             verdict = "native only"
-        lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
+        lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
                      "| %s | %s | %s |" % (
-            plan.qid, n, fmt(native), cold_cell, warm_cell, fmt(serial),
+            plan.qid, n, fmt(native), fmt(times.get(("floor", None))), cold_cell, warm_cell,
+            fmt(serial),
             "-" if share is None else "%.1f%%" % (100 * share), fmt(times.get(("extract", n))),
             fmt(times.get(("read", None))), fmt(duckdb) if duck else "skipped",
             ratio(native, cold), ratio(native, warm), ratio(native, serial),
@@ -487,6 +523,7 @@ def main():
         if plan.note:
             notes.append("%s: %s" % (qid, plan.note))
         conn.execute("DROP TABLE IF EXISTS temp.bench_v")
+        conn.execute("DROP TABLE IF EXISTS temp.bench_floor")
     if duck:
         duck.close()
 
@@ -505,6 +542,10 @@ def main():
         "`par_profile`'s total for that mode.%s" % (
             sqlite3.sqlite_version, HISTOGRAM_SQL,
             "" if has_cache else " No columnar cache yet (no `par_cache_clear`): no warm runs."),
+        "- floor: the same read over a TEMP TABLE holding the query's result (filled "
+        "once from the view, else natively; columns without a declared type): the "
+        "fastest any view could hand SQLite these rows. Q8: `SELECT *` of "
+        "par_histogram's rows.",
         "- read columns: extract_ms is the view's extraction phase from `par_profile` "
         "(cold); stepped natively is the extraction SQL that `par_explain` shows (Q8: `%s`) "
         "run alone in SQLite on one connection through the same aggregate." % HISTOGRAM_READ,

@@ -1623,16 +1623,39 @@ int parColumnType(const ParColumn *pCol, sqlite3_int64 iRow){
   }
 }
 
-/* A TEXT or BLOB value (eType) of code c in pCol's dictionary. */
+/* Longest TEXT value that parDictResult hands over NUL-terminated. */
+#define PAR_TEXT_TERM_MAX 255
+
+/* A TEXT or BLOB value (eType) of code c in pCol's dictionary.
+**
+** SQLite marks a string set with its length as unterminated, and the first
+** sqlite3_value_text() of it (length(), an application reading the column)
+** then reallocates the register to add the NUL; the next row's value,
+** longer than the shrunk buffer, allocates it again: a realloc, a malloc
+** and a free a row, each behind a mutex in Debian's SQLite.  A string given
+** with length -1 arrives terminated, so a short TEXT value goes as a
+** NUL-terminated copy, the same bytes when none of them is a NUL (else,
+** as a longer one, with its length). */
 static void parDictResult(const ParColumn *pCol, uint32_t c, int eType,
                           sqlite3_context *ctx){
   const ParDict *pD = pCol->pDict;
   /* Never a NULL pointer: that would make the result NULL. */
   const char *z = parDictText(pD, c);
+  size_t n = pD->aLen[c];
   if( eType==SQLITE_TEXT ){
-    sqlite3_result_text(ctx, z, (int)pD->aLen[c], SQLITE_TRANSIENT);
+    char zBuf[PAR_TEXT_TERM_MAX+1];
+    size_t k = 0;
+    if( n<=PAR_TEXT_TERM_MAX ){
+      while( k<n && (zBuf[k] = z[k])!=0 ) k++;   /* copy up to a NUL */
+    }
+    if( k==n && n<=PAR_TEXT_TERM_MAX ){
+      zBuf[n] = 0;
+      sqlite3_result_text(ctx, zBuf, -1, SQLITE_TRANSIENT);
+    }else{
+      sqlite3_result_text(ctx, z, (int)n, SQLITE_TRANSIENT);
+    }
   }else{
-    sqlite3_result_blob(ctx, z, (int)pD->aLen[c], SQLITE_TRANSIENT);
+    sqlite3_result_blob(ctx, z, (int)n, SQLITE_TRANSIENT);
   }
 }
 
