@@ -85,6 +85,7 @@ job() {
     p-settings)  run "settings" $PY tests/test_settings.py ./parallel.so ;;
     p-order)     run "order" $PY tests/test_order.py ./parallel.so ;;
     p-plancache) run "plan cache" $PY tests/test_plancache.py ./parallel.so ;;
+    p-delivery)  run "delivery" $PY tests/test_delivery.py ./parallel.so ;;
     # The benchmark at 100k rows: it must run and agree with SQLite.
     p-bench)     run "bench smoke" env BENCH_ROWS=100000 BENCH_REPS=1 BENCH_RESULTS=0 $PY bench/bench.py ;;
     # -- asan: alone
@@ -108,6 +109,7 @@ job() {
     # Fewer cases under the sanitizers (test_order.py sees libasan preloaded).
     a-order)     run "asan order" asan_py $PY tests/test_order.py ./build/asan/parallel.so ;;
     a-plancache) run "asan plan cache" asan_py $PY tests/test_plancache.py ./build/asan/parallel.so ;;
+    a-delivery)  run "asan delivery" asan_py $PY tests/test_delivery.py ./build/asan/parallel.so ;;
     # -- quick (make check)
     q-kernels)   run "kernels" build/test_kernels ;;
     q-tiny)      run "kernels (8-element blocks)" build/test_kernels_tiny ;;
@@ -118,6 +120,7 @@ job() {
     q-settings)  run "settings" $PY tests/test_settings.py ./parallel.so ;;
     q-order)     run "order (quick)" $PY tests/test_order.py ./parallel.so --quick ;;
     q-plancache) run "plan cache" $PY tests/test_plancache.py ./parallel.so ;;
+    q-delivery)  run "delivery" $PY tests/test_delivery.py ./parallel.so ;;
     q-extract)   run "extract (quick)" env HARNESS_SKIP=$SLOW_EXTRACT $PY tests/test_extract.py ./parallel.so ;;
     q-histogram) run "histogram" env HARNESS_SKIP=$TIMED_HISTOGRAM $PY tests/test_histogram.py ./parallel.so ;;
     q-examples)  run "examples" $PY tests/test_examples.py ./parallel.so ;;
@@ -172,8 +175,8 @@ lane() {  # lane JOB...: run each job no other lane has taken yet
 # together.
 ORDER="a-views a-extract p-extract p-views a-oom a-kernels p-oom a-histogram p-kernels a-tiny
        a-batches p-histogram a-fuzz a-order a-params p-tiny p-order p-params p-examples a-sql p-batches p-sql
-       a-settings p-settings a-plancache p-plancache p-bench q-extract q-order q-params q-settings
-       q-plancache q-kernels q-histogram q-views-targeted q-views-native q-views-scan
+       a-settings p-settings a-plancache p-plancache a-delivery p-delivery p-bench q-extract q-order q-params q-settings
+       q-plancache q-delivery q-kernels q-histogram q-views-targeted q-views-native q-views-scan
        q-views-errors q-tiny q-examples q-batches q-sql p-parse a-parse q-parse"
 alone=""
 want=""
