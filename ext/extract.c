@@ -1062,38 +1062,111 @@ static int parJoinTable(const char *zFrom, const ParToken *aTok, int nTok, const
 static int parCallerVouched(ParContext *pCtx, sqlite3 *db, const char *zSchema,
                             const char *zFile, unsigned *piMust);
 
-static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
-                            ParSource *pSrc, char **pzWhy){
-  static const char *azRowid[] = { "rowid", "_rowid_", "oid" };
-  const char *zFrom = pPlan->zExtractFrom;
-  ParToken *aTok = 0;
-  char *zAlias = 0, *zWhy = 0, *zPlan = 0, *zSink = 0;
-  int nTok = 0, iName = 0, iAlias = -1, i, bWhy = 0;
+/* The reason why a source is read serially, zWhy (made by sqlite3_mprintf
+** or a *Why() helper), into *pzWhy: SQLITE_OK, or SQLITE_NOMEM when there
+** was no memory to say why. */
+static int parSerialWhy(char **pzWhy, char *zWhy){
+  *pzWhy = zWhy;
+  return zWhy ? SQLITE_OK : SQLITE_NOMEM;
+}
 
-  memset(pSrc, 0, sizeof(*pSrc));
-  pSrc->pParams = pPlan->pParams;
-  *pzWhy = 0;
-#define WHY(...) do{ zWhy = sqlite3_mprintf(__VA_ARGS__); bWhy = 1; goto done; }while(0)
-  if( !pCtx->bParExtract ) WHY("parallel_extract is off");
-  if( pCtx->nThread<=1 ) WHY("one thread (see par_config('threads'))");
-  if( zFrom==0 ) WHY("the query has no extraction");
-  {
-    /* One moment for the whole read, as SQLite's one statement has. */
-    int m = parDatesOf(pPlan->zExtract);
-    if( m<0 ) goto nomem;
-    if( m & PAR_DATES_NOW ){
-      WHY("it calls a date and time function that reads the moment ('now', or no time "
-          "value): each worker would read its own");
+/* The FROM clause zFrom of pPlan is a join (tokens aTok[0..nTok-1]): which
+** table to cut into rowid ranges, each range joined on its worker?  The
+** table of SQLite's outermost loop, if the loop is a SCAN in rowid order
+** that leads no other loop.  Only inner joins of main's tables (as the
+** caller's connection resolves their names: no temp table or temp view in
+** the way, nothing attached, no virtual table): a worker has main's file
+** as main, and nothing else.  Sets pSrc's bJoin, zTable and zSchema, and
+** *pzAlias (how the SQL names the table), *pzPlan (SQLite's plan for the
+** join through par_sink) and *pzSink (that SQL), which the caller frees
+** whatever the result.  SQLITE_OK, with *pzWhy when it is read serially;
+** or SQLITE_NOMEM. */
+static int parSourceJoin(sqlite3 *db, const ParPlan *pPlan, const ParToken *aTok, int nTok,
+                         ParSource *pSrc, char **pzAlias, char **pzPlan, char **pzSink,
+                         char **pzWhy){
+  const char *zFrom = pPlan->zExtractFrom;
+  int iSchema = -1, iTable = -1, iRef = -1, i;
+  const char *zEnd, *zUsing;
+  char *zShown, *zPlan;
+  pSrc->bJoin = 1;
+  for(i=0; i<nTok; i++){
+    if( parTokIs(zFrom, &aTok[i], "LEFT") || parTokIs(zFrom, &aTok[i], "RIGHT")
+     || parTokIs(zFrom, &aTok[i], "FULL") || parTokIs(zFrom, &aTok[i], "OUTER") ){
+      return parSerialWhy(pzWhy, sqlite3_mprintf("an outer join is read serially"));
     }
-    if( m & PAR_DATES_UNCHECKED ){
-      WHY("the time values of its date and time functions cannot be checked for 'now' "
-          "(par_timecheck() around them changes SQLite's plan, or is not allowed)");
+    if( parTokIs(zFrom, &aTok[i], "SELECT") || parTokIs(zFrom, &aTok[i], "VALUES") ){
+      return parSerialWhy(pzWhy, sqlite3_mprintf("a subquery in FROM is read serially"));
     }
   }
+  /* Functions of the application (in ON, in views) and volatile ones
+  ** too: the workers would call SQLite's own, or another draw. */
+  if( parProgramDb(db, pPlan->zExtract, 1)!=0 || parNamesTempView(db, zFrom) ){
+    return parSerialWhy(pzWhy, sqlite3_mprintf(
+        "the join reads tables outside main, a temp view or a virtual table, "
+        "or calls a function of the application or a volatile one"));
+  }
+  if( (*pzWhy = parForeignNames(db, zFrom))!=0 ) return SQLITE_OK;
+  *pzSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
+  if( *pzSink==0 ) return SQLITE_NOMEM;
+  zPlan = *pzPlan = parQueryPlan(db, *pzSink);
+  if( zPlan==0 ){
+    return parSerialWhy(pzWhy, sqlite3_mprintf("its query plan cannot be read: %s",
+                                               sqlite3_errmsg(db)));
+  }
+  zEnd = strchr(zPlan, '\n');
+  zUsing = strstr(zPlan, " USING ");
+  if( strncmp(zPlan, "SCAN ", 5)!=0 || zEnd==0 || (zUsing && zUsing<zEnd) ){
+    return parSerialWhy(pzWhy, sqlite3_mprintf(
+        "SQLite does not join from one table read in rowid order (its plan: %s)",
+        parPlanLine(zPlan)));
+  }
+  zShown = sqlite3_mprintf("%.*s", (int)(zEnd - zPlan - 5), zPlan + 5);
+  if( zShown==0 ) return SQLITE_NOMEM;
+  {
+    /* The name must lead no other loop (a view's own aliases, once
+    ** flattened, could repeat it). */
+    int nLoop = 0;
+    const char *z;
+    for(z=zPlan; *z; z = strchr(z, '\n') + 1){
+      const char *zName = strncmp(z, "SCAN ", 5)==0 ? z+5
+                        : strncmp(z, "SEARCH ", 7)==0 ? z+7 : 0;
+      size_t n = strlen(zShown);
+      if( zName && strncmp(zName, zShown, n)==0 && (zName[n]=='\n' || zName[n]==' ') ){
+        nLoop++;
+      }
+    }
+    if( nLoop!=1 || !parJoinTable(zFrom, aTok, nTok, zShown, &iSchema, &iTable, &iRef) ){
+      sqlite3_free(zShown);
+      return parSerialWhy(pzWhy, sqlite3_mprintf(
+          "the join's first table is not found once in its FROM clause"));
+    }
+  }
+  sqlite3_free(zShown);
+  *pzAlias = parDequote(zFrom + aTok[iRef].i, aTok[iRef].n);
+  pSrc->zTable = parDequote(zFrom + aTok[iTable].i, aTok[iTable].n);
+  if( *pzAlias==0 || pSrc->zTable==0 ) return SQLITE_NOMEM;
+  pSrc->zSchema = iSchema>=0 ? parDequote(zFrom + aTok[iSchema].i, aTok[iSchema].n)
+                             : parResolveSchema(db, pSrc->zTable);
+  if( pSrc->zSchema && sqlite3_stricmp(pSrc->zSchema, "main")!=0 ){
+    return parSerialWhy(pzWhy, sqlite3_mprintf("the join reads tables outside main"));
+  }
+  return SQLITE_OK;
+}
 
-  /* FROM: [schema .] table [[AS] alias] and nothing more. */
+/* Which table does pPlan's extraction read?  Its FROM clause is
+** [schema .] table [[AS] alias] and nothing more, or a join
+** (parSourceJoin).  Sets pSrc's zTable and zSchema (NULL when the name
+** resolves to nothing), *pzAlias and, for a join, *pzPlan and *pzSink
+** (see parSourceJoin; the caller frees them whatever the result).
+** SQLITE_OK, with *pzWhy when it is read serially; or SQLITE_NOMEM. */
+static int parSourceFrom(sqlite3 *db, const ParPlan *pPlan, ParSource *pSrc,
+                         char **pzAlias, char **pzPlan, char **pzSink, char **pzWhy){
+  const char *zFrom = pPlan->zExtractFrom;
+  ParToken *aTok;
+  int nTok = 0, iName = 0, iAlias = -1, i, rc = SQLITE_OK;
+
   aTok = parTokenize(zFrom, &nTok);
-  if( aTok==0 ) goto nomem;
+  if( aTok==0 ) return SQLITE_NOMEM;
   nTok--;   /* the PT_EOF */
 #define ISNAME(k) ((k)<nTok && (aTok[k].eType==PT_ID || aTok[k].eType==PT_QID))
   if( nTok>=3 && ISNAME(0) && aTok[1].eType==PT_DOT && ISNAME(2) ) iName = 2;
@@ -1102,99 +1175,50 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   if( ISNAME(i) ){ iAlias = i; i++; }
   if( ISNAME(iName) && i==nTok ){
     pSrc->zTable = parDequote(zFrom + aTok[iName].i, aTok[iName].n);
-    zAlias = iAlias>=0 ? parDequote(zFrom + aTok[iAlias].i, aTok[iAlias].n)
-                       : sqlite3_mprintf("%s", pSrc->zTable);
+    *pzAlias = iAlias>=0 ? parDequote(zFrom + aTok[iAlias].i, aTok[iAlias].n)
+                         : sqlite3_mprintf("%s", pSrc->zTable);
     pSrc->zSchema = iName ? parDequote(zFrom + aTok[0].i, aTok[0].n)
                           : parResolveSchema(db, pSrc->zTable);
   }else{
-    /* A join: the table of SQLite's outermost loop, cut into rowid ranges,
-    ** each range joined on its worker.  Only inner joins of main's tables
-    ** (as the caller's connection resolves their names: no temp table or
-    ** temp view in the way, nothing attached, no virtual table): a worker
-    ** has main's file as main, and nothing else. */
-    int iSchema = -1, iTable = -1, iRef = -1;
-    const char *zEnd, *zUsing;
-    char *zShown;
-    pSrc->bJoin = 1;
-    for(i=0; i<nTok; i++){
-      if( parTokIs(zFrom, &aTok[i], "LEFT") || parTokIs(zFrom, &aTok[i], "RIGHT")
-       || parTokIs(zFrom, &aTok[i], "FULL") || parTokIs(zFrom, &aTok[i], "OUTER") ){
-        WHY("an outer join is read serially");
-      }
-      if( parTokIs(zFrom, &aTok[i], "SELECT") || parTokIs(zFrom, &aTok[i], "VALUES") ){
-        WHY("a subquery in FROM is read serially");
-      }
-    }
-    /* Functions of the application (in ON, in views) and volatile ones
-    ** too: the workers would call SQLite's own, or another draw. */
-    if( parProgramDb(db, pPlan->zExtract, 1)!=0 || parNamesTempView(db, zFrom) ){
-      WHY("the join reads tables outside main, a temp view or a virtual table, "
-          "or calls a function of the application or a volatile one");
-    }
-    if( (zWhy = parForeignNames(db, zFrom))!=0 ){ bWhy = 1; goto done; }
-    zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
-    if( zSink==0 ) goto nomem;
-    zPlan = parQueryPlan(db, zSink);
-    if( zPlan==0 ) WHY("its query plan cannot be read: %s", sqlite3_errmsg(db));
-    zEnd = strchr(zPlan, '\n');
-    zUsing = strstr(zPlan, " USING ");
-    if( strncmp(zPlan, "SCAN ", 5)!=0 || zEnd==0 || (zUsing && zUsing<zEnd) ){
-      WHY("SQLite does not join from one table read in rowid order (its plan: %s)",
-          parPlanLine(zPlan));
-    }
-    zShown = sqlite3_mprintf("%.*s", (int)(zEnd - zPlan - 5), zPlan + 5);
-    if( zShown==0 ) goto nomem;
-    {
-      /* The name must lead no other loop (a view's own aliases, once
-      ** flattened, could repeat it). */
-      int nLoop = 0;
-      const char *z;
-      for(z=zPlan; *z; z = strchr(z, '\n') + 1){
-        const char *zName = strncmp(z, "SCAN ", 5)==0 ? z+5
-                          : strncmp(z, "SEARCH ", 7)==0 ? z+7 : 0;
-        size_t n = strlen(zShown);
-        if( zName && strncmp(zName, zShown, n)==0 && (zName[n]=='\n' || zName[n]==' ') ){
-          nLoop++;
-        }
-      }
-      if( nLoop!=1 || !parJoinTable(zFrom, aTok, nTok, zShown, &iSchema, &iTable, &iRef) ){
-        sqlite3_free(zShown);
-        WHY("the join's first table is not found once in its FROM clause");
-      }
-    }
-    sqlite3_free(zShown);
-    zAlias = parDequote(zFrom + aTok[iRef].i, aTok[iRef].n);
-    pSrc->zTable = parDequote(zFrom + aTok[iTable].i, aTok[iTable].n);
-    if( zAlias==0 || pSrc->zTable==0 ) goto nomem;
-    pSrc->zSchema = iSchema>=0 ? parDequote(zFrom + aTok[iSchema].i, aTok[iSchema].n)
-                               : parResolveSchema(db, pSrc->zTable);
-    if( pSrc->zSchema && sqlite3_stricmp(pSrc->zSchema, "main")!=0 ){
-      WHY("the join reads tables outside main");
-    }
+    rc = parSourceJoin(db, pPlan, aTok, nTok, pSrc, pzAlias, pzPlan, pzSink, pzWhy);
   }
 #undef ISNAME
-  if( pSrc->zTable==0 || zAlias==0 ) goto nomem;
+  sqlite3_free(aTok);
+  if( rc==SQLITE_OK && *pzWhy==0 && (pSrc->zTable==0 || *pzAlias==0) ) rc = SQLITE_NOMEM;
+  return rc;
+}
+
+/* Can worker connections read pSrc's table as the caller's connection
+** would?  It must be a table (not a view, nor in temp) of a database
+** file on the default VFS; the caller's connection must have no
+** uncommitted change there, nor a snapshot only it can see; and nothing
+** the extraction names (functions, collations, settings of the
+** connection) may differ on a new connection.  SQLITE_OK, with *pzWhy
+** when it is read serially; or SQLITE_NOMEM. */
+static int parSourceShared(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
+                           ParSource *pSrc, char **pzWhy){
   if( pSrc->zSchema==0 || !parHasTable(db, pSrc->zSchema, pSrc->zTable) ){
     /* A view named with its schema (main.v) too: SQLite's plan shows its
     ** tables, not it, and its rows need not be its rowids' ranges. */
-    WHY("%s is not a table", pSrc->zTable);
+    return parSerialWhy(pzWhy, sqlite3_mprintf("%s is not a table", pSrc->zTable));
   }
   if( sqlite3_stricmp(pSrc->zSchema, "temp")==0 ){
-    WHY("%s is a temp table: only the caller's connection sees it", pSrc->zTable);
+    return parSerialWhy(pzWhy, sqlite3_mprintf(
+        "%s is a temp table: only the caller's connection sees it", pSrc->zTable));
   }
   pSrc->zFile = sqlite3_db_filename(db, pSrc->zSchema);
   if( pSrc->zFile==0 || pSrc->zFile[0]==0 ){
-    WHY("%s is in an in-memory or temporary database", pSrc->zTable);
+    return parSerialWhy(pzWhy, sqlite3_mprintf(
+        "%s is in an in-memory or temporary database", pSrc->zTable));
   }
   {
     char *zVfs = 0;
     if( !parDefaultVfs(db, pSrc->zSchema, &zVfs) ){
-      sqlite3_free(zWhy);
-      zWhy = sqlite3_mprintf("the database %s uses the VFS %s, not the default one",
-                             pSrc->zSchema, zVfs ? zVfs : "?");
+      *pzWhy = sqlite3_mprintf("the database %s uses the VFS %s, not the default one",
+                               pSrc->zSchema, zVfs ? zVfs : "?");
     }
     sqlite3_free(zVfs);
-    if( zWhy ){ bWhy = 1; goto done; }
+    if( *pzWhy ) return SQLITE_OK;
   }
   /* Uncommitted writes are only on the caller's connection, and so is the
   ** snapshot of an explicit transaction, unless the moment noted vouches
@@ -1202,55 +1226,54 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   ** belongs to the statements running now (parCallerSnapshot). */
   switch( sqlite3_txn_state(db, pSrc->zSchema) ){
     case SQLITE_TXN_WRITE:
-      WHY("the connection has uncommitted changes to %s: only it sees them",
-          pSrc->zSchema);
+      return parSerialWhy(pzWhy, sqlite3_mprintf(
+          "the connection has uncommitted changes to %s: only it sees them", pSrc->zSchema));
     case SQLITE_TXN_READ: {
       unsigned iMust;
       if( !sqlite3_get_autocommit(db)
        && !parCallerVouched(pCtx, db, pSrc->zSchema, pSrc->zFile, &iMust) ){
         if( sqlite3_stricmp(pSrc->zSchema, "main")==0 ){
-          WHY("the connection is inside a transaction on main, and a commit may "
-              "have come before it began reading: only it sees its snapshot%s", "");
+          return parSerialWhy(pzWhy, sqlite3_mprintf(
+              "the connection is inside a transaction on main, and a commit may "
+              "have come before it began reading: only it sees its snapshot%s", ""));
         }
-        WHY("the connection is inside a transaction on %s (only main's snapshot "
-            "can be shared): only it sees its snapshot", pSrc->zSchema);
+        return parSerialWhy(pzWhy, sqlite3_mprintf(
+            "the connection is inside a transaction on %s (only main's snapshot "
+            "can be shared): only it sees its snapshot", pSrc->zSchema));
       }
       break;
     }
   }
   if( parQueryInt(db, "PRAGMA reverse_unordered_selects", 0) ){
-    WHY("reverse_unordered_selects is on");
+    return parSerialWhy(pzWhy, sqlite3_mprintf("reverse_unordered_selects is on"));
   }
-  if( (zWhy = parConnectionWhy(db, pSrc->zSchema))!=0 ){ bWhy = 1; goto done; }
-  zWhy = parForeignNames(db, pPlan->zExtractCols);
-  if( zWhy==0 && pPlan->zExtractWhere ) zWhy = parForeignNames(db, pPlan->zExtractWhere);
-  if( zWhy ){ bWhy = 1; goto done; }
+  if( (*pzWhy = parConnectionWhy(db, pSrc->zSchema))!=0 ) return SQLITE_OK;
+  *pzWhy = parForeignNames(db, pPlan->zExtractCols);
+  if( *pzWhy==0 && pPlan->zExtractWhere ) *pzWhy = parForeignNames(db, pPlan->zExtractWhere);
+  if( *pzWhy ) return SQLITE_OK;
   {
     int m = parCollReplaced(db), e;
     for(e=0; e<PAR_N_COLL && (m & (1<<e))==0; e++){}
     if( m ){
-      WHY("the application replaced the collation %s, which worker connections "
-          "have as SQLite defines it", parCollName(e));
+      return parSerialWhy(pzWhy, sqlite3_mprintf(
+          "the application replaced the collation %s, which worker connections "
+          "have as SQLite defines it", parCollName(e)));
     }
   }
+  return SQLITE_OK;
+}
 
-  /* The query reads the table in rowid order (a join: from it, through
-  ** tables and indexes that exist before it runs)... */
-  if( pSrc->bJoin ){
-    if( !parPlanInnerLoops(zPlan) ){
-      WHY("SQLite's plan for the join builds something at each run (%s)", parPlanLine(zPlan));
-    }
-  }else{
-    zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
-    zPlan = zSink ? parQueryPlan(db, zSink) : 0;
-    if( !parPlanIs(zPlan, "SCAN ", 0, " USING ") ){
-      WHY("SQLite does not read %s in rowid order alone (its plan: %s)", pSrc->zTable,
-          zPlan ? parPlanLine(zPlan) : "?");
-    }
-  }
-  /* ...and a rowid range restricts it to a range of the same order (a
-  ** join: the same loops inside, so the ranges' rows one after the other
-  ** are the rows of the whole join, in its order). */
+/* Which name of the rowid cuts pSrc's table into ranges: one for which a
+** range of rowids restricts SQLite's plan for the extraction to a range
+** of the same order, "SEARCH t USING INTEGER PRIMARY KEY" (a join: the
+** same loops inside its plan zPlan, so the ranges' rows one after the
+** other are the rows of the whole join, in its order).  Sets pSrc's zRowid and zRangePlan, and for one table zTailPlan
+** when a range open above keeps that plan too; zRowid stays NULL when no
+** name does (or no memory was left). */
+static void parSourceRowid(sqlite3 *db, const ParPlan *pPlan, ParSource *pSrc,
+                           const char *zAlias, const char *zPlan){
+  static const char *azRowid[] = { "rowid", "_rowid_", "oid" };
+  int i;
   for(i=0; i<3 && pSrc->zRowid==0; i++){
     char *zRange = pSrc->bJoin ? parJoinRangeSql(pPlan, zAlias, azRowid[i])
                  : parRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, azRowid[i], 0);
@@ -1289,53 +1312,98 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     sqlite3_free(zTailSink);
     sqlite3_free(zTailPlan);
   }
+}
+
+/* pSrc's table is WITHOUT ROWID: does a range of its first primary-key
+** column restrict SQLite's scan to a range of the same order, "SEARCH t
+** USING PRIMARY KEY", both closed and open above?  Sets pSrc's zPk,
+** zRangePlan and zTailPlan.  SQLITE_OK, with *pzWhy when it is read
+** serially; or SQLITE_NOMEM. */
+static int parSourcePk(sqlite3 *db, const ParPlan *pPlan, ParSource *pSrc,
+                       const char *zAlias, char **pzWhy){
+  char *zPkWhy = 0, *zRange, *zRangeSink, *zRangePlan, *zTail, *zTailSink, *zTailPlan;
+  char *zHas, *zTailHas;
+  pSrc->zPk = parPkColumn(db, pSrc->zSchema, pSrc->zTable, &zPkWhy);
+  if( pSrc->zPk==0 ) return parSerialWhy(pzWhy, zPkWhy);
+  zRange = parPkRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, pSrc->zPk, 0);
+  zTail = parPkRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, pSrc->zPk, 1);
+  zRangeSink = zRange ? parSinkSql(zRange, (int)strlen(zRange), pPlan->nExtractCol) : 0;
+  zTailSink = zTail ? parSinkSql(zTail, (int)strlen(zTail), pPlan->nExtractCol) : 0;
+  zRangePlan = zRangeSink ? parQueryPlan(db, zRangeSink) : 0;
+  zTailPlan = zTailSink ? parQueryPlan(db, zTailSink) : 0;
+  zHas = sqlite3_mprintf("USING PRIMARY KEY (%s>? AND %s<?)", pSrc->zPk, pSrc->zPk);
+  zTailHas = sqlite3_mprintf("USING PRIMARY KEY (%s>?)", pSrc->zPk);
+  if( zHas==0 || zTailHas==0
+   || !parPlanIs(zRangePlan, "SEARCH ", zHas, 0) || !parPlanIs(zTailPlan, "SEARCH ", zTailHas, 0) ){
+    sqlite3_free(pSrc->zPk);
+    pSrc->zPk = 0;
+  }else{
+    pSrc->zRangePlan = zRangePlan;
+    pSrc->zTailPlan = zTailPlan;
+    zRangePlan = zTailPlan = 0;
+  }
+  sqlite3_free(zRange);
+  sqlite3_free(zTail);
+  sqlite3_free(zRangeSink);
+  sqlite3_free(zTailSink);
+  sqlite3_free(zRangePlan);
+  sqlite3_free(zTailPlan);
+  sqlite3_free(zHas);
+  sqlite3_free(zTailHas);
+  if( pSrc->zPk==0 ){
+    return parSerialWhy(pzWhy, sqlite3_mprintf(
+        "a range of its primary key does not restrict SQLite's scan of %s", pSrc->zTable));
+  }
+  return SQLITE_OK;
+}
+
+/* Can pSrc's table be cut into ranges whose rows, one range after the
+** other, are the extraction's rows in its order?  The query must read
+** the table in rowid order (a join: from it, through tables and indexes
+** that exist before it runs), and a range of rowids (parSourceRowid) or
+** of a WITHOUT ROWID table's first key column (parSourcePk) must keep
+** that plan.  *pzPlan and *pzSink: SQLite's plan for the extraction and
+** its SQL, a join's from parSourceJoin, else made here (the caller frees
+** them whatever the result).  SQLITE_OK, with *pzWhy when it is read
+** serially; or SQLITE_NOMEM. */
+static int parSourceRanges(sqlite3 *db, const ParPlan *pPlan, ParSource *pSrc,
+                           const char *zAlias, char **pzPlan, char **pzSink, char **pzWhy){
+  if( pSrc->bJoin ){
+    if( !parPlanInnerLoops(*pzPlan) ){
+      return parSerialWhy(pzWhy, sqlite3_mprintf(
+          "SQLite's plan for the join builds something at each run (%s)",
+          parPlanLine(*pzPlan)));
+    }
+  }else{
+    *pzSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
+    *pzPlan = *pzSink ? parQueryPlan(db, *pzSink) : 0;
+    if( !parPlanIs(*pzPlan, "SCAN ", 0, " USING ") ){
+      return parSerialWhy(pzWhy, sqlite3_mprintf(
+          "SQLite does not read %s in rowid order alone (its plan: %s)", pSrc->zTable,
+          *pzPlan ? parPlanLine(*pzPlan) : "?"));
+    }
+  }
+  parSourceRowid(db, pPlan, pSrc, zAlias, *pzPlan);
   if( pSrc->zRowid==0 && !pSrc->bJoin
    && sqlite3_table_column_metadata(db, pSrc->zSchema, pSrc->zTable,
                                     "rowid", 0, 0, 0, 0, 0)!=SQLITE_OK ){
-    /* WITHOUT ROWID: ranges of the first primary-key column, if a range
-    ** restricts the scan to a range of the same order. */
-    char *zPkWhy = 0, *zRange, *zRangeSink, *zRangePlan, *zTail, *zTailSink, *zTailPlan;
-    char *zHas, *zTailHas;
-    pSrc->zPk = parPkColumn(db, pSrc->zSchema, pSrc->zTable, &zPkWhy);
-    if( pSrc->zPk==0 ){
-      zWhy = zPkWhy;
-      bWhy = 1;
-      goto done;
-    }
-    zRange = parPkRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, pSrc->zPk, 0);
-    zTail = parPkRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, pSrc->zPk, 1);
-    zRangeSink = zRange ? parSinkSql(zRange, (int)strlen(zRange), pPlan->nExtractCol) : 0;
-    zTailSink = zTail ? parSinkSql(zTail, (int)strlen(zTail), pPlan->nExtractCol) : 0;
-    zRangePlan = zRangeSink ? parQueryPlan(db, zRangeSink) : 0;
-    zTailPlan = zTailSink ? parQueryPlan(db, zTailSink) : 0;
-    zHas = sqlite3_mprintf("USING PRIMARY KEY (%s>? AND %s<?)", pSrc->zPk, pSrc->zPk);
-    zTailHas = sqlite3_mprintf("USING PRIMARY KEY (%s>?)", pSrc->zPk);
-    if( zHas==0 || zTailHas==0
-     || !parPlanIs(zRangePlan, "SEARCH ", zHas, 0) || !parPlanIs(zTailPlan, "SEARCH ", zTailHas, 0) ){
-      sqlite3_free(pSrc->zPk);
-      pSrc->zPk = 0;
-    }else{
-      pSrc->zRangePlan = zRangePlan;
-      pSrc->zTailPlan = zTailPlan;
-      zRangePlan = zTailPlan = 0;
-    }
-    sqlite3_free(zRange);
-    sqlite3_free(zTail);
-    sqlite3_free(zRangeSink);
-    sqlite3_free(zTailSink);
-    sqlite3_free(zRangePlan);
-    sqlite3_free(zTailPlan);
-    sqlite3_free(zHas);
-    sqlite3_free(zTailHas);
-    if( pSrc->zPk==0 ){
-      WHY("a range of its primary key does not restrict SQLite's scan of %s", pSrc->zTable);
-    }
+    int rc = parSourcePk(db, pPlan, pSrc, zAlias, pzWhy);
+    if( rc || *pzWhy ) return rc;
   }
   if( pSrc->zRowid==0 && pSrc->zPk==0 ){
-    WHY(pSrc->bJoin ? "a range of the rowids of %s does not keep SQLite's plan for the join"
-                    : "%s has no rowid to cut it into ranges", pSrc->zTable);
+    return parSerialWhy(pzWhy, sqlite3_mprintf(
+        pSrc->bJoin ? "a range of the rowids of %s does not keep SQLite's plan for the join"
+                    : "%s has no rowid to cut it into ranges", pSrc->zTable));
   }
+  return SQLITE_OK;
+}
 
+/* What the workers run and what the cache knows the rows by: pSrc's
+** worker SQL (the file is "main" there) for a range and for a range open
+** above, its cache key and base, and the file's journal mode and the
+** caller's LIKE, on which both depend.  SQLITE_OK or SQLITE_NOMEM. */
+static int parSourceWorker(sqlite3 *db, const ParPlan *pPlan, ParSource *pSrc,
+                           const char *zAlias){
   {
     char *zJm = sqlite3_mprintf("PRAGMA \"%w\".journal_mode", pSrc->zSchema);
     sqlite3_stmt *pJm = 0;
@@ -1361,7 +1429,7 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     pSrc->zWorkerSql = parRangeSql(pPlan, "main", pSrc->zTable, zAlias, pSrc->zRowid, 0);
     if( pSrc->zWorkerSql && pSrc->zTailPlan ){
       pSrc->zWorkerTailSql = parRangeSql(pPlan, "main", pSrc->zTable, zAlias, pSrc->zRowid, 1);
-      if( pSrc->zWorkerTailSql==0 ) goto nomem;
+      if( pSrc->zWorkerTailSql==0 ) return SQLITE_NOMEM;
       pSrc->bAll = pPlan->zExtractWhere==0;
     }
   }
@@ -1370,8 +1438,9 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     ** of a join's rows depends on it, and the plan on the columns read:
     ** an entry serves fewer columns only in the same order). */
     /* The values bound to the SELECT's parameters are part of both. */
+    const char *zFrom = pPlan->zExtractFrom;
     char *zParams = parParamsKey(pPlan->pParams);
-    if( zParams==0 ) goto nomem;
+    if( zParams==0 ) return SQLITE_NOMEM;
     pSrc->zKey = sqlite3_mprintf("%s\n%d\n%s%s", pSrc->zFile, pSrc->bLikeCs, pSrc->zWorkerSql,
                                  zParams);
     pSrc->zBase = pSrc->bJoin
@@ -1383,27 +1452,59 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
                           pPlan->zExtractWhere ? pPlan->zExtractWhere : "", zParams);
     sqlite3_free(zParams);
   }
-  if( pSrc->zWorkerSql==0 || pSrc->zKey==0 || pSrc->zBase==0 ) goto nomem;
+  if( pSrc->zWorkerSql==0 || pSrc->zKey==0 || pSrc->zBase==0 ) return SQLITE_NOMEM;
+  return SQLITE_OK;
+}
+
+/* Can pPlan's extraction be read in parallel, and how?  Fills pSrc and
+** returns SQLITE_OK; or returns SQLITE_OK with *pzWhy, the reason it is
+** read serially (pSrc cleared); or SQLITE_NOMEM.  The steps, each of
+** which can send it to a serial read: the settings and the query's
+** moment, the table read (parSourceFrom), whether workers can share it
+** (parSourceShared), its ranges (parSourceRanges), then the workers' SQL
+** and the cache key (parSourceWorker). */
+static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
+                            ParSource *pSrc, char **pzWhy){
+  char *zAlias = 0, *zWhy = 0, *zPlan = 0, *zSink = 0;
+  int rc = SQLITE_OK;
+
+  memset(pSrc, 0, sizeof(*pSrc));
+  pSrc->pParams = pPlan->pParams;
+  *pzWhy = 0;
+#define WHY(...) do{ rc = parSerialWhy(&zWhy, sqlite3_mprintf(__VA_ARGS__)); goto done; }while(0)
+  if( !pCtx->bParExtract ) WHY("parallel_extract is off");
+  if( pCtx->nThread<=1 ) WHY("one thread (see par_config('threads'))");
+  if( pPlan->zExtractFrom==0 ) WHY("the query has no extraction");
+  {
+    /* One moment for the whole read, as SQLite's one statement has. */
+    int m = parDatesOf(pPlan->zExtract);
+    if( m<0 ){ rc = SQLITE_NOMEM; goto done; }
+    if( m & PAR_DATES_NOW ){
+      WHY("it calls a date and time function that reads the moment ('now', or no time "
+          "value): each worker would read its own");
+    }
+    if( m & PAR_DATES_UNCHECKED ){
+      WHY("the time values of its date and time functions cannot be checked for 'now' "
+          "(par_timecheck() around them changes SQLite's plan, or is not allowed)");
+    }
+  }
 #undef WHY
+  rc = parSourceFrom(db, pPlan, pSrc, &zAlias, &zPlan, &zSink, &zWhy);
+  if( rc==SQLITE_OK && zWhy==0 ) rc = parSourceShared(pCtx, db, pPlan, pSrc, &zWhy);
+  if( rc==SQLITE_OK && zWhy==0 ){
+    rc = parSourceRanges(db, pPlan, pSrc, zAlias, &zPlan, &zSink, &zWhy);
+  }
+  if( rc==SQLITE_OK && zWhy==0 ) rc = parSourceWorker(db, pPlan, pSrc, zAlias);
+
 done:
   sqlite3_free(zAlias);
   sqlite3_free(zPlan);
   sqlite3_free(zSink);
-  sqlite3_free(aTok);
-  if( bWhy ){
+  if( rc || zWhy ){
     parSourceClear(pSrc);
     *pzWhy = zWhy;
-    return zWhy ? SQLITE_OK : SQLITE_NOMEM;
   }
-  return SQLITE_OK;
-
-nomem:
-  sqlite3_free(zAlias);
-  sqlite3_free(zPlan);
-  sqlite3_free(zSink);
-  sqlite3_free(aTok);
-  parSourceClear(pSrc);
-  return SQLITE_NOMEM;
+  return rc;
 }
 
 /* Can what a serial read of pPlan's extraction returns be kept in the
