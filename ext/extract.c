@@ -2076,12 +2076,213 @@ static void *parWorkerMain(void *pArg){
   return 0;
 }
 
+/* Prepare worker w's statements for pSrc on its connection, with the
+** caller's LIKE: pMeta (the worker SQL, for its columns), pSink (the same
+** through par_sink) and pTail (the range open above, when pSrc has one).
+** SQLITE_OK, or sqlite3_prepare_v2's first error (SQLITE_NOMEM when no
+** memory was left for the SQL); the caller finalizes them either way. */
+static int parWorkerPrepare(ParWorker *w, const ParSource *pSrc){
+  sqlite3 *pDb = w->pDb;
+  char *zSink;
+  int rc;
+  parExec(pDb, pSrc->bLikeCs ? "PRAGMA case_sensitive_like=1"
+                             : "PRAGMA case_sensitive_like=0");
+  rc = sqlite3_prepare_v2(pDb, pSrc->zWorkerSql, -1, &w->pMeta, 0);
+  if( rc==SQLITE_OK ){
+    zSink = parSinkSql(pSrc->zWorkerSql, (int)strlen(pSrc->zWorkerSql),
+                       sqlite3_column_count(w->pMeta));
+    rc = zSink ? sqlite3_prepare_v2(pDb, zSink, -1, &w->pSink, 0) : SQLITE_NOMEM;
+    sqlite3_free(zSink);
+  }
+  if( rc==SQLITE_OK && pSrc->zWorkerTailSql ){
+    zSink = parSinkSql(pSrc->zWorkerTailSql, (int)strlen(pSrc->zWorkerTailSql),
+                       sqlite3_column_count(w->pMeta));
+    rc = zSink ? sqlite3_prepare_v2(pDb, zSink, -1, &w->pTail, 0) : SQLITE_NOMEM;
+    sqlite3_free(zSink);
+  }
+  return rc;
+}
+
+/* Does worker w plan its statements as the caller's connection does
+** (pSrc's zRangePlan and zTailPlan)?  Its settings, such as
+** automatic_index, and the statistics it loaded can differ, and the
+** order of the rows depends on the plan.  1 if so; else 0 with *pzWhy
+** (NULL when no memory was left to say why). */
+static int parWorkerPlansAlike(const ParWorker *w, const ParSource *pSrc, char **pzWhy){
+  const char *azSql[2];
+  const char *azWant[2];
+  int k;
+  azSql[0] = sqlite3_sql(w->pSink);
+  azWant[0] = pSrc->zRangePlan;
+  azSql[1] = w->pTail ? sqlite3_sql(w->pTail) : 0;
+  azWant[1] = pSrc->zTailPlan;
+  for(k=0; k<2; k++){
+    char *zGot;
+    if( azSql[k]==0 ) continue;
+    zGot = parQueryPlan(w->pDb, azSql[k]);
+    if( zGot==0 || azWant[k]==0 || strcmp(zGot, azWant[k])!=0 ){
+      *pzWhy = sqlite3_mprintf("a worker connection plans the extraction otherwise "
+                               "(its plan: %s)", zGot ? parPlanLine(zGot)
+                                                      : sqlite3_errmsg(w->pDb));
+      sqlite3_free(zGot);
+      return 0;
+    }
+    sqlite3_free(zGot);
+  }
+  return 1;
+}
+
+/* The span of pSrc's keys, read on pDb inside the workers' snapshot:
+** *piMin and *piMax get the least and the greatest rowid (a WITHOUT ROWID
+** table: the least key and the greatest number among the keys, text and
+** blobs sorting after numbers, as integers around them), and stay as
+** they are when the table is empty or the statements fail.  *pzWhy when
+** the keys are not numbers. */
+static void parKeySpan(sqlite3 *pDb, const ParSource *pSrc, sqlite3_int64 *piMin,
+                       sqlite3_int64 *piMax, char **pzWhy){
+  char *zMin, *zMax;
+  sqlite3_stmt *pMin = 0, *pMax = 0;
+  /* Two statements: SQLite finds a lone min() or max() at one end of the
+  ** b-tree, but scans the whole table for both at once. */
+  if( pSrc->zPk ){
+    zMin = sqlite3_mprintf("SELECT min(\"%w\") FROM main.\"%w\"", pSrc->zPk, pSrc->zTable);
+    zMax = sqlite3_mprintf("SELECT max(\"%w\") FROM main.\"%w\" WHERE \"%w\"<=%lld",
+                           pSrc->zPk, pSrc->zTable, pSrc->zPk, (sqlite3_int64)INT64_MAX);
+  }else{
+    zMin = sqlite3_mprintf("SELECT min(%s) FROM main.\"%w\"", pSrc->zRowid, pSrc->zTable);
+    zMax = sqlite3_mprintf("SELECT max(%s) FROM main.\"%w\"", pSrc->zRowid, pSrc->zTable);
+  }
+  if( zMin && zMax
+   && sqlite3_prepare_v2(pDb, zMin, -1, &pMin, 0)==SQLITE_OK
+   && sqlite3_prepare_v2(pDb, zMax, -1, &pMax, 0)==SQLITE_OK
+   && sqlite3_step(pMin)==SQLITE_ROW && sqlite3_step(pMax)==SQLITE_ROW ){
+    int eMin = sqlite3_column_type(pMin, 0), eMax = sqlite3_column_type(pMax, 0);
+    if( eMin==SQLITE_INTEGER && eMax==SQLITE_INTEGER ){
+      *piMin = sqlite3_column_int64(pMin, 0);
+      *piMax = sqlite3_column_int64(pMax, 0);
+    }else if( pSrc->zPk && (eMin==SQLITE_INTEGER || eMin==SQLITE_FLOAT)
+           && (eMax==SQLITE_INTEGER || eMax==SQLITE_FLOAT) ){
+      double lo = floor(sqlite3_column_double(pMin, 0));
+      double hi = ceil(sqlite3_column_double(pMax, 0));
+      *piMin = lo<=-9.2e18 ? INT64_MIN : lo>=9.2e18 ? INT64_MAX : (sqlite3_int64)lo;
+      *piMax = hi<=-9.2e18 ? INT64_MIN : hi>=9.2e18 ? INT64_MAX : (sqlite3_int64)hi;
+      if( eMin==SQLITE_INTEGER ) *piMin = sqlite3_column_int64(pMin, 0);
+      if( eMax==SQLITE_INTEGER ) *piMax = sqlite3_column_int64(pMax, 0);
+    }else if( pSrc->zPk && eMin!=SQLITE_NULL ){
+      *pzWhy = sqlite3_mprintf("the keys of %s are not numbers: no ranges to cut",
+                               pSrc->zTable);
+    }
+  }
+  sqlite3_finalize(pMin);
+  sqlite3_finalize(pMax);
+  sqlite3_free(zMin);
+  sqlite3_free(zMax);
+}
+
+/* Cut the keys iMin..iMax into pRun's ranges (bPk: key ranges of a
+** WITHOUT ROWID table, else rowid ranges): 8 per thread, equal in span,
+** so that workers taking them as they finish even out skew in the data;
+** iMax<iMin (an empty table): one empty range, which still names the
+** columns.  Sets nChunk and bPk, and allocates aLo, aHi and apChunk (the
+** caller frees them, on failure too).  SQLITE_OK or SQLITE_NOMEM. */
+static int parRunRanges(ParRun *pRun, int nThread, int bPk, sqlite3_int64 iMin,
+                        sqlite3_int64 iMax){
+  int i;
+  pRun->nChunk = iMax>=iMin ? nThread*8 : 1;
+  pRun->aLo = sqlite3_malloc64(sizeof(sqlite3_int64)*pRun->nChunk);
+  pRun->aHi = sqlite3_malloc64(sizeof(sqlite3_int64)*pRun->nChunk);
+  pRun->apChunk = sqlite3_malloc64(sizeof(ParBatch*)*pRun->nChunk);
+  if( pRun->apChunk ) memset(pRun->apChunk, 0, sizeof(ParBatch*)*pRun->nChunk);
+  if( pRun->aLo==0 || pRun->aHi==0 || pRun->apChunk==0 ) return SQLITE_NOMEM;
+  pRun->bPk = bPk;
+  if( iMax<iMin ){
+    pRun->aLo[0] = 1;
+    pRun->aHi[0] = 0;
+  }else if( pRun->bPk ){
+    /* Key ranges [aLo[i], aHi[i]) = [aLo[i], aLo[i+1]): the bounds never
+    ** decrease, so the ranges cover every key once, in key order. */
+    unsigned __int128 span = (unsigned __int128)((sqlite3_uint64)iMax - (sqlite3_uint64)iMin) + 1;
+    for(i=0; i<pRun->nChunk; i++){
+      pRun->aLo[i] = (sqlite3_int64)((sqlite3_uint64)iMin
+                     + (sqlite3_uint64)(span * (unsigned)i / (unsigned)pRun->nChunk));
+    }
+    for(i=0; i+1<pRun->nChunk; i++) pRun->aHi[i] = pRun->aLo[i+1];
+    pRun->aHi[pRun->nChunk-1] = iMax;
+  }else{
+    /* Rowid ranges [aLo[i], aHi[i]]; a span shorter than the ranges
+    ** would leave some empty, which are left out (aLo[i+1]-1 would
+    ** wrap below INT64_MIN). */
+    unsigned __int128 span = (unsigned __int128)((sqlite3_uint64)iMax - (sqlite3_uint64)iMin) + 1;
+    int nChunk = pRun->nChunk, k = 0;
+    for(i=0; i<nChunk; i++){
+      sqlite3_int64 lo = (sqlite3_int64)((sqlite3_uint64)iMin
+                         + (sqlite3_uint64)(span * (unsigned)i / (unsigned)nChunk));
+      if( k>0 && lo==pRun->aLo[k-1] ) continue;
+      if( k>0 ) pRun->aHi[k-1] = lo - 1;
+      pRun->aLo[k++] = lo;
+    }
+    pRun->nChunk = k;
+    pRun->aHi[k-1] = iMax;
+  }
+  return SQLITE_OK;
+}
+
+/* Read pRun's ranges with the workers aW[0..nThread-1], each on a thread
+** of its own (the calling thread reads every range when no thread can be
+** had), and return when they are done.  Meanwhile the calling thread
+** checks pProbe (sqlite3_interrupt() on the caller's connection, its
+** progress handler) every 5 ms and on a stop interrupts the workers.
+** What was read, or the first error, is in pRun's apChunk, rc and zErr. */
+static void parRunWorkers(ParRun *pRun, ParWorker *aW, int nThread, sqlite3_stmt *pProbe){
+  int i, nStarted = 0;
+  pthread_mutex_init(&pRun->mutex, 0);
+  pthread_cond_init(&pRun->cond, 0);
+  for(i=0; i<nThread; i++){
+    if( pthread_create(&aW[i].tid, 0, parWorkerMain, &aW[i])==0 ){
+      aW[i].bStarted = 1;
+      nStarted++;
+    }
+  }
+  if( nStarted==0 ){
+    /* No thread to be had: the calling thread reads every range. */
+    aW[0].bStarted = 0;
+    parWorkerMain(&aW[0]);
+  }else{
+    pthread_mutex_lock(&pRun->mutex);
+    while( pRun->nDone<nStarted ){
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_nsec += 5*1000*1000;
+      if( ts.tv_nsec>=1000000000 ){ ts.tv_sec++; ts.tv_nsec -= 1000000000; }
+      pthread_cond_timedwait(&pRun->cond, &pRun->mutex, &ts);
+      if( pRun->nDone<nStarted && !__atomic_load_n(&pRun->bStop, __ATOMIC_RELAXED) ){
+        pthread_mutex_unlock(&pRun->mutex);
+        if( parProbeStop(pProbe) ){
+          __atomic_store_n(&pRun->bStop, 1, __ATOMIC_RELAXED);
+          for(i=0; i<nThread; i++) sqlite3_interrupt(aW[i].pDb);
+          pthread_mutex_lock(&pRun->mutex);
+          if( pRun->rc==SQLITE_OK ) pRun->rc = SQLITE_INTERRUPT;
+        }else{
+          pthread_mutex_lock(&pRun->mutex);
+        }
+      }
+    }
+    pthread_mutex_unlock(&pRun->mutex);
+    for(i=0; i<nThread; i++) if( aW[i].bStarted ) pthread_join(aW[i].tid, 0);
+  }
+  pthread_mutex_destroy(&pRun->mutex);
+  pthread_cond_destroy(&pRun->cond);
+}
+
 /* Read pSrc with nThread workers of pool p inside one snapshot (with bMust:
 ** only if its data version is iMust, see parCallerSnapshot).  Returns
 ** SQLITE_OK with *ppBatch, *piVersion and *pbCounted (the ranges were taken
 ** by row count: see ParDense), SQLITE_OK with *pzWhy set when it must be
 ** read serially instead (and *pbStale set when that is because a worker
-** plans it otherwise than the caller), or an error with *pzErr. */
+** plans it otherwise than the caller), or an error with *pzErr.  The
+** steps: the workers' statements (parWorkerPrepare, parWorkerPlansAlike),
+** the snapshot, the span of the keys in it (parKeySpan), the ranges
+** (parRunRanges), the read (parRunWorkers), then the pieces joined. */
 static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParSource *pSrc,
                            int nThread, int bMust, unsigned iMust, ParBatch **ppBatch,
                            unsigned *piVersion, int *pbCounted, int *pbStale, char **pzWhy,
@@ -2089,9 +2290,8 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   ParWorker *aW = 0;
   ParRun run;
   sqlite3_stmt *pProbe = 0;
-  char *zSink = 0;
   sqlite3_int64 iMin = 0, iMax = -1;
-  int rc, i, nStarted = 0, bSnapshot = 0;
+  int rc, i, bSnapshot = 0;
 
   memset(&run, 0, sizeof(run));
   /* A commit since the caller's snapshot: known before anything is
@@ -2113,58 +2313,19 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
 
   /* Statements first: a worker that cannot prepare them reads nothing. */
   for(i=0; i<nThread; i++){
-    sqlite3 *pDb = p->aConn[i];
     aW[i].pRun = &run;
-    aW[i].pDb = pDb;
-    parExec(pDb, pSrc->bLikeCs ? "PRAGMA case_sensitive_like=1"
-                               : "PRAGMA case_sensitive_like=0");
-    rc = sqlite3_prepare_v2(pDb, pSrc->zWorkerSql, -1, &aW[i].pMeta, 0);
-    if( rc==SQLITE_OK ){
-      zSink = parSinkSql(pSrc->zWorkerSql, (int)strlen(pSrc->zWorkerSql),
-                         sqlite3_column_count(aW[i].pMeta));
-      rc = zSink ? sqlite3_prepare_v2(pDb, zSink, -1, &aW[i].pSink, 0) : SQLITE_NOMEM;
-      sqlite3_free(zSink);
-      zSink = 0;
-    }
-    if( rc==SQLITE_OK && pSrc->zWorkerTailSql ){
-      zSink = parSinkSql(pSrc->zWorkerTailSql, (int)strlen(pSrc->zWorkerTailSql),
-                         sqlite3_column_count(aW[i].pMeta));
-      rc = zSink ? sqlite3_prepare_v2(pDb, zSink, -1, &aW[i].pTail, 0) : SQLITE_NOMEM;
-      sqlite3_free(zSink);
-      zSink = 0;
-    }
+    aW[i].pDb = p->aConn[i];
+    rc = parWorkerPrepare(&aW[i], pSrc);
     if( rc==SQLITE_NOMEM ) goto done;
     if( rc ){
       *pzWhy = sqlite3_mprintf("the extraction does not prepare on a worker "
-                               "connection: %s", sqlite3_errmsg(pDb));
+                               "connection: %s", sqlite3_errmsg(aW[i].pDb));
       rc = SQLITE_OK;
       goto done;
     }
-    /* The worker must plan it as the caller's connection does (its
-    ** settings, such as automatic_index, and the statistics it loaded
-    ** can differ): the order of the rows depends on the plan. */
-    {
-      const char *azSql[2];
-      const char *azWant[2];
-      int k;
-      azSql[0] = sqlite3_sql(aW[i].pSink);
-      azWant[0] = pSrc->zRangePlan;
-      azSql[1] = aW[i].pTail ? sqlite3_sql(aW[i].pTail) : 0;
-      azWant[1] = pSrc->zTailPlan;
-      for(k=0; k<2; k++){
-        char *zGot;
-        if( azSql[k]==0 ) continue;
-        zGot = parQueryPlan(pDb, azSql[k]);
-        if( zGot==0 || azWant[k]==0 || strcmp(zGot, azWant[k])!=0 ){
-          *pzWhy = sqlite3_mprintf("a worker connection plans the extraction otherwise "
-                                   "(its plan: %s)", zGot ? parPlanLine(zGot)
-                                                          : sqlite3_errmsg(pDb));
-          sqlite3_free(zGot);
-          *pbStale = 1;
-          goto done;
-        }
-        sqlite3_free(zGot);
-      }
+    if( !parWorkerPlansAlike(&aW[i], pSrc, pzWhy) ){
+      *pbStale = 1;
+      goto done;
     }
   }
 
@@ -2176,92 +2337,16 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
     *pzWhy = parCommitCameWhy(pSrc->zSchema);
     goto done;
   }
-  /* Two statements: SQLite finds a lone min() or max() of the rowid at one
-  ** end of the b-tree, but scans the whole table for both at once.  For a
-  ** WITHOUT ROWID table: the least key and the greatest number among the
-  ** keys (text and blobs sort after numbers), as integers around them. */
-  {
-    char *zMin, *zMax;
-    sqlite3_stmt *pMin = 0, *pMax = 0;
-    if( pSrc->zPk ){
-      zMin = sqlite3_mprintf("SELECT min(\"%w\") FROM main.\"%w\"", pSrc->zPk, pSrc->zTable);
-      zMax = sqlite3_mprintf("SELECT max(\"%w\") FROM main.\"%w\" WHERE \"%w\"<=%lld",
-                             pSrc->zPk, pSrc->zTable, pSrc->zPk, (sqlite3_int64)INT64_MAX);
-    }else{
-      zMin = sqlite3_mprintf("SELECT min(%s) FROM main.\"%w\"", pSrc->zRowid, pSrc->zTable);
-      zMax = sqlite3_mprintf("SELECT max(%s) FROM main.\"%w\"", pSrc->zRowid, pSrc->zTable);
-    }
-    if( zMin && zMax
-     && sqlite3_prepare_v2(p->aConn[0], zMin, -1, &pMin, 0)==SQLITE_OK
-     && sqlite3_prepare_v2(p->aConn[0], zMax, -1, &pMax, 0)==SQLITE_OK
-     && sqlite3_step(pMin)==SQLITE_ROW && sqlite3_step(pMax)==SQLITE_ROW ){
-      int eMin = sqlite3_column_type(pMin, 0), eMax = sqlite3_column_type(pMax, 0);
-      if( eMin==SQLITE_INTEGER && eMax==SQLITE_INTEGER ){
-        iMin = sqlite3_column_int64(pMin, 0);
-        iMax = sqlite3_column_int64(pMax, 0);
-      }else if( pSrc->zPk && (eMin==SQLITE_INTEGER || eMin==SQLITE_FLOAT)
-             && (eMax==SQLITE_INTEGER || eMax==SQLITE_FLOAT) ){
-        double lo = floor(sqlite3_column_double(pMin, 0));
-        double hi = ceil(sqlite3_column_double(pMax, 0));
-        iMin = lo<=-9.2e18 ? INT64_MIN : lo>=9.2e18 ? INT64_MAX : (sqlite3_int64)lo;
-        iMax = hi<=-9.2e18 ? INT64_MIN : hi>=9.2e18 ? INT64_MAX : (sqlite3_int64)hi;
-        if( eMin==SQLITE_INTEGER ) iMin = sqlite3_column_int64(pMin, 0);
-        if( eMax==SQLITE_INTEGER ) iMax = sqlite3_column_int64(pMax, 0);
-      }else if( pSrc->zPk && eMin!=SQLITE_NULL ){
-        *pzWhy = sqlite3_mprintf("the keys of %s are not numbers: no ranges to cut",
-                                 pSrc->zTable);
-      }
-    }
-    sqlite3_finalize(pMin);
-    sqlite3_finalize(pMax);
-    sqlite3_free(zMin);
-    sqlite3_free(zMax);
-    if( *pzWhy ) goto done;
-  }
+  parKeySpan(p->aConn[0], pSrc, &iMin, &iMax, pzWhy);
+  if( *pzWhy ) goto done;
   /* Below min_rows rowids the caller reads faster alone. */
   if( iMax>=iMin && (sqlite3_uint64)iMax - (sqlite3_uint64)iMin < (sqlite3_uint64)pCtx->nMinRow ){
     *pzWhy = sqlite3_mprintf("fewer than min_rows (%lld) rows", pCtx->nMinRow);
     goto done;
   }
 
-  /* Ranges: 8 per thread, equal in rowid span; an empty table reads one
-  ** empty range, which still names the columns. */
-  run.nChunk = iMax>=iMin ? nThread*8 : 1;
-  run.aLo = sqlite3_malloc64(sizeof(sqlite3_int64)*run.nChunk);
-  run.aHi = sqlite3_malloc64(sizeof(sqlite3_int64)*run.nChunk);
-  run.apChunk = sqlite3_malloc64(sizeof(ParBatch*)*run.nChunk);
-  if( run.apChunk ) memset(run.apChunk, 0, sizeof(ParBatch*)*run.nChunk);
-  if( run.aLo==0 || run.aHi==0 || run.apChunk==0 ){ rc = SQLITE_NOMEM; goto done; }
-  run.bPk = pSrc->zPk!=0;
-  if( iMax<iMin ){
-    run.aLo[0] = 1;
-    run.aHi[0] = 0;
-  }else if( run.bPk ){
-    /* Key ranges [aLo[i], aHi[i]) = [aLo[i], aLo[i+1]): the bounds never
-    ** decrease, so the ranges cover every key once, in key order. */
-    unsigned __int128 span = (unsigned __int128)((sqlite3_uint64)iMax - (sqlite3_uint64)iMin) + 1;
-    for(i=0; i<run.nChunk; i++){
-      run.aLo[i] = (sqlite3_int64)((sqlite3_uint64)iMin
-                   + (sqlite3_uint64)(span * (unsigned)i / (unsigned)run.nChunk));
-    }
-    for(i=0; i+1<run.nChunk; i++) run.aHi[i] = run.aLo[i+1];
-    run.aHi[run.nChunk-1] = iMax;
-  }else{
-    /* Rowid ranges [aLo[i], aHi[i]]; a span shorter than the ranges
-    ** would leave some empty, which are left out (aLo[i+1]-1 would
-    ** wrap below INT64_MIN). */
-    unsigned __int128 span = (unsigned __int128)((sqlite3_uint64)iMax - (sqlite3_uint64)iMin) + 1;
-    int nChunk = run.nChunk, k = 0;
-    for(i=0; i<nChunk; i++){
-      sqlite3_int64 lo = (sqlite3_int64)((sqlite3_uint64)iMin
-                         + (sqlite3_uint64)(span * (unsigned)i / (unsigned)nChunk));
-      if( k>0 && lo==run.aLo[k-1] ) continue;
-      if( k>0 ) run.aHi[k-1] = lo - 1;
-      run.aLo[k++] = lo;
-    }
-    run.nChunk = k;
-    run.aHi[k-1] = iMax;
-  }
+  rc = parRunRanges(&run, nThread, pSrc->zPk!=0, iMin, iMax);
+  if( rc ) goto done;
   run.bCount = pSrc->bAll && parDenseKnown(p, pSrc->zTable, *piVersion, iMin, iMax);
   run.mxMem = parMemLimit(pCtx);
   run.pParams = pSrc->pParams;
@@ -2281,44 +2366,7 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
       if( run.pWin==0 ){ rc = SQLITE_NOMEM; goto done; }
     }
   }
-  pthread_mutex_init(&run.mutex, 0);
-  pthread_cond_init(&run.cond, 0);
-
-  for(i=0; i<nThread; i++){
-    if( pthread_create(&aW[i].tid, 0, parWorkerMain, &aW[i])==0 ){
-      aW[i].bStarted = 1;
-      nStarted++;
-    }
-  }
-  if( nStarted==0 ){
-    /* No thread to be had: the calling thread reads every range. */
-    aW[0].bStarted = 0;
-    parWorkerMain(&aW[0]);
-  }else{
-    pthread_mutex_lock(&run.mutex);
-    while( run.nDone<nStarted ){
-      struct timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      ts.tv_nsec += 5*1000*1000;
-      if( ts.tv_nsec>=1000000000 ){ ts.tv_sec++; ts.tv_nsec -= 1000000000; }
-      pthread_cond_timedwait(&run.cond, &run.mutex, &ts);
-      if( run.nDone<nStarted && !__atomic_load_n(&run.bStop, __ATOMIC_RELAXED) ){
-        pthread_mutex_unlock(&run.mutex);
-        if( parProbeStop(pProbe) ){
-          __atomic_store_n(&run.bStop, 1, __ATOMIC_RELAXED);
-          for(i=0; i<nThread; i++) sqlite3_interrupt(aW[i].pDb);
-          pthread_mutex_lock(&run.mutex);
-          if( run.rc==SQLITE_OK ) run.rc = SQLITE_INTERRUPT;
-        }else{
-          pthread_mutex_lock(&run.mutex);
-        }
-      }
-    }
-    pthread_mutex_unlock(&run.mutex);
-    for(i=0; i<nThread; i++) if( aW[i].bStarted ) pthread_join(aW[i].tid, 0);
-  }
-  pthread_mutex_destroy(&run.mutex);
-  pthread_cond_destroy(&run.cond);
+  parRunWorkers(&run, aW, nThread, pProbe);
 
   rc = run.rc;
   if( rc==SQLITE_INTERRUPT ){
@@ -2351,7 +2399,6 @@ done:
   sqlite3_free(run.aHi);
   sqlite3_free(run.zErr);
   sqlite3_finalize(pProbe);
-  sqlite3_free(zSink);
   sqlite3_free(aW);
   return rc;
 }
