@@ -1062,38 +1062,111 @@ static int parJoinTable(const char *zFrom, const ParToken *aTok, int nTok, const
 static int parCallerVouched(ParContext *pCtx, sqlite3 *db, const char *zSchema,
                             const char *zFile, unsigned *piMust);
 
-static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
-                            ParSource *pSrc, char **pzWhy){
-  static const char *azRowid[] = { "rowid", "_rowid_", "oid" };
-  const char *zFrom = pPlan->zExtractFrom;
-  ParToken *aTok = 0;
-  char *zAlias = 0, *zWhy = 0, *zPlan = 0, *zSink = 0;
-  int nTok = 0, iName = 0, iAlias = -1, i, bWhy = 0;
+/* The reason why a source is read serially, zWhy (made by sqlite3_mprintf
+** or a *Why() helper), into *pzWhy: SQLITE_OK, or SQLITE_NOMEM when there
+** was no memory to say why. */
+static int parSerialWhy(char **pzWhy, char *zWhy){
+  *pzWhy = zWhy;
+  return zWhy ? SQLITE_OK : SQLITE_NOMEM;
+}
 
-  memset(pSrc, 0, sizeof(*pSrc));
-  pSrc->pParams = pPlan->pParams;
-  *pzWhy = 0;
-#define WHY(...) do{ zWhy = sqlite3_mprintf(__VA_ARGS__); bWhy = 1; goto done; }while(0)
-  if( !pCtx->bParExtract ) WHY("parallel_extract is off");
-  if( pCtx->nThread<=1 ) WHY("one thread (see par_config('threads'))");
-  if( zFrom==0 ) WHY("the query has no extraction");
-  {
-    /* One moment for the whole read, as SQLite's one statement has. */
-    int m = parDatesOf(pPlan->zExtract);
-    if( m<0 ) goto nomem;
-    if( m & PAR_DATES_NOW ){
-      WHY("it calls a date and time function that reads the moment ('now', or no time "
-          "value): each worker would read its own");
+/* The FROM clause zFrom of pPlan is a join (tokens aTok[0..nTok-1]): which
+** table to cut into rowid ranges, each range joined on its worker?  The
+** table of SQLite's outermost loop, if the loop is a SCAN in rowid order
+** that leads no other loop.  Only inner joins of main's tables (as the
+** caller's connection resolves their names: no temp table or temp view in
+** the way, nothing attached, no virtual table): a worker has main's file
+** as main, and nothing else.  Sets pSrc's bJoin, zTable and zSchema, and
+** *pzAlias (how the SQL names the table), *pzPlan (SQLite's plan for the
+** join through par_sink) and *pzSink (that SQL), which the caller frees
+** whatever the result.  SQLITE_OK, with *pzWhy when it is read serially;
+** or SQLITE_NOMEM. */
+static int parSourceJoin(sqlite3 *db, const ParPlan *pPlan, const ParToken *aTok, int nTok,
+                         ParSource *pSrc, char **pzAlias, char **pzPlan, char **pzSink,
+                         char **pzWhy){
+  const char *zFrom = pPlan->zExtractFrom;
+  int iSchema = -1, iTable = -1, iRef = -1, i;
+  const char *zEnd, *zUsing;
+  char *zShown, *zPlan;
+  pSrc->bJoin = 1;
+  for(i=0; i<nTok; i++){
+    if( parTokIs(zFrom, &aTok[i], "LEFT") || parTokIs(zFrom, &aTok[i], "RIGHT")
+     || parTokIs(zFrom, &aTok[i], "FULL") || parTokIs(zFrom, &aTok[i], "OUTER") ){
+      return parSerialWhy(pzWhy, sqlite3_mprintf("an outer join is read serially"));
     }
-    if( m & PAR_DATES_UNCHECKED ){
-      WHY("the time values of its date and time functions cannot be checked for 'now' "
-          "(par_timecheck() around them changes SQLite's plan, or is not allowed)");
+    if( parTokIs(zFrom, &aTok[i], "SELECT") || parTokIs(zFrom, &aTok[i], "VALUES") ){
+      return parSerialWhy(pzWhy, sqlite3_mprintf("a subquery in FROM is read serially"));
     }
   }
+  /* Functions of the application (in ON, in views) and volatile ones
+  ** too: the workers would call SQLite's own, or another draw. */
+  if( parProgramDb(db, pPlan->zExtract, 1)!=0 || parNamesTempView(db, zFrom) ){
+    return parSerialWhy(pzWhy, sqlite3_mprintf(
+        "the join reads tables outside main, a temp view or a virtual table, "
+        "or calls a function of the application or a volatile one"));
+  }
+  if( (*pzWhy = parForeignNames(db, zFrom))!=0 ) return SQLITE_OK;
+  *pzSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
+  if( *pzSink==0 ) return SQLITE_NOMEM;
+  zPlan = *pzPlan = parQueryPlan(db, *pzSink);
+  if( zPlan==0 ){
+    return parSerialWhy(pzWhy, sqlite3_mprintf("its query plan cannot be read: %s",
+                                               sqlite3_errmsg(db)));
+  }
+  zEnd = strchr(zPlan, '\n');
+  zUsing = strstr(zPlan, " USING ");
+  if( strncmp(zPlan, "SCAN ", 5)!=0 || zEnd==0 || (zUsing && zUsing<zEnd) ){
+    return parSerialWhy(pzWhy, sqlite3_mprintf(
+        "SQLite does not join from one table read in rowid order (its plan: %s)",
+        parPlanLine(zPlan)));
+  }
+  zShown = sqlite3_mprintf("%.*s", (int)(zEnd - zPlan - 5), zPlan + 5);
+  if( zShown==0 ) return SQLITE_NOMEM;
+  {
+    /* The name must lead no other loop (a view's own aliases, once
+    ** flattened, could repeat it). */
+    int nLoop = 0;
+    const char *z;
+    for(z=zPlan; *z; z = strchr(z, '\n') + 1){
+      const char *zName = strncmp(z, "SCAN ", 5)==0 ? z+5
+                        : strncmp(z, "SEARCH ", 7)==0 ? z+7 : 0;
+      size_t n = strlen(zShown);
+      if( zName && strncmp(zName, zShown, n)==0 && (zName[n]=='\n' || zName[n]==' ') ){
+        nLoop++;
+      }
+    }
+    if( nLoop!=1 || !parJoinTable(zFrom, aTok, nTok, zShown, &iSchema, &iTable, &iRef) ){
+      sqlite3_free(zShown);
+      return parSerialWhy(pzWhy, sqlite3_mprintf(
+          "the join's first table is not found once in its FROM clause"));
+    }
+  }
+  sqlite3_free(zShown);
+  *pzAlias = parDequote(zFrom + aTok[iRef].i, aTok[iRef].n);
+  pSrc->zTable = parDequote(zFrom + aTok[iTable].i, aTok[iTable].n);
+  if( *pzAlias==0 || pSrc->zTable==0 ) return SQLITE_NOMEM;
+  pSrc->zSchema = iSchema>=0 ? parDequote(zFrom + aTok[iSchema].i, aTok[iSchema].n)
+                             : parResolveSchema(db, pSrc->zTable);
+  if( pSrc->zSchema && sqlite3_stricmp(pSrc->zSchema, "main")!=0 ){
+    return parSerialWhy(pzWhy, sqlite3_mprintf("the join reads tables outside main"));
+  }
+  return SQLITE_OK;
+}
 
-  /* FROM: [schema .] table [[AS] alias] and nothing more. */
+/* Which table does pPlan's extraction read?  Its FROM clause is
+** [schema .] table [[AS] alias] and nothing more, or a join
+** (parSourceJoin).  Sets pSrc's zTable and zSchema (NULL when the name
+** resolves to nothing), *pzAlias and, for a join, *pzPlan and *pzSink
+** (see parSourceJoin; the caller frees them whatever the result).
+** SQLITE_OK, with *pzWhy when it is read serially; or SQLITE_NOMEM. */
+static int parSourceFrom(sqlite3 *db, const ParPlan *pPlan, ParSource *pSrc,
+                         char **pzAlias, char **pzPlan, char **pzSink, char **pzWhy){
+  const char *zFrom = pPlan->zExtractFrom;
+  ParToken *aTok;
+  int nTok = 0, iName = 0, iAlias = -1, i, rc = SQLITE_OK;
+
   aTok = parTokenize(zFrom, &nTok);
-  if( aTok==0 ) goto nomem;
+  if( aTok==0 ) return SQLITE_NOMEM;
   nTok--;   /* the PT_EOF */
 #define ISNAME(k) ((k)<nTok && (aTok[k].eType==PT_ID || aTok[k].eType==PT_QID))
   if( nTok>=3 && ISNAME(0) && aTok[1].eType==PT_DOT && ISNAME(2) ) iName = 2;
@@ -1102,99 +1175,50 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   if( ISNAME(i) ){ iAlias = i; i++; }
   if( ISNAME(iName) && i==nTok ){
     pSrc->zTable = parDequote(zFrom + aTok[iName].i, aTok[iName].n);
-    zAlias = iAlias>=0 ? parDequote(zFrom + aTok[iAlias].i, aTok[iAlias].n)
-                       : sqlite3_mprintf("%s", pSrc->zTable);
+    *pzAlias = iAlias>=0 ? parDequote(zFrom + aTok[iAlias].i, aTok[iAlias].n)
+                         : sqlite3_mprintf("%s", pSrc->zTable);
     pSrc->zSchema = iName ? parDequote(zFrom + aTok[0].i, aTok[0].n)
                           : parResolveSchema(db, pSrc->zTable);
   }else{
-    /* A join: the table of SQLite's outermost loop, cut into rowid ranges,
-    ** each range joined on its worker.  Only inner joins of main's tables
-    ** (as the caller's connection resolves their names: no temp table or
-    ** temp view in the way, nothing attached, no virtual table): a worker
-    ** has main's file as main, and nothing else. */
-    int iSchema = -1, iTable = -1, iRef = -1;
-    const char *zEnd, *zUsing;
-    char *zShown;
-    pSrc->bJoin = 1;
-    for(i=0; i<nTok; i++){
-      if( parTokIs(zFrom, &aTok[i], "LEFT") || parTokIs(zFrom, &aTok[i], "RIGHT")
-       || parTokIs(zFrom, &aTok[i], "FULL") || parTokIs(zFrom, &aTok[i], "OUTER") ){
-        WHY("an outer join is read serially");
-      }
-      if( parTokIs(zFrom, &aTok[i], "SELECT") || parTokIs(zFrom, &aTok[i], "VALUES") ){
-        WHY("a subquery in FROM is read serially");
-      }
-    }
-    /* Functions of the application (in ON, in views) and volatile ones
-    ** too: the workers would call SQLite's own, or another draw. */
-    if( parProgramDb(db, pPlan->zExtract, 1)!=0 || parNamesTempView(db, zFrom) ){
-      WHY("the join reads tables outside main, a temp view or a virtual table, "
-          "or calls a function of the application or a volatile one");
-    }
-    if( (zWhy = parForeignNames(db, zFrom))!=0 ){ bWhy = 1; goto done; }
-    zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
-    if( zSink==0 ) goto nomem;
-    zPlan = parQueryPlan(db, zSink);
-    if( zPlan==0 ) WHY("its query plan cannot be read: %s", sqlite3_errmsg(db));
-    zEnd = strchr(zPlan, '\n');
-    zUsing = strstr(zPlan, " USING ");
-    if( strncmp(zPlan, "SCAN ", 5)!=0 || zEnd==0 || (zUsing && zUsing<zEnd) ){
-      WHY("SQLite does not join from one table read in rowid order (its plan: %s)",
-          parPlanLine(zPlan));
-    }
-    zShown = sqlite3_mprintf("%.*s", (int)(zEnd - zPlan - 5), zPlan + 5);
-    if( zShown==0 ) goto nomem;
-    {
-      /* The name must lead no other loop (a view's own aliases, once
-      ** flattened, could repeat it). */
-      int nLoop = 0;
-      const char *z;
-      for(z=zPlan; *z; z = strchr(z, '\n') + 1){
-        const char *zName = strncmp(z, "SCAN ", 5)==0 ? z+5
-                          : strncmp(z, "SEARCH ", 7)==0 ? z+7 : 0;
-        size_t n = strlen(zShown);
-        if( zName && strncmp(zName, zShown, n)==0 && (zName[n]=='\n' || zName[n]==' ') ){
-          nLoop++;
-        }
-      }
-      if( nLoop!=1 || !parJoinTable(zFrom, aTok, nTok, zShown, &iSchema, &iTable, &iRef) ){
-        sqlite3_free(zShown);
-        WHY("the join's first table is not found once in its FROM clause");
-      }
-    }
-    sqlite3_free(zShown);
-    zAlias = parDequote(zFrom + aTok[iRef].i, aTok[iRef].n);
-    pSrc->zTable = parDequote(zFrom + aTok[iTable].i, aTok[iTable].n);
-    if( zAlias==0 || pSrc->zTable==0 ) goto nomem;
-    pSrc->zSchema = iSchema>=0 ? parDequote(zFrom + aTok[iSchema].i, aTok[iSchema].n)
-                               : parResolveSchema(db, pSrc->zTable);
-    if( pSrc->zSchema && sqlite3_stricmp(pSrc->zSchema, "main")!=0 ){
-      WHY("the join reads tables outside main");
-    }
+    rc = parSourceJoin(db, pPlan, aTok, nTok, pSrc, pzAlias, pzPlan, pzSink, pzWhy);
   }
 #undef ISNAME
-  if( pSrc->zTable==0 || zAlias==0 ) goto nomem;
+  sqlite3_free(aTok);
+  if( rc==SQLITE_OK && *pzWhy==0 && (pSrc->zTable==0 || *pzAlias==0) ) rc = SQLITE_NOMEM;
+  return rc;
+}
+
+/* Can worker connections read pSrc's table as the caller's connection
+** would?  It must be a table (not a view, nor in temp) of a database
+** file on the default VFS; the caller's connection must have no
+** uncommitted change there, nor a snapshot only it can see; and nothing
+** the extraction names (functions, collations, settings of the
+** connection) may differ on a new connection.  SQLITE_OK, with *pzWhy
+** when it is read serially; or SQLITE_NOMEM. */
+static int parSourceShared(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
+                           ParSource *pSrc, char **pzWhy){
   if( pSrc->zSchema==0 || !parHasTable(db, pSrc->zSchema, pSrc->zTable) ){
     /* A view named with its schema (main.v) too: SQLite's plan shows its
     ** tables, not it, and its rows need not be its rowids' ranges. */
-    WHY("%s is not a table", pSrc->zTable);
+    return parSerialWhy(pzWhy, sqlite3_mprintf("%s is not a table", pSrc->zTable));
   }
   if( sqlite3_stricmp(pSrc->zSchema, "temp")==0 ){
-    WHY("%s is a temp table: only the caller's connection sees it", pSrc->zTable);
+    return parSerialWhy(pzWhy, sqlite3_mprintf(
+        "%s is a temp table: only the caller's connection sees it", pSrc->zTable));
   }
   pSrc->zFile = sqlite3_db_filename(db, pSrc->zSchema);
   if( pSrc->zFile==0 || pSrc->zFile[0]==0 ){
-    WHY("%s is in an in-memory or temporary database", pSrc->zTable);
+    return parSerialWhy(pzWhy, sqlite3_mprintf(
+        "%s is in an in-memory or temporary database", pSrc->zTable));
   }
   {
     char *zVfs = 0;
     if( !parDefaultVfs(db, pSrc->zSchema, &zVfs) ){
-      sqlite3_free(zWhy);
-      zWhy = sqlite3_mprintf("the database %s uses the VFS %s, not the default one",
-                             pSrc->zSchema, zVfs ? zVfs : "?");
+      *pzWhy = sqlite3_mprintf("the database %s uses the VFS %s, not the default one",
+                               pSrc->zSchema, zVfs ? zVfs : "?");
     }
     sqlite3_free(zVfs);
-    if( zWhy ){ bWhy = 1; goto done; }
+    if( *pzWhy ) return SQLITE_OK;
   }
   /* Uncommitted writes are only on the caller's connection, and so is the
   ** snapshot of an explicit transaction, unless the moment noted vouches
@@ -1202,55 +1226,54 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
   ** belongs to the statements running now (parCallerSnapshot). */
   switch( sqlite3_txn_state(db, pSrc->zSchema) ){
     case SQLITE_TXN_WRITE:
-      WHY("the connection has uncommitted changes to %s: only it sees them",
-          pSrc->zSchema);
+      return parSerialWhy(pzWhy, sqlite3_mprintf(
+          "the connection has uncommitted changes to %s: only it sees them", pSrc->zSchema));
     case SQLITE_TXN_READ: {
       unsigned iMust;
       if( !sqlite3_get_autocommit(db)
        && !parCallerVouched(pCtx, db, pSrc->zSchema, pSrc->zFile, &iMust) ){
         if( sqlite3_stricmp(pSrc->zSchema, "main")==0 ){
-          WHY("the connection is inside a transaction on main, and a commit may "
-              "have come before it began reading: only it sees its snapshot%s", "");
+          return parSerialWhy(pzWhy, sqlite3_mprintf(
+              "the connection is inside a transaction on main, and a commit may "
+              "have come before it began reading: only it sees its snapshot%s", ""));
         }
-        WHY("the connection is inside a transaction on %s (only main's snapshot "
-            "can be shared): only it sees its snapshot", pSrc->zSchema);
+        return parSerialWhy(pzWhy, sqlite3_mprintf(
+            "the connection is inside a transaction on %s (only main's snapshot "
+            "can be shared): only it sees its snapshot", pSrc->zSchema));
       }
       break;
     }
   }
   if( parQueryInt(db, "PRAGMA reverse_unordered_selects", 0) ){
-    WHY("reverse_unordered_selects is on");
+    return parSerialWhy(pzWhy, sqlite3_mprintf("reverse_unordered_selects is on"));
   }
-  if( (zWhy = parConnectionWhy(db, pSrc->zSchema))!=0 ){ bWhy = 1; goto done; }
-  zWhy = parForeignNames(db, pPlan->zExtractCols);
-  if( zWhy==0 && pPlan->zExtractWhere ) zWhy = parForeignNames(db, pPlan->zExtractWhere);
-  if( zWhy ){ bWhy = 1; goto done; }
+  if( (*pzWhy = parConnectionWhy(db, pSrc->zSchema))!=0 ) return SQLITE_OK;
+  *pzWhy = parForeignNames(db, pPlan->zExtractCols);
+  if( *pzWhy==0 && pPlan->zExtractWhere ) *pzWhy = parForeignNames(db, pPlan->zExtractWhere);
+  if( *pzWhy ) return SQLITE_OK;
   {
     int m = parCollReplaced(db), e;
     for(e=0; e<PAR_N_COLL && (m & (1<<e))==0; e++){}
     if( m ){
-      WHY("the application replaced the collation %s, which worker connections "
-          "have as SQLite defines it", parCollName(e));
+      return parSerialWhy(pzWhy, sqlite3_mprintf(
+          "the application replaced the collation %s, which worker connections "
+          "have as SQLite defines it", parCollName(e)));
     }
   }
+  return SQLITE_OK;
+}
 
-  /* The query reads the table in rowid order (a join: from it, through
-  ** tables and indexes that exist before it runs)... */
-  if( pSrc->bJoin ){
-    if( !parPlanInnerLoops(zPlan) ){
-      WHY("SQLite's plan for the join builds something at each run (%s)", parPlanLine(zPlan));
-    }
-  }else{
-    zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
-    zPlan = zSink ? parQueryPlan(db, zSink) : 0;
-    if( !parPlanIs(zPlan, "SCAN ", 0, " USING ") ){
-      WHY("SQLite does not read %s in rowid order alone (its plan: %s)", pSrc->zTable,
-          zPlan ? parPlanLine(zPlan) : "?");
-    }
-  }
-  /* ...and a rowid range restricts it to a range of the same order (a
-  ** join: the same loops inside, so the ranges' rows one after the other
-  ** are the rows of the whole join, in its order). */
+/* Which name of the rowid cuts pSrc's table into ranges: one for which a
+** range of rowids restricts SQLite's plan for the extraction to a range
+** of the same order, "SEARCH t USING INTEGER PRIMARY KEY" (a join: the
+** same loops inside its plan zPlan, so the ranges' rows one after the
+** other are the rows of the whole join, in its order).  Sets pSrc's zRowid and zRangePlan, and for one table zTailPlan
+** when a range open above keeps that plan too; zRowid stays NULL when no
+** name does (or no memory was left). */
+static void parSourceRowid(sqlite3 *db, const ParPlan *pPlan, ParSource *pSrc,
+                           const char *zAlias, const char *zPlan){
+  static const char *azRowid[] = { "rowid", "_rowid_", "oid" };
+  int i;
   for(i=0; i<3 && pSrc->zRowid==0; i++){
     char *zRange = pSrc->bJoin ? parJoinRangeSql(pPlan, zAlias, azRowid[i])
                  : parRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, azRowid[i], 0);
@@ -1289,53 +1312,98 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     sqlite3_free(zTailSink);
     sqlite3_free(zTailPlan);
   }
+}
+
+/* pSrc's table is WITHOUT ROWID: does a range of its first primary-key
+** column restrict SQLite's scan to a range of the same order, "SEARCH t
+** USING PRIMARY KEY", both closed and open above?  Sets pSrc's zPk,
+** zRangePlan and zTailPlan.  SQLITE_OK, with *pzWhy when it is read
+** serially; or SQLITE_NOMEM. */
+static int parSourcePk(sqlite3 *db, const ParPlan *pPlan, ParSource *pSrc,
+                       const char *zAlias, char **pzWhy){
+  char *zPkWhy = 0, *zRange, *zRangeSink, *zRangePlan, *zTail, *zTailSink, *zTailPlan;
+  char *zHas, *zTailHas;
+  pSrc->zPk = parPkColumn(db, pSrc->zSchema, pSrc->zTable, &zPkWhy);
+  if( pSrc->zPk==0 ) return parSerialWhy(pzWhy, zPkWhy);
+  zRange = parPkRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, pSrc->zPk, 0);
+  zTail = parPkRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, pSrc->zPk, 1);
+  zRangeSink = zRange ? parSinkSql(zRange, (int)strlen(zRange), pPlan->nExtractCol) : 0;
+  zTailSink = zTail ? parSinkSql(zTail, (int)strlen(zTail), pPlan->nExtractCol) : 0;
+  zRangePlan = zRangeSink ? parQueryPlan(db, zRangeSink) : 0;
+  zTailPlan = zTailSink ? parQueryPlan(db, zTailSink) : 0;
+  zHas = sqlite3_mprintf("USING PRIMARY KEY (%s>? AND %s<?)", pSrc->zPk, pSrc->zPk);
+  zTailHas = sqlite3_mprintf("USING PRIMARY KEY (%s>?)", pSrc->zPk);
+  if( zHas==0 || zTailHas==0
+   || !parPlanIs(zRangePlan, "SEARCH ", zHas, 0) || !parPlanIs(zTailPlan, "SEARCH ", zTailHas, 0) ){
+    sqlite3_free(pSrc->zPk);
+    pSrc->zPk = 0;
+  }else{
+    pSrc->zRangePlan = zRangePlan;
+    pSrc->zTailPlan = zTailPlan;
+    zRangePlan = zTailPlan = 0;
+  }
+  sqlite3_free(zRange);
+  sqlite3_free(zTail);
+  sqlite3_free(zRangeSink);
+  sqlite3_free(zTailSink);
+  sqlite3_free(zRangePlan);
+  sqlite3_free(zTailPlan);
+  sqlite3_free(zHas);
+  sqlite3_free(zTailHas);
+  if( pSrc->zPk==0 ){
+    return parSerialWhy(pzWhy, sqlite3_mprintf(
+        "a range of its primary key does not restrict SQLite's scan of %s", pSrc->zTable));
+  }
+  return SQLITE_OK;
+}
+
+/* Can pSrc's table be cut into ranges whose rows, one range after the
+** other, are the extraction's rows in its order?  The query must read
+** the table in rowid order (a join: from it, through tables and indexes
+** that exist before it runs), and a range of rowids (parSourceRowid) or
+** of a WITHOUT ROWID table's first key column (parSourcePk) must keep
+** that plan.  *pzPlan and *pzSink: SQLite's plan for the extraction and
+** its SQL, a join's from parSourceJoin, else made here (the caller frees
+** them whatever the result).  SQLITE_OK, with *pzWhy when it is read
+** serially; or SQLITE_NOMEM. */
+static int parSourceRanges(sqlite3 *db, const ParPlan *pPlan, ParSource *pSrc,
+                           const char *zAlias, char **pzPlan, char **pzSink, char **pzWhy){
+  if( pSrc->bJoin ){
+    if( !parPlanInnerLoops(*pzPlan) ){
+      return parSerialWhy(pzWhy, sqlite3_mprintf(
+          "SQLite's plan for the join builds something at each run (%s)",
+          parPlanLine(*pzPlan)));
+    }
+  }else{
+    *pzSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
+    *pzPlan = *pzSink ? parQueryPlan(db, *pzSink) : 0;
+    if( !parPlanIs(*pzPlan, "SCAN ", 0, " USING ") ){
+      return parSerialWhy(pzWhy, sqlite3_mprintf(
+          "SQLite does not read %s in rowid order alone (its plan: %s)", pSrc->zTable,
+          *pzPlan ? parPlanLine(*pzPlan) : "?"));
+    }
+  }
+  parSourceRowid(db, pPlan, pSrc, zAlias, *pzPlan);
   if( pSrc->zRowid==0 && !pSrc->bJoin
    && sqlite3_table_column_metadata(db, pSrc->zSchema, pSrc->zTable,
                                     "rowid", 0, 0, 0, 0, 0)!=SQLITE_OK ){
-    /* WITHOUT ROWID: ranges of the first primary-key column, if a range
-    ** restricts the scan to a range of the same order. */
-    char *zPkWhy = 0, *zRange, *zRangeSink, *zRangePlan, *zTail, *zTailSink, *zTailPlan;
-    char *zHas, *zTailHas;
-    pSrc->zPk = parPkColumn(db, pSrc->zSchema, pSrc->zTable, &zPkWhy);
-    if( pSrc->zPk==0 ){
-      zWhy = zPkWhy;
-      bWhy = 1;
-      goto done;
-    }
-    zRange = parPkRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, pSrc->zPk, 0);
-    zTail = parPkRangeSql(pPlan, pSrc->zSchema, pSrc->zTable, zAlias, pSrc->zPk, 1);
-    zRangeSink = zRange ? parSinkSql(zRange, (int)strlen(zRange), pPlan->nExtractCol) : 0;
-    zTailSink = zTail ? parSinkSql(zTail, (int)strlen(zTail), pPlan->nExtractCol) : 0;
-    zRangePlan = zRangeSink ? parQueryPlan(db, zRangeSink) : 0;
-    zTailPlan = zTailSink ? parQueryPlan(db, zTailSink) : 0;
-    zHas = sqlite3_mprintf("USING PRIMARY KEY (%s>? AND %s<?)", pSrc->zPk, pSrc->zPk);
-    zTailHas = sqlite3_mprintf("USING PRIMARY KEY (%s>?)", pSrc->zPk);
-    if( zHas==0 || zTailHas==0
-     || !parPlanIs(zRangePlan, "SEARCH ", zHas, 0) || !parPlanIs(zTailPlan, "SEARCH ", zTailHas, 0) ){
-      sqlite3_free(pSrc->zPk);
-      pSrc->zPk = 0;
-    }else{
-      pSrc->zRangePlan = zRangePlan;
-      pSrc->zTailPlan = zTailPlan;
-      zRangePlan = zTailPlan = 0;
-    }
-    sqlite3_free(zRange);
-    sqlite3_free(zTail);
-    sqlite3_free(zRangeSink);
-    sqlite3_free(zTailSink);
-    sqlite3_free(zRangePlan);
-    sqlite3_free(zTailPlan);
-    sqlite3_free(zHas);
-    sqlite3_free(zTailHas);
-    if( pSrc->zPk==0 ){
-      WHY("a range of its primary key does not restrict SQLite's scan of %s", pSrc->zTable);
-    }
+    int rc = parSourcePk(db, pPlan, pSrc, zAlias, pzWhy);
+    if( rc || *pzWhy ) return rc;
   }
   if( pSrc->zRowid==0 && pSrc->zPk==0 ){
-    WHY(pSrc->bJoin ? "a range of the rowids of %s does not keep SQLite's plan for the join"
-                    : "%s has no rowid to cut it into ranges", pSrc->zTable);
+    return parSerialWhy(pzWhy, sqlite3_mprintf(
+        pSrc->bJoin ? "a range of the rowids of %s does not keep SQLite's plan for the join"
+                    : "%s has no rowid to cut it into ranges", pSrc->zTable));
   }
+  return SQLITE_OK;
+}
 
+/* What the workers run and what the cache knows the rows by: pSrc's
+** worker SQL (the file is "main" there) for a range and for a range open
+** above, its cache key and base, and the file's journal mode and the
+** caller's LIKE, on which both depend.  SQLITE_OK or SQLITE_NOMEM. */
+static int parSourceWorker(sqlite3 *db, const ParPlan *pPlan, ParSource *pSrc,
+                           const char *zAlias){
   {
     char *zJm = sqlite3_mprintf("PRAGMA \"%w\".journal_mode", pSrc->zSchema);
     sqlite3_stmt *pJm = 0;
@@ -1361,7 +1429,7 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     pSrc->zWorkerSql = parRangeSql(pPlan, "main", pSrc->zTable, zAlias, pSrc->zRowid, 0);
     if( pSrc->zWorkerSql && pSrc->zTailPlan ){
       pSrc->zWorkerTailSql = parRangeSql(pPlan, "main", pSrc->zTable, zAlias, pSrc->zRowid, 1);
-      if( pSrc->zWorkerTailSql==0 ) goto nomem;
+      if( pSrc->zWorkerTailSql==0 ) return SQLITE_NOMEM;
       pSrc->bAll = pPlan->zExtractWhere==0;
     }
   }
@@ -1370,8 +1438,9 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
     ** of a join's rows depends on it, and the plan on the columns read:
     ** an entry serves fewer columns only in the same order). */
     /* The values bound to the SELECT's parameters are part of both. */
+    const char *zFrom = pPlan->zExtractFrom;
     char *zParams = parParamsKey(pPlan->pParams);
-    if( zParams==0 ) goto nomem;
+    if( zParams==0 ) return SQLITE_NOMEM;
     pSrc->zKey = sqlite3_mprintf("%s\n%d\n%s%s", pSrc->zFile, pSrc->bLikeCs, pSrc->zWorkerSql,
                                  zParams);
     pSrc->zBase = pSrc->bJoin
@@ -1383,27 +1452,59 @@ static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
                           pPlan->zExtractWhere ? pPlan->zExtractWhere : "", zParams);
     sqlite3_free(zParams);
   }
-  if( pSrc->zWorkerSql==0 || pSrc->zKey==0 || pSrc->zBase==0 ) goto nomem;
+  if( pSrc->zWorkerSql==0 || pSrc->zKey==0 || pSrc->zBase==0 ) return SQLITE_NOMEM;
+  return SQLITE_OK;
+}
+
+/* Can pPlan's extraction be read in parallel, and how?  Fills pSrc and
+** returns SQLITE_OK; or returns SQLITE_OK with *pzWhy, the reason it is
+** read serially (pSrc cleared); or SQLITE_NOMEM.  The steps, each of
+** which can send it to a serial read: the settings and the query's
+** moment, the table read (parSourceFrom), whether workers can share it
+** (parSourceShared), its ranges (parSourceRanges), then the workers' SQL
+** and the cache key (parSourceWorker). */
+static int parSourceResolve(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
+                            ParSource *pSrc, char **pzWhy){
+  char *zAlias = 0, *zWhy = 0, *zPlan = 0, *zSink = 0;
+  int rc = SQLITE_OK;
+
+  memset(pSrc, 0, sizeof(*pSrc));
+  pSrc->pParams = pPlan->pParams;
+  *pzWhy = 0;
+#define WHY(...) do{ rc = parSerialWhy(&zWhy, sqlite3_mprintf(__VA_ARGS__)); goto done; }while(0)
+  if( !pCtx->bParExtract ) WHY("parallel_extract is off");
+  if( pCtx->nThread<=1 ) WHY("one thread (see par_config('threads'))");
+  if( pPlan->zExtractFrom==0 ) WHY("the query has no extraction");
+  {
+    /* One moment for the whole read, as SQLite's one statement has. */
+    int m = parDatesOf(pPlan->zExtract);
+    if( m<0 ){ rc = SQLITE_NOMEM; goto done; }
+    if( m & PAR_DATES_NOW ){
+      WHY("it calls a date and time function that reads the moment ('now', or no time "
+          "value): each worker would read its own");
+    }
+    if( m & PAR_DATES_UNCHECKED ){
+      WHY("the time values of its date and time functions cannot be checked for 'now' "
+          "(par_timecheck() around them changes SQLite's plan, or is not allowed)");
+    }
+  }
 #undef WHY
+  rc = parSourceFrom(db, pPlan, pSrc, &zAlias, &zPlan, &zSink, &zWhy);
+  if( rc==SQLITE_OK && zWhy==0 ) rc = parSourceShared(pCtx, db, pPlan, pSrc, &zWhy);
+  if( rc==SQLITE_OK && zWhy==0 ){
+    rc = parSourceRanges(db, pPlan, pSrc, zAlias, &zPlan, &zSink, &zWhy);
+  }
+  if( rc==SQLITE_OK && zWhy==0 ) rc = parSourceWorker(db, pPlan, pSrc, zAlias);
+
 done:
   sqlite3_free(zAlias);
   sqlite3_free(zPlan);
   sqlite3_free(zSink);
-  sqlite3_free(aTok);
-  if( bWhy ){
+  if( rc || zWhy ){
     parSourceClear(pSrc);
     *pzWhy = zWhy;
-    return zWhy ? SQLITE_OK : SQLITE_NOMEM;
   }
-  return SQLITE_OK;
-
-nomem:
-  sqlite3_free(zAlias);
-  sqlite3_free(zPlan);
-  sqlite3_free(zSink);
-  sqlite3_free(aTok);
-  parSourceClear(pSrc);
-  return SQLITE_NOMEM;
+  return rc;
 }
 
 /* Can what a serial read of pPlan's extraction returns be kept in the
@@ -1975,12 +2076,213 @@ static void *parWorkerMain(void *pArg){
   return 0;
 }
 
+/* Prepare worker w's statements for pSrc on its connection, with the
+** caller's LIKE: pMeta (the worker SQL, for its columns), pSink (the same
+** through par_sink) and pTail (the range open above, when pSrc has one).
+** SQLITE_OK, or sqlite3_prepare_v2's first error (SQLITE_NOMEM when no
+** memory was left for the SQL); the caller finalizes them either way. */
+static int parWorkerPrepare(ParWorker *w, const ParSource *pSrc){
+  sqlite3 *pDb = w->pDb;
+  char *zSink;
+  int rc;
+  parExec(pDb, pSrc->bLikeCs ? "PRAGMA case_sensitive_like=1"
+                             : "PRAGMA case_sensitive_like=0");
+  rc = sqlite3_prepare_v2(pDb, pSrc->zWorkerSql, -1, &w->pMeta, 0);
+  if( rc==SQLITE_OK ){
+    zSink = parSinkSql(pSrc->zWorkerSql, (int)strlen(pSrc->zWorkerSql),
+                       sqlite3_column_count(w->pMeta));
+    rc = zSink ? sqlite3_prepare_v2(pDb, zSink, -1, &w->pSink, 0) : SQLITE_NOMEM;
+    sqlite3_free(zSink);
+  }
+  if( rc==SQLITE_OK && pSrc->zWorkerTailSql ){
+    zSink = parSinkSql(pSrc->zWorkerTailSql, (int)strlen(pSrc->zWorkerTailSql),
+                       sqlite3_column_count(w->pMeta));
+    rc = zSink ? sqlite3_prepare_v2(pDb, zSink, -1, &w->pTail, 0) : SQLITE_NOMEM;
+    sqlite3_free(zSink);
+  }
+  return rc;
+}
+
+/* Does worker w plan its statements as the caller's connection does
+** (pSrc's zRangePlan and zTailPlan)?  Its settings, such as
+** automatic_index, and the statistics it loaded can differ, and the
+** order of the rows depends on the plan.  1 if so; else 0 with *pzWhy
+** (NULL when no memory was left to say why). */
+static int parWorkerPlansAlike(const ParWorker *w, const ParSource *pSrc, char **pzWhy){
+  const char *azSql[2];
+  const char *azWant[2];
+  int k;
+  azSql[0] = sqlite3_sql(w->pSink);
+  azWant[0] = pSrc->zRangePlan;
+  azSql[1] = w->pTail ? sqlite3_sql(w->pTail) : 0;
+  azWant[1] = pSrc->zTailPlan;
+  for(k=0; k<2; k++){
+    char *zGot;
+    if( azSql[k]==0 ) continue;
+    zGot = parQueryPlan(w->pDb, azSql[k]);
+    if( zGot==0 || azWant[k]==0 || strcmp(zGot, azWant[k])!=0 ){
+      *pzWhy = sqlite3_mprintf("a worker connection plans the extraction otherwise "
+                               "(its plan: %s)", zGot ? parPlanLine(zGot)
+                                                      : sqlite3_errmsg(w->pDb));
+      sqlite3_free(zGot);
+      return 0;
+    }
+    sqlite3_free(zGot);
+  }
+  return 1;
+}
+
+/* The span of pSrc's keys, read on pDb inside the workers' snapshot:
+** *piMin and *piMax get the least and the greatest rowid (a WITHOUT ROWID
+** table: the least key and the greatest number among the keys, text and
+** blobs sorting after numbers, as integers around them), and stay as
+** they are when the table is empty or the statements fail.  *pzWhy when
+** the keys are not numbers. */
+static void parKeySpan(sqlite3 *pDb, const ParSource *pSrc, sqlite3_int64 *piMin,
+                       sqlite3_int64 *piMax, char **pzWhy){
+  char *zMin, *zMax;
+  sqlite3_stmt *pMin = 0, *pMax = 0;
+  /* Two statements: SQLite finds a lone min() or max() at one end of the
+  ** b-tree, but scans the whole table for both at once. */
+  if( pSrc->zPk ){
+    zMin = sqlite3_mprintf("SELECT min(\"%w\") FROM main.\"%w\"", pSrc->zPk, pSrc->zTable);
+    zMax = sqlite3_mprintf("SELECT max(\"%w\") FROM main.\"%w\" WHERE \"%w\"<=%lld",
+                           pSrc->zPk, pSrc->zTable, pSrc->zPk, (sqlite3_int64)INT64_MAX);
+  }else{
+    zMin = sqlite3_mprintf("SELECT min(%s) FROM main.\"%w\"", pSrc->zRowid, pSrc->zTable);
+    zMax = sqlite3_mprintf("SELECT max(%s) FROM main.\"%w\"", pSrc->zRowid, pSrc->zTable);
+  }
+  if( zMin && zMax
+   && sqlite3_prepare_v2(pDb, zMin, -1, &pMin, 0)==SQLITE_OK
+   && sqlite3_prepare_v2(pDb, zMax, -1, &pMax, 0)==SQLITE_OK
+   && sqlite3_step(pMin)==SQLITE_ROW && sqlite3_step(pMax)==SQLITE_ROW ){
+    int eMin = sqlite3_column_type(pMin, 0), eMax = sqlite3_column_type(pMax, 0);
+    if( eMin==SQLITE_INTEGER && eMax==SQLITE_INTEGER ){
+      *piMin = sqlite3_column_int64(pMin, 0);
+      *piMax = sqlite3_column_int64(pMax, 0);
+    }else if( pSrc->zPk && (eMin==SQLITE_INTEGER || eMin==SQLITE_FLOAT)
+           && (eMax==SQLITE_INTEGER || eMax==SQLITE_FLOAT) ){
+      double lo = floor(sqlite3_column_double(pMin, 0));
+      double hi = ceil(sqlite3_column_double(pMax, 0));
+      *piMin = lo<=-9.2e18 ? INT64_MIN : lo>=9.2e18 ? INT64_MAX : (sqlite3_int64)lo;
+      *piMax = hi<=-9.2e18 ? INT64_MIN : hi>=9.2e18 ? INT64_MAX : (sqlite3_int64)hi;
+      if( eMin==SQLITE_INTEGER ) *piMin = sqlite3_column_int64(pMin, 0);
+      if( eMax==SQLITE_INTEGER ) *piMax = sqlite3_column_int64(pMax, 0);
+    }else if( pSrc->zPk && eMin!=SQLITE_NULL ){
+      *pzWhy = sqlite3_mprintf("the keys of %s are not numbers: no ranges to cut",
+                               pSrc->zTable);
+    }
+  }
+  sqlite3_finalize(pMin);
+  sqlite3_finalize(pMax);
+  sqlite3_free(zMin);
+  sqlite3_free(zMax);
+}
+
+/* Cut the keys iMin..iMax into pRun's ranges (bPk: key ranges of a
+** WITHOUT ROWID table, else rowid ranges): 8 per thread, equal in span,
+** so that workers taking them as they finish even out skew in the data;
+** iMax<iMin (an empty table): one empty range, which still names the
+** columns.  Sets nChunk and bPk, and allocates aLo, aHi and apChunk (the
+** caller frees them, on failure too).  SQLITE_OK or SQLITE_NOMEM. */
+static int parRunRanges(ParRun *pRun, int nThread, int bPk, sqlite3_int64 iMin,
+                        sqlite3_int64 iMax){
+  int i;
+  pRun->nChunk = iMax>=iMin ? nThread*8 : 1;
+  pRun->aLo = sqlite3_malloc64(sizeof(sqlite3_int64)*pRun->nChunk);
+  pRun->aHi = sqlite3_malloc64(sizeof(sqlite3_int64)*pRun->nChunk);
+  pRun->apChunk = sqlite3_malloc64(sizeof(ParBatch*)*pRun->nChunk);
+  if( pRun->apChunk ) memset(pRun->apChunk, 0, sizeof(ParBatch*)*pRun->nChunk);
+  if( pRun->aLo==0 || pRun->aHi==0 || pRun->apChunk==0 ) return SQLITE_NOMEM;
+  pRun->bPk = bPk;
+  if( iMax<iMin ){
+    pRun->aLo[0] = 1;
+    pRun->aHi[0] = 0;
+  }else if( pRun->bPk ){
+    /* Key ranges [aLo[i], aHi[i]) = [aLo[i], aLo[i+1]): the bounds never
+    ** decrease, so the ranges cover every key once, in key order. */
+    unsigned __int128 span = (unsigned __int128)((sqlite3_uint64)iMax - (sqlite3_uint64)iMin) + 1;
+    for(i=0; i<pRun->nChunk; i++){
+      pRun->aLo[i] = (sqlite3_int64)((sqlite3_uint64)iMin
+                     + (sqlite3_uint64)(span * (unsigned)i / (unsigned)pRun->nChunk));
+    }
+    for(i=0; i+1<pRun->nChunk; i++) pRun->aHi[i] = pRun->aLo[i+1];
+    pRun->aHi[pRun->nChunk-1] = iMax;
+  }else{
+    /* Rowid ranges [aLo[i], aHi[i]]; a span shorter than the ranges
+    ** would leave some empty, which are left out (aLo[i+1]-1 would
+    ** wrap below INT64_MIN). */
+    unsigned __int128 span = (unsigned __int128)((sqlite3_uint64)iMax - (sqlite3_uint64)iMin) + 1;
+    int nChunk = pRun->nChunk, k = 0;
+    for(i=0; i<nChunk; i++){
+      sqlite3_int64 lo = (sqlite3_int64)((sqlite3_uint64)iMin
+                         + (sqlite3_uint64)(span * (unsigned)i / (unsigned)nChunk));
+      if( k>0 && lo==pRun->aLo[k-1] ) continue;
+      if( k>0 ) pRun->aHi[k-1] = lo - 1;
+      pRun->aLo[k++] = lo;
+    }
+    pRun->nChunk = k;
+    pRun->aHi[k-1] = iMax;
+  }
+  return SQLITE_OK;
+}
+
+/* Read pRun's ranges with the workers aW[0..nThread-1], each on a thread
+** of its own (the calling thread reads every range when no thread can be
+** had), and return when they are done.  Meanwhile the calling thread
+** checks pProbe (sqlite3_interrupt() on the caller's connection, its
+** progress handler) every 5 ms and on a stop interrupts the workers.
+** What was read, or the first error, is in pRun's apChunk, rc and zErr. */
+static void parRunWorkers(ParRun *pRun, ParWorker *aW, int nThread, sqlite3_stmt *pProbe){
+  int i, nStarted = 0;
+  pthread_mutex_init(&pRun->mutex, 0);
+  pthread_cond_init(&pRun->cond, 0);
+  for(i=0; i<nThread; i++){
+    if( pthread_create(&aW[i].tid, 0, parWorkerMain, &aW[i])==0 ){
+      aW[i].bStarted = 1;
+      nStarted++;
+    }
+  }
+  if( nStarted==0 ){
+    /* No thread to be had: the calling thread reads every range. */
+    aW[0].bStarted = 0;
+    parWorkerMain(&aW[0]);
+  }else{
+    pthread_mutex_lock(&pRun->mutex);
+    while( pRun->nDone<nStarted ){
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_nsec += 5*1000*1000;
+      if( ts.tv_nsec>=1000000000 ){ ts.tv_sec++; ts.tv_nsec -= 1000000000; }
+      pthread_cond_timedwait(&pRun->cond, &pRun->mutex, &ts);
+      if( pRun->nDone<nStarted && !__atomic_load_n(&pRun->bStop, __ATOMIC_RELAXED) ){
+        pthread_mutex_unlock(&pRun->mutex);
+        if( parProbeStop(pProbe) ){
+          __atomic_store_n(&pRun->bStop, 1, __ATOMIC_RELAXED);
+          for(i=0; i<nThread; i++) sqlite3_interrupt(aW[i].pDb);
+          pthread_mutex_lock(&pRun->mutex);
+          if( pRun->rc==SQLITE_OK ) pRun->rc = SQLITE_INTERRUPT;
+        }else{
+          pthread_mutex_lock(&pRun->mutex);
+        }
+      }
+    }
+    pthread_mutex_unlock(&pRun->mutex);
+    for(i=0; i<nThread; i++) if( aW[i].bStarted ) pthread_join(aW[i].tid, 0);
+  }
+  pthread_mutex_destroy(&pRun->mutex);
+  pthread_cond_destroy(&pRun->cond);
+}
+
 /* Read pSrc with nThread workers of pool p inside one snapshot (with bMust:
 ** only if its data version is iMust, see parCallerSnapshot).  Returns
 ** SQLITE_OK with *ppBatch, *piVersion and *pbCounted (the ranges were taken
 ** by row count: see ParDense), SQLITE_OK with *pzWhy set when it must be
 ** read serially instead (and *pbStale set when that is because a worker
-** plans it otherwise than the caller), or an error with *pzErr. */
+** plans it otherwise than the caller), or an error with *pzErr.  The
+** steps: the workers' statements (parWorkerPrepare, parWorkerPlansAlike),
+** the snapshot, the span of the keys in it (parKeySpan), the ranges
+** (parRunRanges), the read (parRunWorkers), then the pieces joined. */
 static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParSource *pSrc,
                            int nThread, int bMust, unsigned iMust, ParBatch **ppBatch,
                            unsigned *piVersion, int *pbCounted, int *pbStale, char **pzWhy,
@@ -1988,9 +2290,8 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   ParWorker *aW = 0;
   ParRun run;
   sqlite3_stmt *pProbe = 0;
-  char *zSink = 0;
   sqlite3_int64 iMin = 0, iMax = -1;
-  int rc, i, nStarted = 0, bSnapshot = 0;
+  int rc, i, bSnapshot = 0;
 
   memset(&run, 0, sizeof(run));
   /* A commit since the caller's snapshot: known before anything is
@@ -2012,58 +2313,19 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
 
   /* Statements first: a worker that cannot prepare them reads nothing. */
   for(i=0; i<nThread; i++){
-    sqlite3 *pDb = p->aConn[i];
     aW[i].pRun = &run;
-    aW[i].pDb = pDb;
-    parExec(pDb, pSrc->bLikeCs ? "PRAGMA case_sensitive_like=1"
-                               : "PRAGMA case_sensitive_like=0");
-    rc = sqlite3_prepare_v2(pDb, pSrc->zWorkerSql, -1, &aW[i].pMeta, 0);
-    if( rc==SQLITE_OK ){
-      zSink = parSinkSql(pSrc->zWorkerSql, (int)strlen(pSrc->zWorkerSql),
-                         sqlite3_column_count(aW[i].pMeta));
-      rc = zSink ? sqlite3_prepare_v2(pDb, zSink, -1, &aW[i].pSink, 0) : SQLITE_NOMEM;
-      sqlite3_free(zSink);
-      zSink = 0;
-    }
-    if( rc==SQLITE_OK && pSrc->zWorkerTailSql ){
-      zSink = parSinkSql(pSrc->zWorkerTailSql, (int)strlen(pSrc->zWorkerTailSql),
-                         sqlite3_column_count(aW[i].pMeta));
-      rc = zSink ? sqlite3_prepare_v2(pDb, zSink, -1, &aW[i].pTail, 0) : SQLITE_NOMEM;
-      sqlite3_free(zSink);
-      zSink = 0;
-    }
+    aW[i].pDb = p->aConn[i];
+    rc = parWorkerPrepare(&aW[i], pSrc);
     if( rc==SQLITE_NOMEM ) goto done;
     if( rc ){
       *pzWhy = sqlite3_mprintf("the extraction does not prepare on a worker "
-                               "connection: %s", sqlite3_errmsg(pDb));
+                               "connection: %s", sqlite3_errmsg(aW[i].pDb));
       rc = SQLITE_OK;
       goto done;
     }
-    /* The worker must plan it as the caller's connection does (its
-    ** settings, such as automatic_index, and the statistics it loaded
-    ** can differ): the order of the rows depends on the plan. */
-    {
-      const char *azSql[2];
-      const char *azWant[2];
-      int k;
-      azSql[0] = sqlite3_sql(aW[i].pSink);
-      azWant[0] = pSrc->zRangePlan;
-      azSql[1] = aW[i].pTail ? sqlite3_sql(aW[i].pTail) : 0;
-      azWant[1] = pSrc->zTailPlan;
-      for(k=0; k<2; k++){
-        char *zGot;
-        if( azSql[k]==0 ) continue;
-        zGot = parQueryPlan(pDb, azSql[k]);
-        if( zGot==0 || azWant[k]==0 || strcmp(zGot, azWant[k])!=0 ){
-          *pzWhy = sqlite3_mprintf("a worker connection plans the extraction otherwise "
-                                   "(its plan: %s)", zGot ? parPlanLine(zGot)
-                                                          : sqlite3_errmsg(pDb));
-          sqlite3_free(zGot);
-          *pbStale = 1;
-          goto done;
-        }
-        sqlite3_free(zGot);
-      }
+    if( !parWorkerPlansAlike(&aW[i], pSrc, pzWhy) ){
+      *pbStale = 1;
+      goto done;
     }
   }
 
@@ -2075,92 +2337,16 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
     *pzWhy = parCommitCameWhy(pSrc->zSchema);
     goto done;
   }
-  /* Two statements: SQLite finds a lone min() or max() of the rowid at one
-  ** end of the b-tree, but scans the whole table for both at once.  For a
-  ** WITHOUT ROWID table: the least key and the greatest number among the
-  ** keys (text and blobs sort after numbers), as integers around them. */
-  {
-    char *zMin, *zMax;
-    sqlite3_stmt *pMin = 0, *pMax = 0;
-    if( pSrc->zPk ){
-      zMin = sqlite3_mprintf("SELECT min(\"%w\") FROM main.\"%w\"", pSrc->zPk, pSrc->zTable);
-      zMax = sqlite3_mprintf("SELECT max(\"%w\") FROM main.\"%w\" WHERE \"%w\"<=%lld",
-                             pSrc->zPk, pSrc->zTable, pSrc->zPk, (sqlite3_int64)INT64_MAX);
-    }else{
-      zMin = sqlite3_mprintf("SELECT min(%s) FROM main.\"%w\"", pSrc->zRowid, pSrc->zTable);
-      zMax = sqlite3_mprintf("SELECT max(%s) FROM main.\"%w\"", pSrc->zRowid, pSrc->zTable);
-    }
-    if( zMin && zMax
-     && sqlite3_prepare_v2(p->aConn[0], zMin, -1, &pMin, 0)==SQLITE_OK
-     && sqlite3_prepare_v2(p->aConn[0], zMax, -1, &pMax, 0)==SQLITE_OK
-     && sqlite3_step(pMin)==SQLITE_ROW && sqlite3_step(pMax)==SQLITE_ROW ){
-      int eMin = sqlite3_column_type(pMin, 0), eMax = sqlite3_column_type(pMax, 0);
-      if( eMin==SQLITE_INTEGER && eMax==SQLITE_INTEGER ){
-        iMin = sqlite3_column_int64(pMin, 0);
-        iMax = sqlite3_column_int64(pMax, 0);
-      }else if( pSrc->zPk && (eMin==SQLITE_INTEGER || eMin==SQLITE_FLOAT)
-             && (eMax==SQLITE_INTEGER || eMax==SQLITE_FLOAT) ){
-        double lo = floor(sqlite3_column_double(pMin, 0));
-        double hi = ceil(sqlite3_column_double(pMax, 0));
-        iMin = lo<=-9.2e18 ? INT64_MIN : lo>=9.2e18 ? INT64_MAX : (sqlite3_int64)lo;
-        iMax = hi<=-9.2e18 ? INT64_MIN : hi>=9.2e18 ? INT64_MAX : (sqlite3_int64)hi;
-        if( eMin==SQLITE_INTEGER ) iMin = sqlite3_column_int64(pMin, 0);
-        if( eMax==SQLITE_INTEGER ) iMax = sqlite3_column_int64(pMax, 0);
-      }else if( pSrc->zPk && eMin!=SQLITE_NULL ){
-        *pzWhy = sqlite3_mprintf("the keys of %s are not numbers: no ranges to cut",
-                                 pSrc->zTable);
-      }
-    }
-    sqlite3_finalize(pMin);
-    sqlite3_finalize(pMax);
-    sqlite3_free(zMin);
-    sqlite3_free(zMax);
-    if( *pzWhy ) goto done;
-  }
+  parKeySpan(p->aConn[0], pSrc, &iMin, &iMax, pzWhy);
+  if( *pzWhy ) goto done;
   /* Below min_rows rowids the caller reads faster alone. */
   if( iMax>=iMin && (sqlite3_uint64)iMax - (sqlite3_uint64)iMin < (sqlite3_uint64)pCtx->nMinRow ){
     *pzWhy = sqlite3_mprintf("fewer than min_rows (%lld) rows", pCtx->nMinRow);
     goto done;
   }
 
-  /* Ranges: 8 per thread, equal in rowid span; an empty table reads one
-  ** empty range, which still names the columns. */
-  run.nChunk = iMax>=iMin ? nThread*8 : 1;
-  run.aLo = sqlite3_malloc64(sizeof(sqlite3_int64)*run.nChunk);
-  run.aHi = sqlite3_malloc64(sizeof(sqlite3_int64)*run.nChunk);
-  run.apChunk = sqlite3_malloc64(sizeof(ParBatch*)*run.nChunk);
-  if( run.apChunk ) memset(run.apChunk, 0, sizeof(ParBatch*)*run.nChunk);
-  if( run.aLo==0 || run.aHi==0 || run.apChunk==0 ){ rc = SQLITE_NOMEM; goto done; }
-  run.bPk = pSrc->zPk!=0;
-  if( iMax<iMin ){
-    run.aLo[0] = 1;
-    run.aHi[0] = 0;
-  }else if( run.bPk ){
-    /* Key ranges [aLo[i], aHi[i]) = [aLo[i], aLo[i+1]): the bounds never
-    ** decrease, so the ranges cover every key once, in key order. */
-    unsigned __int128 span = (unsigned __int128)((sqlite3_uint64)iMax - (sqlite3_uint64)iMin) + 1;
-    for(i=0; i<run.nChunk; i++){
-      run.aLo[i] = (sqlite3_int64)((sqlite3_uint64)iMin
-                   + (sqlite3_uint64)(span * (unsigned)i / (unsigned)run.nChunk));
-    }
-    for(i=0; i+1<run.nChunk; i++) run.aHi[i] = run.aLo[i+1];
-    run.aHi[run.nChunk-1] = iMax;
-  }else{
-    /* Rowid ranges [aLo[i], aHi[i]]; a span shorter than the ranges
-    ** would leave some empty, which are left out (aLo[i+1]-1 would
-    ** wrap below INT64_MIN). */
-    unsigned __int128 span = (unsigned __int128)((sqlite3_uint64)iMax - (sqlite3_uint64)iMin) + 1;
-    int nChunk = run.nChunk, k = 0;
-    for(i=0; i<nChunk; i++){
-      sqlite3_int64 lo = (sqlite3_int64)((sqlite3_uint64)iMin
-                         + (sqlite3_uint64)(span * (unsigned)i / (unsigned)nChunk));
-      if( k>0 && lo==run.aLo[k-1] ) continue;
-      if( k>0 ) run.aHi[k-1] = lo - 1;
-      run.aLo[k++] = lo;
-    }
-    run.nChunk = k;
-    run.aHi[k-1] = iMax;
-  }
+  rc = parRunRanges(&run, nThread, pSrc->zPk!=0, iMin, iMax);
+  if( rc ) goto done;
   run.bCount = pSrc->bAll && parDenseKnown(p, pSrc->zTable, *piVersion, iMin, iMax);
   run.mxMem = parMemLimit(pCtx);
   run.pParams = pSrc->pParams;
@@ -2180,44 +2366,7 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
       if( run.pWin==0 ){ rc = SQLITE_NOMEM; goto done; }
     }
   }
-  pthread_mutex_init(&run.mutex, 0);
-  pthread_cond_init(&run.cond, 0);
-
-  for(i=0; i<nThread; i++){
-    if( pthread_create(&aW[i].tid, 0, parWorkerMain, &aW[i])==0 ){
-      aW[i].bStarted = 1;
-      nStarted++;
-    }
-  }
-  if( nStarted==0 ){
-    /* No thread to be had: the calling thread reads every range. */
-    aW[0].bStarted = 0;
-    parWorkerMain(&aW[0]);
-  }else{
-    pthread_mutex_lock(&run.mutex);
-    while( run.nDone<nStarted ){
-      struct timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      ts.tv_nsec += 5*1000*1000;
-      if( ts.tv_nsec>=1000000000 ){ ts.tv_sec++; ts.tv_nsec -= 1000000000; }
-      pthread_cond_timedwait(&run.cond, &run.mutex, &ts);
-      if( run.nDone<nStarted && !__atomic_load_n(&run.bStop, __ATOMIC_RELAXED) ){
-        pthread_mutex_unlock(&run.mutex);
-        if( parProbeStop(pProbe) ){
-          __atomic_store_n(&run.bStop, 1, __ATOMIC_RELAXED);
-          for(i=0; i<nThread; i++) sqlite3_interrupt(aW[i].pDb);
-          pthread_mutex_lock(&run.mutex);
-          if( run.rc==SQLITE_OK ) run.rc = SQLITE_INTERRUPT;
-        }else{
-          pthread_mutex_lock(&run.mutex);
-        }
-      }
-    }
-    pthread_mutex_unlock(&run.mutex);
-    for(i=0; i<nThread; i++) if( aW[i].bStarted ) pthread_join(aW[i].tid, 0);
-  }
-  pthread_mutex_destroy(&run.mutex);
-  pthread_cond_destroy(&run.cond);
+  parRunWorkers(&run, aW, nThread, pProbe);
 
   rc = run.rc;
   if( rc==SQLITE_INTERRUPT ){
@@ -2250,7 +2399,6 @@ done:
   sqlite3_free(run.aHi);
   sqlite3_free(run.zErr);
   sqlite3_finalize(pProbe);
-  sqlite3_free(zSink);
   sqlite3_free(aW);
   return rc;
 }
