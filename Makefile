@@ -85,6 +85,13 @@ build/test_kernels_tiny: $(KTEST_SRC) $(TINY_OBJ) tests/check.h $(HEADERS)
 build/test_batch: $(BTEST_SRC) $(CORE_OBJ) tests/check.h $(HEADERS)
 	$(CC) $(CFLAGS) -DSQLITE_CORE -Iext -Ikernels -o $@ $(BTEST_SRC) $(CORE_OBJ) -lsqlite3 $(LDLIBS)
 
+# test_agg: agg.c's steps, inverses and values against SQLite's window
+# functions (the extension's objects linked in, as for test_batch).
+build/test_agg: tests/test_agg.c tests/check.c $(CORE_OBJ) tests/check.h $(HEADERS)
+	$(CC) $(CFLAGS) -DSQLITE_CORE -Iext -Ikernels -o $@ tests/test_agg.c tests/check.c $(CORE_OBJ) -lsqlite3 $(LDLIBS)
+build/asan/test_agg: tests/test_agg.c tests/check.c $(ASANC_OBJ) tests/check.h $(HEADERS)
+	$(CC) $(CFLAGS) $(SANFLAGS) -DPAR_BIG_MIN=4096 -DSQLITE_CORE -Iext -Ikernels -o $@ tests/test_agg.c tests/check.c $(ASANC_OBJ) -lsqlite3 $(LDLIBS)
+
 build/asan/parallel.so: $(ASAN_OBJ)
 	$(CC) -shared -fopenmp -Wl,-z,nodelete $(SANFLAGS) -o $@ $(ASAN_OBJ) $(LDLIBS)
 build/asan/test_kernels: $(KTEST_SRC) $(filter build/asan/kernels/%,$(ASAN_OBJ)) tests/check.h $(HEADERS)
@@ -115,8 +122,9 @@ build/asan/fuzz_replay: tests/fuzz/replay.c tests/fuzz/fuzz_sql.c $(FUZZR_OBJ)
 	$(CC) $(CFLAGS) $(SANFLAGS) $(FUZZ_DEFS) -o $@ tests/fuzz/replay.c tests/fuzz/fuzz_sql.c \
 	  $(FUZZR_OBJ) -lsqlite3 $(LDLIBS)
 
-PLAIN_BINS = build/test_kernels build/test_kernels_tiny build/test_batch build/test_oom parallel.so
-ASAN_BINS  = build/asan/test_kernels build/asan/test_kernels_tiny build/asan/test_batch \
+PLAIN_BINS = build/test_kernels build/test_kernels_tiny build/test_batch build/test_agg build/test_oom \
+             parallel.so
+ASAN_BINS  = build/asan/test_kernels build/asan/test_kernels_tiny build/asan/test_batch build/asan/test_agg \
              build/asan/test_oom build/asan/parallel.so build/asan/fuzz_replay
 
 # make test: the plain suite and the same suite under the sanitizers, two

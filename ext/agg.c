@@ -59,8 +59,12 @@
 **     shortcut of rule 3 does not survive removals: SQLite's running sum
 **     then follows steps and inverses in their order), steps rows with
 **     parAggStep(), removes them with parAggInverse() and reads each
-**     row's value with parAggValue().  min/max and group_concat have no
-**     such inverse here (see parAggInverse()).
+**     row's value with parAggValue().  The order is SQLite's (window.c:
+**     AGGINVERSE follows RETURN_ROW): the rows that leave the frame are
+**     removed before the next row is added, which decides a REAL sum's
+**     bits.  min/max and group_concat have no such inverse here (see
+**     parAggInverse()).  tests/test_agg.c checks this against SQLite's
+**     window functions.
 **
 ** Values are written as the batch keeps them: MIXED columns of storage
 ** class and bits, TEXT and BLOB as dictionary codes of the column they
@@ -153,6 +157,25 @@ int parNumGet(const ParNum *p, sqlite3_int64 iRow, sqlite3_int64 *pI, double *pR
       *pR = p->aR[v];
       return p->aType[v];
   }
+}
+
+/* The least and greatest value of INTEGER column pCol's first n rows,
+** NULLs aside (*pLo > *pHi when there are none): kept since the rows were
+** read, else one parallel pass (px_range_i64). */
+void parIntRange(const ParColumn *pCol, size_t n, int nThread,
+                     sqlite3_int64 *pLo, sqlite3_int64 *pHi){
+  const uint8_t *aNull = pCol->nNull ? pCol->aNull : 0;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  if( pCol->bRange ){
+    lo = pCol->iMin;
+    hi = pCol->iMax;
+  }else if( px_range_i64((const int64_t*)pCol->aInt,     /* both 64-bit two's complement */
+                          aNull, n, &lo, &hi, nThread)==0 ){
+    lo = INT64_MAX;              /* no value: lo > hi */
+    hi = INT64_MIN;
+  }
+  *pLo = lo;
+  *pHi = hi;
 }
 
 /* ---- SQLite's sums, step by step -------------------------------------------- */
@@ -294,6 +317,73 @@ void parSumInverse(ParAcc *a, int bKbn, int bInt, sqlite3_int64 v, double r){
   }
 }
 
+/* The magnitude of the integer farthest from 0 among mn and mx. */
+uint64_t parIntMagnitude(sqlite3_int64 mn, sqlite3_int64 mx){
+  uint64_t a = mn<0 ? (uint64_t)0 - (uint64_t)mn : (uint64_t)mn;
+  uint64_t b = mx<0 ? (uint64_t)0 - (uint64_t)mx : (uint64_t)mx;
+  return a>b ? a : b;
+}
+
+/* Can no running sum of n integers of magnitude at most m overflow? */
+int parSumCannotOverflow(uint64_t m, size_t n){
+  return (unsigned __int128)m * n < ((unsigned __int128)1 << 63);
+}
+
+/* ---- one aggregate ---------------------------------------------------------- */
+
+/* Must sum/total/avg pR over nRow rows add in row order, one thread per
+** group (bSeq)?  Yes unless its argument is an INTEGER column whose sums
+** are exact whatever the order: sum() (exact, or an overflow that sends
+** the query to SQLite), and total() and avg() when every running sum is
+** exact as a double too: below 2^53 in magnitude before 3.43 (SQLite adds
+** each integer to a double), below 2^63 from 3.43 on (its integer sum is
+** exact until it overflows). */
+static int seqNeeded(const ParAggRun *pR, sqlite3_int64 nRow, int nThread){
+  sqlite3_int64 mn, mx;
+  uint64_t m;
+  if( pR->pArg->eStore!=PAR_COL_INT ) return 1;
+  if( pR->pAgg->eFunc==PAR_AGG_SUM ) return 0;
+  parIntRange(pR->pArg, (size_t)nRow, nThread, &mn, &mx);
+  if( mn>mx ) return 0;                     /* NULLs only */
+  m = parIntMagnitude(mn, mx);
+  if( pR->bKbn ) return !parSumCannotOverflow(m, (size_t)nRow);
+  return (unsigned __int128)m*(uint64_t)nRow > ((unsigned __int128)1 << 53);
+}
+
+int parAggRunInit(sqlite3 *db, const ParPlanAgg *pA, ParColumn *aCol,
+                  sqlite3_int64 nRow, int nThread, ParAggRun *pR){
+  int eColl = pA->eColl<0 ? PAR_COLL_BINARY : pA->eColl, rc = SQLITE_OK;
+  pR->pAgg = pA;
+  pR->pArg = pA->iArg>=0 ? &aCol[pA->iArg] : 0;
+  if( pA->eFunc==PAR_AGG_SUM || pA->eFunc==PAR_AGG_TOTAL || pA->eFunc==PAR_AGG_AVG ){
+    rc = parNumInit(db, pR->pArg, &pR->num);
+    pR->bKbn = parSumKbn();
+    pR->bSeq = seqNeeded(pR, nRow, nThread);
+  }
+  if( (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX)
+   && (pR->pArg->eStore==PAR_COL_INT || pR->pArg->eStore==PAR_COL_REAL) ){
+    pR->bValue = 1;
+  }else if( rc==SQLITE_OK && (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX) ){
+    rc = parColumnKeys(&aCol[pA->iArg], nRow, eColl, 0, nThread,
+                       &pR->key.a1, &pR->key.a2);
+  }
+  return rc;
+}
+
+void parAggRunClear(ParAggRun *pR){
+  parNumClear(&pR->num);
+  sqlite3_free(pR->key.a1);
+  sqlite3_free(pR->key.a2);
+  sqlite3_free(pR->aFirst);
+  memset(pR, 0, sizeof(*pR));
+}
+
+int parAggIntSum(const ParAggRun *pR){
+  int e = pR->pAgg->eFunc;
+  return (e==PAR_AGG_SUM || e==PAR_AGG_TOTAL || e==PAR_AGG_AVG)
+      && pR->aFirst==0 && pR->pArg->eStore==PAR_COL_INT && !pR->bSeq;
+}
+
 static int keyCmp(const ParAggKey *k, sqlite3_int64 i, sqlite3_int64 j){
   if( k->a1[i]!=k->a1[j] ) return k->a1[i]<k->a1[j] ? -1 : 1;
   if( k->a2 && k->a2[i]!=k->a2[j] ) return k->a2[i]<k->a2[j] ? -1 : 1;
@@ -403,18 +493,6 @@ int parAggInverse(const ParAggRun *pR, ParAcc *a, sqlite3_int64 iRow){
     default:
       return SQLITE_MISUSE;
   }
-}
-
-/* The magnitude of the integer farthest from 0 among mn and mx. */
-uint64_t parIntMagnitude(sqlite3_int64 mn, sqlite3_int64 mx){
-  uint64_t a = mn<0 ? (uint64_t)0 - (uint64_t)mn : (uint64_t)mn;
-  uint64_t b = mx<0 ? (uint64_t)0 - (uint64_t)mx : (uint64_t)mx;
-  return a>b ? a : b;
-}
-
-/* Can no running sum of n integers of magnitude at most m overflow? */
-int parSumCannotOverflow(uint64_t m, size_t n){
-  return (unsigned __int128)m * n < ((unsigned __int128)1 << 63);
 }
 
 /* Fold rows [lo, hi) into a[aBin[r]*stride] (the accumulators of
@@ -715,77 +793,7 @@ int parAggFinishColumn(const ParAggRun *pR, const ParColumn *aCol, const size_t 
   return rc;
 }
 
-/* Must sum/total/avg pR over nRow rows add in row order, one thread per
-** group (bSeq)?  Yes unless its argument is an INTEGER column whose sums
-** are exact whatever the order: sum() (exact, or an overflow that sends
-** the query to SQLite), and total() and avg() when every running sum is
-** exact as a double too: below 2^53 in magnitude before 3.43 (SQLite adds
-** each integer to a double), below 2^63 from 3.43 on (its integer sum is
-** exact until it overflows). */
-static int seqNeeded(const ParAggRun *pR, sqlite3_int64 nRow, int nThread){
-  sqlite3_int64 mn, mx;
-  uint64_t m;
-  if( pR->pArg->eStore!=PAR_COL_INT ) return 1;
-  if( pR->pAgg->eFunc==PAR_AGG_SUM ) return 0;
-  parIntRange(pR->pArg, (size_t)nRow, nThread, &mn, &mx);
-  if( mn>mx ) return 0;                     /* NULLs only */
-  m = parIntMagnitude(mn, mx);
-  if( pR->bKbn ) return !parSumCannotOverflow(m, (size_t)nRow);
-  return (unsigned __int128)m*(uint64_t)nRow > ((unsigned __int128)1 << 53);
-}
-
-int parAggRunInit(sqlite3 *db, const ParPlanAgg *pA, ParColumn *aCol,
-                  sqlite3_int64 nRow, int nThread, ParAggRun *pR){
-  int eColl = pA->eColl<0 ? PAR_COLL_BINARY : pA->eColl, rc = SQLITE_OK;
-  pR->pAgg = pA;
-  pR->pArg = pA->iArg>=0 ? &aCol[pA->iArg] : 0;
-  if( pA->eFunc==PAR_AGG_SUM || pA->eFunc==PAR_AGG_TOTAL || pA->eFunc==PAR_AGG_AVG ){
-    rc = parNumInit(db, pR->pArg, &pR->num);
-    pR->bKbn = parSumKbn();
-    pR->bSeq = seqNeeded(pR, nRow, nThread);
-  }
-  if( (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX)
-   && (pR->pArg->eStore==PAR_COL_INT || pR->pArg->eStore==PAR_COL_REAL) ){
-    pR->bValue = 1;
-  }else if( rc==SQLITE_OK && (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX) ){
-    rc = parColumnKeys(&aCol[pA->iArg], nRow, eColl, 0, nThread,
-                       &pR->key.a1, &pR->key.a2);
-  }
-  return rc;
-}
-
-void parAggRunClear(ParAggRun *pR){
-  parNumClear(&pR->num);
-  sqlite3_free(pR->key.a1);
-  sqlite3_free(pR->key.a2);
-  sqlite3_free(pR->aFirst);
-  memset(pR, 0, sizeof(*pR));
-}
-
-int parAggIntSum(const ParAggRun *pR){
-  int e = pR->pAgg->eFunc;
-  return (e==PAR_AGG_SUM || e==PAR_AGG_TOTAL || e==PAR_AGG_AVG)
-      && pR->aFirst==0 && pR->pArg->eStore==PAR_COL_INT && !pR->bSeq;
-}
-
-/* The least and greatest value of INTEGER column pCol's first n rows,
-** NULLs aside (*pLo > *pHi when there are none): kept since the rows were
-** read, else one parallel pass (px_range_i64). */
-void parIntRange(const ParColumn *pCol, size_t n, int nThread,
-                     sqlite3_int64 *pLo, sqlite3_int64 *pHi){
-  const uint8_t *aNull = pCol->nNull ? pCol->aNull : 0;
-  int64_t lo = INT64_MAX, hi = INT64_MIN;
-  if( pCol->bRange ){
-    lo = pCol->iMin;
-    hi = pCol->iMax;
-  }else if( px_range_i64((const int64_t*)pCol->aInt,     /* both 64-bit two's complement */
-                          aNull, n, &lo, &hi, nThread)==0 ){
-    lo = INT64_MAX;              /* no value: lo > hi */
-    hi = INT64_MIN;
-  }
-  *pLo = lo;
-  *pHi = hi;
-}
+/* ---- dense accumulators ------------------------------------------------------ */
 
 int parAggDenseFits(const ParPlanAgg *pA, const ParColumn *pArg){
   if( pA->bDistinct ) return 0;
@@ -875,6 +883,15 @@ void parAggDenseWrite(const ParAggDense *pD, ParColumn *pDst, sqlite3_int64 gi,
 
 int parAggDenseNull(const ParAggDense *pD){
   return pD->bNulls && pD->eFunc!=PAR_AGG_COUNT && pD->eFunc!=PAR_AGG_TOTAL;
+}
+
+int parAggDenseReads(const ParAggDense *pD){
+  return pD->eFunc!=PAR_AGG_COUNT_STAR && (pD->eFunc!=PAR_AGG_COUNT || pD->bNulls);
+}
+
+int parAggDenseIsResult(const ParAggDense *pD){
+  return pD->iVal>=0 && !pD->bNulls && pD->eFunc!=PAR_AGG_TOTAL
+      && pD->eFunc!=PAR_AGG_AVG && pD->pArg->eStore==PAR_COL_INT;
 }
 
 /* Fold rows [lo, hi) of aggregate pD into the arrays of one thread: aVal

@@ -217,6 +217,12 @@ void parAggDenseWrite(const ParAggDense *pD, ParColumn *pDst, sqlite3_int64 gi,
                       sqlite3_int64 v, uint32_t nn);
 /* Is pD's result NULL for a group without non-NULL values? */
 int parAggDenseNull(const ParAggDense *pD);
+/* Does pD read its argument (count(*), and count(x) without NULLs, are
+** the rows per key value)? */
+int parAggDenseReads(const ParAggDense *pD);
+/* Is pD's value array, merged, its result column as it is, when every
+** key value has rows (sum, min, max of INTEGERs without NULLs)? */
+int parAggDenseIsResult(const ParAggDense *pD);
 
 /* Where dense folding finds each row's bin: an array of bins, or an
 ** INTEGER key read in place (bin v - lo, +1 after the NULL bin 0 when the

@@ -1,6 +1,8 @@
 /*
-** groupby.c: the group-by operator of parallel views, with SQLite's exact
-** aggregate semantics.
+** groupby.c: the group-by operator of parallel views.  How each aggregate
+** is computed (SQLite's exact semantics: states, steps, sums, results) is
+** agg.c's; this file groups the rows and runs agg.c's states over them in
+** parallel.
 **
 **   rc = parGroupBy(pCtx, db, pPlan, pIn, &pOut, &bNative, &zErr);
 **
@@ -38,13 +40,18 @@
 **     values are added by one thread in row order with the steps of the
 **     SQLite library loaded (sumStep() in func.c: plain double addition
 **     before 3.43, Kahan-Babuska-Neumaier steps from 3.43 on; see
-**     parSumStep()).  Such an aggregate is not folded in chunks: it runs as
-**     one task per group (direct strategies: over a stable partition of
-**     the rows by key value), many groups at once.
+**     agg.c).  Such an aggregate is not folded in chunks: it runs as one
+**     task per group (direct strategies: over a stable partition of the
+**     rows by key value), many groups at once.
 **  3. DISTINCT keeps the first row of each (group, value) pair: a stable
 **     radix sort by (group, value words) marks them.
-**  TEXT and BLOB arguments of sum/total/avg are converted by SQLite itself
-**  (sqlite3_value_numeric_type), once per distinct value.
+**  4. Dense key values (one key, no DISTINCT or group_concat, sums that
+**     cannot overflow): each thread keeps agg.c's dense accumulators for
+**     every key value over its own contiguous rows; they merge in thread
+**     order.
+**  The strategies: aggregateDirect(), aggregateDense(), aggregateSorted()
+**  (after a counting or radix sort); parGroupBy() picks one (groupBins(),
+**  groupStrategy()), each split into its phases (directChunk(), ...).
 */
 #include "groupby.h"
 #include "agg.h"
@@ -1027,9 +1034,7 @@ static void denseThread(ParDenseRun *p, int tt, px_stop *pStop){
   }
   for(j=0; j<p->pPlan->nAgg; j++){
     const ParAggDense *pD = &p->aD[j];
-    if( pD->eFunc==PAR_AGG_COUNT_STAR || (pD->eFunc==PAR_AGG_COUNT && !pD->bNulls) ){
-      continue;
-    }
+    if( !parAggDenseReads(pD) ) continue;
     for(lo=lo0; lo<hi0 && !px_stopping(pStop); lo=hi){
       hi = hi0 - lo > PAR_CHUNK ? lo + PAR_CHUNK : hi0;
       parAggDenseFold(pD, pBins, lo, hi, pD->iVal>=0 ? aV[pD->iVal] : 0,
@@ -1064,8 +1069,7 @@ static void denseAdopt(ParDenseRun *p, ParBatch *pOut){
   int j;
   for(j=0; j<p->pPlan->nAgg && p->nGroup==p->nBin; j++){
     const ParAggDense *pD = &p->aD[j];
-    if( pD->iVal>=0 && !pD->bNulls && pD->eFunc!=PAR_AGG_TOTAL
-     && pD->eFunc!=PAR_AGG_AVG && pD->pArg->eStore==PAR_COL_INT ){
+    if( parAggDenseIsResult(pD) ){
       ParColumn *pDst = &pOut->aCol[j];
       parBigFree(pDst->aInt);
       pDst->aInt = p->aaVal[pD->iVal];
@@ -1379,25 +1383,10 @@ static double sortedBytes(const ParPlan *pPlan, const ParBatch *pIn, size_t n,
   return sort>agg ? sort : agg;
 }
 
-int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
-               ParBatch **ppOut, int *pbNative, char **pzErr,
-               const char **pzStrategy){
-  int nThread = parThreadsFor(pCtx, pIn->nRow);
-  int eForce = pCtx->eGroupStrategy;
-  int rc = SQLITE_OK, k, nWord = 0, bOverflow = 0, bOrdered = 0;
-  int bBins, bDirect, bDense, bCount, bSmall;
-  const ParColumn *pIntKey = 0;  /* the INTEGER key the bins come from */
-  sqlite3_int64 iKeyLo = 0;      /* its least value */
-  size_t n = (size_t)pIn->nRow, i, nGroup = 0;
-  uint64_t *aaWord[2*PAR_ROWS_MAX+2];
-  uint32_t *aBin = 0, *aPerm = 0, nBin = 0;
-  size_t *aOff = 0;
-
-  *ppOut = 0;
-  *pbNative = 0;
-  *pzErr = 0;
-
-  /* A collation the planner could not determine matters only for text. */
+/* Does the data need a collation the planner could not determine?  Only
+** text does: the SELECT then runs natively. */
+static int collationUnknown(const ParPlan *pPlan, const ParBatch *pIn){
+  int k;
   for(k=0; k<pPlan->nKey + pPlan->nAgg; k++){
     const ParColumn *pCol;
     int eColl;
@@ -1406,7 +1395,6 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
       pCol = &pIn->aCol[k];
     }else{
       const ParPlanAgg *pA = &pPlan->aAgg[k-pPlan->nKey];
-      if( pA->bDistinct || pA->eFunc==PAR_AGG_GROUP_CONCAT ) bOrdered = 1;
       if( pA->eFunc!=PAR_AGG_MIN && pA->eFunc!=PAR_AGG_MAX && !pA->bDistinct ) continue;
       eColl = pA->eColl;
       pCol = &pIn->aCol[pA->iArg];
@@ -1414,79 +1402,108 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     if( eColl==PAR_COLL_UNKNOWN && pCol->pDict ){
       uint32_t e;
       for(e=0; e<pCol->pDict->nEntry; e++){
-        if( pCol->pDict->aKind[e]==SQLITE_TEXT ){
-          *pbNative = 1;
-          return SQLITE_OK;
-        }
+        if( pCol->pDict->aKind[e]==SQLITE_TEXT ) return 1;
       }
     }
   }
-  if( pPlan->nKey>PAR_ROWS_MAX ) return SQLITE_ERROR;
+  return 0;
+}
 
-  /* A HAVING term SQLite moved into WHERE sees each row's key: the final
-  ** SQL, which sees the group's row's, answers the same only when every
-  ** row of a group holds the same value of each key it may name (keys
-  ** under NOCASE or RTRIM keep their terms in HAVING). */
+/* A HAVING term SQLite moved into WHERE sees each row's key: the final
+** SQL, which sees the group's row's, answers the same only when every
+** row of a group holds the same value of each key it may name (keys
+** under NOCASE or RTRIM keep their terms in HAVING).  Does some group
+** hold different values?  The SELECT then runs natively. */
+static int havingKeysDiffer(const ParPlan *pPlan, const ParBatch *pIn){
+  int k;
   for(k=0; k<pPlan->nKey && pPlan->bHavingKeys; k++){
     if( pPlan->aKeyColl[k]!=PAR_COLL_NOCASE && pPlan->aKeyColl[k]!=PAR_COLL_RTRIM
-     && keyEqualButDifferent(&pIn->aCol[k], n) ){
-      *pbNative = 1;
-      return SQLITE_OK;
+     && keyEqualButDifferent(&pIn->aCol[k], (size_t)pIn->nRow) ){
+      return 1;
     }
   }
+  return 0;
+}
 
-  /* Bins, when they can be had: one key whose values (or words) span
-  ** fewer than PAR_COUNT_MAX, each bin one group, in key order; one bin
-  ** without GROUP BY. */
+/* How parGroupBy() groups: the bins of the keys when they can be had, the
+** key words otherwise, and the strategy. */
+typedef struct ParGroupHow {
+  uint32_t *aBin;            /* each row's bin (sqlite3_malloc), or NULL */
+  uint32_t nBin;             /* bins: key values in order; 1 without keys */
+  const ParColumn *pIntKey;  /* the INTEGER key the bins come from */
+  sqlite3_int64 iKeyLo;      /* its least value */
+  uint64_t *aaWord[2*PAR_ROWS_MAX+2];    /* the key words (keyWords()) */
+  int nWord;
+  int bDirect, bDense, bCount;           /* the strategy (else radix sort) */
+} ParGroupHow;
+
+/* The bins of a single key that is not an INTEGER or TEXT column with a
+** known collation: from its one key word, when it has one and its values
+** span fewer than PAR_COUNT_MAX-1 (the words stay in pHow either way). */
+static int wordBins(const ParPlan *pPlan, ParBatch *pIn, int nThread, ParGroupHow *pHow){
+  size_t n = (size_t)pIn->nRow, i;
+  int rc = keyWords(pPlan, pIn, nThread, pHow->aaWord, &pHow->nWord);
+  /* Stopped: the words are partly written; read none of them. */
+  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+  if( rc==SQLITE_OK && pHow->nWord==1 ){
+    const uint64_t *w = pHow->aaWord[0];
+    uint64_t lo = UINT64_MAX, hi = 0;
+    #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
+    for(i=0; i<n; i++){
+      if( w[i]<lo ) lo = w[i];
+      if( w[i]>hi ) hi = w[i];
+    }
+    if( hi-lo < PAR_COUNT_MAX-1 ){
+      pHow->nBin = (uint32_t)(hi-lo+1);
+      pHow->aBin = sqlite3_malloc64(n*sizeof(uint32_t));
+      if( pHow->aBin==0 ) return SQLITE_NOMEM;
+      #pragma omp parallel for num_threads(nThread)
+      for(i=0; i<n; i++) pHow->aBin[i] = (uint32_t)(w[i]-lo);
+    }
+  }
+  return rc;
+}
+
+/* Bins, when they can be had: one key whose values (or words) span fewer
+** than PAR_COUNT_MAX, each bin one group, in key order; several keys whose
+** combinations are few; one bin without GROUP BY. */
+static int groupBins(const ParPlan *pPlan, ParBatch *pIn, int nThread, int eForce,
+                     ParGroupHow *pHow){
+  size_t n = (size_t)pIn->nRow;
   if( pPlan->nKey==0 ){
-    nBin = 1;                    /* one bin, and no array of bins */
+    pHow->nBin = 1;              /* one bin, and no array of bins */
   }else if( pPlan->nKey>1 && n>0 && eForce!=PAR_GROUP_RADIX ){
-    rc = multiKeyBins(pPlan, pIn, n, nThread, &aBin, &nBin);
+    return multiKeyBins(pPlan, pIn, n, nThread, &pHow->aBin, &pHow->nBin);
   }else if( pPlan->nKey==1 && n>0 && eForce!=PAR_GROUP_RADIX ){
     if( pIn->aCol[0].eStore==PAR_COL_INT ){
       /* An INTEGER key: straight from the values (NULL first, then the
       ** values in order: the order of the sort keys). */
-      intKeyRange(&pIn->aCol[0], n, nThread, &nBin, &iKeyLo);
-      if( nBin ) pIntKey = &pIn->aCol[0];
+      intKeyRange(&pIn->aCol[0], n, nThread, &pHow->nBin, &pHow->iKeyLo);
+      if( pHow->nBin ) pHow->pIntKey = &pIn->aCol[0];
     }else if( pIn->aCol[0].eStore==PAR_COL_TEXT && pIn->aCol[0].pDict
            && pPlan->aKeyColl[0]>=0 && pPlan->aKeyColl[0]<PAR_N_COLL ){
-      rc = textKeyBins(&pIn->aCol[0], pPlan->aKeyColl[0], n, nThread, &aBin, &nBin);
+      return textKeyBins(&pIn->aCol[0], pPlan->aKeyColl[0], n, nThread,
+                         &pHow->aBin, &pHow->nBin);
     }else{
-      rc = keyWords(pPlan, pIn, nThread, aaWord, &nWord);
-      /* Stopped: the words are partly written; read none of them. */
-      if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
-      if( rc==SQLITE_OK && nWord==1 ){
-        const uint64_t *w = aaWord[0];
-        uint64_t lo = UINT64_MAX, hi = 0;
-        #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
-        for(i=0; i<n; i++){
-          if( w[i]<lo ) lo = w[i];
-          if( w[i]>hi ) hi = w[i];
-        }
-        if( hi-lo < PAR_COUNT_MAX-1 ){
-          nBin = (uint32_t)(hi-lo+1);
-          aBin = sqlite3_malloc64(n*sizeof(uint32_t));
-          if( aBin==0 ){
-            rc = SQLITE_NOMEM;
-          }else{
-            #pragma omp parallel for num_threads(nThread)
-            for(i=0; i<n; i++) aBin[i] = (uint32_t)(w[i]-lo);
-          }
-        }
-      }
+      return wordBins(pPlan, pIn, nThread, pHow);
     }
   }
-  if( rc ) goto done;
+  return SQLITE_OK;
+}
 
-  if( parStopped() ){ rc = SQLITE_INTERRUPT; goto done; }
-
-  /* The strategy: par_config('group_strategy') when it applies, else the
-  ** first that does of direct, dense (within its memory bound), counting
-  ** sort, radix sort.  All give the same result. */
-  bBins = aBin!=0 || pIntKey!=0;
-  bDirect = (bBins || pPlan->nKey==0) && !bOrdered && nBin<=PAR_DIRECT_MAX;
-  bDense = bBins && !bOrdered && pPlan->nKey==1 && n<UINT32_MAX && denseFits(pPlan, pIn, pIntKey!=0);
-  bCount = bBins && pPlan->nKey>0 && (nBin<=PAR_DIRECT_MAX || (!bOrdered && nBin<=n));
+/* The strategy: par_config('group_strategy') when it applies, else the
+** first that does of direct, dense (within its memory bound), counting
+** sort, radix sort.  All give the same result.  bOrdered: an aggregate
+** needs its group's rows together (DISTINCT, group_concat). */
+static void groupStrategy(const ParPlan *pPlan, const ParBatch *pIn, int nThread,
+                          int eForce, int bOrdered, ParGroupHow *pHow){
+  size_t n = (size_t)pIn->nRow;
+  uint32_t nBin = pHow->nBin;
+  int bBins = pHow->aBin!=0 || pHow->pIntKey!=0, bSmall;
+  int bDirect = (bBins || pPlan->nKey==0) && !bOrdered && nBin<=PAR_DIRECT_MAX;
+  int bDense = bBins && !bOrdered && pPlan->nKey==1 && n<UINT32_MAX
+            && denseFits(pPlan, pIn, pHow->pIntKey!=0);
+  int bCount = bBins && pPlan->nKey>0 && (nBin<=PAR_DIRECT_MAX || (!bOrdered && nBin<=n));
   /* A forced dense or counting sort also runs on small inputs, within
   ** 2^20 (or four per row) accumulators or histogram bins in all. */
   bSmall = (size_t)nBin*(size_t)nThread <= (4*n > (1<<20) ? 4*n : (1<<20));
@@ -1506,64 +1523,143 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     ** them in all than four per row. */
     bDense = bDense && (size_t)nBin*(size_t)nThread <= 4*n;
   }
-  if( pIntKey && aBin==0 && (bDirect || (bCount && !bDense)) ){
-    rc = intKeyBins(pIntKey, n, nThread, iKeyLo, &aBin);
+  pHow->bDirect = bDirect;
+  pHow->bDense = bDense;
+  pHow->bCount = bCount;
+}
+
+/* The direct strategy, within memory_mb. */
+static int groupDirect(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
+                       int nThread, ParGroupHow *pHow, ParBatch **ppOut, int *pbOverflow,
+                       char **pzErr, const char **pzStrategy){
+  size_t n = (size_t)pIn->nRow;
+  uint32_t nBin = pHow->nBin;
+  /* Accumulators: chunks of rows times key values, within a bound. */
+  double nAcc = (double)(n/PAR_CHUNK + 1);
+  int rc;
+  if( nAcc*nBin > PAR_DIRECT_ACC ) nAcc = (double)(PAR_DIRECT_ACC/nBin > 0 ? PAR_DIRECT_ACC/nBin : 1);
+  rc = groupFits(pCtx, pIn, (pHow->aBin ? 4.0*n : 0)
+                            + nAcc*nBin*(pPlan->nAgg + 1)*sizeof(ParAcc)
+                            + (double)nBin*(9.0*(pPlan->nAgg + pPlan->nBare) + 24), pzErr);
+  if( rc ) return rc;
+  *pzStrategy = "per-chunk accumulators per key value (few key values)";
+  return aggregateDirect(db, pPlan, pIn, pHow->aBin, nBin, nThread, ppOut, pbOverflow);
+}
+
+/* The dense strategy, within memory_mb.  SQLITE_OK with *ppOut NULL when
+** an integer sum might overflow: the caller goes on to a sort. */
+static int groupDense(ParContext *pCtx, const ParPlan *pPlan, ParBatch *pIn, int nThread,
+                      ParGroupHow *pHow, ParBatch **ppOut, char **pzErr,
+                      const char **pzStrategy){
+  size_t n = (size_t)pIn->nRow;
+  uint32_t nBin = pHow->nBin;
+  /* Each thread's value and count arrays per key value, the result. */
+  int rc = groupFits(pCtx, pIn, (pHow->aBin ? 4.0*n : 0)
+                                + (double)nThread*nBin*(12.0*pPlan->nAgg + 8)
+                                + (double)nBin*(9.0*(pPlan->nAgg + pPlan->nBare) + 4), pzErr);
+  if( rc ) return rc;
+  rc = aggregateDense(pPlan, pIn, pHow->aBin, nBin, pHow->pIntKey, pHow->iKeyLo, nThread,
+                      ppOut);
+  if( rc || *ppOut ){
+    *pzStrategy = "per-thread accumulators per key value (dense key values)";
+  }
+  return rc;
+}
+
+/* The sorted strategies: a counting sort by the bins (bCount), else a
+** radix sort by the key words; then aggregateSorted(). */
+static int groupSorted(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
+                       int nThread, ParGroupHow *pHow, ParBatch **ppOut, int *pbOverflow,
+                       char **pzErr, const char **pzStrategy){
+  size_t n = (size_t)pIn->nRow, nGroup = 0, *aOff = 0;
+  uint32_t *aPerm = 0, *aBin;
+  int rc = SQLITE_OK, k;
+  if( !pHow->bCount ){
+    sqlite3_free(pHow->aBin);
+    pHow->aBin = 0;
+    if( pHow->nWord==0 && pPlan->nKey>0 ){
+      rc = keyWords(pPlan, pIn, nThread, pHow->aaWord, &pHow->nWord);
+    }
+    if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+    if( rc ) return rc;
+  }
+  aBin = pHow->aBin;
+  rc = groupFits(pCtx, pIn, sortedBytes(pPlan, pIn, n, aBin ? 0 : pHow->nWord,
+                                       aBin ? pHow->nBin : 0, nThread,
+                                       (double)(aBin && pHow->nBin<n ? pHow->nBin : n)), pzErr);
+  if( rc ) return rc;
+  *pzStrategy = aBin ? "counting sort, then segments"
+              : pHow->nWord==0 ? "one group, in order" : "radix sort, then segments";
+  rc = sortGroups(pHow->aaWord, pHow->nWord, aBin, pHow->nBin, n, nThread, &aPerm, &aOff,
+                  &nGroup);
+  for(k=0; k<pHow->nWord; k++){ sqlite3_free(pHow->aaWord[k]); pHow->aaWord[k] = 0; }
+  pHow->nWord = 0;
+  sqlite3_free(pHow->aBin);
+  pHow->aBin = 0;
+  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+  if( rc==SQLITE_OK ){
+    rc = aggregateSorted(db, pPlan, pIn, aPerm, aOff, nGroup, nThread, ppOut, pbOverflow);
+  }
+  sqlite3_free(aPerm);
+  sqlite3_free(aOff);
+  return rc;
+}
+
+int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
+               ParBatch **ppOut, int *pbNative, char **pzErr,
+               const char **pzStrategy){
+  int nThread = parThreadsFor(pCtx, pIn->nRow);
+  int eForce = pCtx->eGroupStrategy;
+  int rc, k, bOverflow = 0, bOrdered = 0;
+  size_t n = (size_t)pIn->nRow;
+  ParGroupHow how;
+
+  *ppOut = 0;
+  *pbNative = 0;
+  *pzErr = 0;
+  memset(&how, 0, sizeof(how));
+  if( collationUnknown(pPlan, pIn) ){
+    *pbNative = 1;
+    return SQLITE_OK;
+  }
+  if( pPlan->nKey>PAR_ROWS_MAX ) return SQLITE_ERROR;
+  if( havingKeysDiffer(pPlan, pIn) ){
+    *pbNative = 1;
+    return SQLITE_OK;
+  }
+  for(k=0; k<pPlan->nAgg; k++){
+    const ParPlanAgg *pA = &pPlan->aAgg[k];
+    if( pA->bDistinct || pA->eFunc==PAR_AGG_GROUP_CONCAT ) bOrdered = 1;
+  }
+
+  rc = groupBins(pPlan, pIn, nThread, eForce, &how);
+  if( rc ) goto done;
+  if( parStopped() ){ rc = SQLITE_INTERRUPT; goto done; }
+  groupStrategy(pPlan, pIn, nThread, eForce, bOrdered, &how);
+  if( how.pIntKey && how.aBin==0 && (how.bDirect || (how.bCount && !how.bDense)) ){
+    rc = intKeyBins(how.pIntKey, n, nThread, how.iKeyLo, &how.aBin);
     if( rc ) goto done;
   }
-  if( bDirect ){
-    /* Accumulators: chunks of rows times key values, within a bound. */
-    double nAcc = (double)(n/PAR_CHUNK + 1);
-    if( nAcc*nBin > PAR_DIRECT_ACC ) nAcc = (double)(PAR_DIRECT_ACC/nBin > 0 ? PAR_DIRECT_ACC/nBin : 1);
-    rc = groupFits(pCtx, pIn, (aBin ? 4.0*n : 0) + nAcc*nBin*(pPlan->nAgg + 1)*sizeof(ParAcc)
-                              + (double)nBin*(9.0*(pPlan->nAgg + pPlan->nBare) + 24), pzErr);
-    if( rc ) goto done;
-    *pzStrategy = "per-chunk accumulators per key value (few key values)";
-    rc = aggregateDirect(db, pPlan, pIn, aBin, nBin, nThread, ppOut, &bOverflow);
+  if( how.bDirect ){
+    rc = groupDirect(pCtx, db, pPlan, pIn, nThread, &how, ppOut, &bOverflow, pzErr,
+                     pzStrategy);
     goto done;
   }
-  if( bDense ){
-    /* Each thread's value and count arrays per key value, the result. */
-    rc = groupFits(pCtx, pIn, (aBin ? 4.0*n : 0)
-                              + (double)nThread*nBin*(12.0*pPlan->nAgg + 8)
-                              + (double)nBin*(9.0*(pPlan->nAgg + pPlan->nBare) + 4), pzErr);
-    if( rc ) goto done;
-    rc = aggregateDense(pPlan, pIn, aBin, nBin, pIntKey, iKeyLo, nThread, ppOut);
-    if( rc || *ppOut ){
-      *pzStrategy = "per-thread accumulators per key value (dense key values)";
-      goto done;
-    }
+  if( how.bDense ){
+    rc = groupDense(pCtx, pPlan, pIn, nThread, &how, ppOut, pzErr, pzStrategy);
+    if( rc || *ppOut ) goto done;
     /* An integer sum might overflow: a strategy that follows row order. */
-    if( bCount && aBin==0 ){
-      rc = intKeyBins(pIntKey, n, nThread, iKeyLo, &aBin);
+    if( how.bCount && how.aBin==0 ){
+      rc = intKeyBins(how.pIntKey, n, nThread, how.iKeyLo, &how.aBin);
       if( rc ) goto done;
     }
   }
-  if( !bCount ){
-    sqlite3_free(aBin);
-    aBin = 0;
-    if( nWord==0 && pPlan->nKey>0 ) rc = keyWords(pPlan, pIn, nThread, aaWord, &nWord);
-    if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
-    if( rc ) goto done;
-  }
-  rc = groupFits(pCtx, pIn, sortedBytes(pPlan, pIn, n, aBin ? 0 : nWord, aBin ? nBin : 0,
-                                       nThread, (double)(aBin && nBin<n ? nBin : n)), pzErr);
-  if( rc ) goto done;
-  *pzStrategy = aBin ? "counting sort, then segments"
-              : nWord==0 ? "one group, in order" : "radix sort, then segments";
-  rc = sortGroups(aaWord, nWord, aBin, nBin, n, nThread, &aPerm, &aOff, &nGroup);
-  for(k=0; k<nWord; k++){ sqlite3_free(aaWord[k]); aaWord[k] = 0; }
-  sqlite3_free(aBin);
-  aBin = 0;
-  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
-  if( rc==SQLITE_OK ){
-    rc = aggregateSorted(db, pPlan, pIn, aPerm, aOff, nGroup, nThread, ppOut, &bOverflow);
-  }
+  rc = groupSorted(pCtx, db, pPlan, pIn, nThread, &how, ppOut, &bOverflow, pzErr,
+                   pzStrategy);
 
 done:
-  for(k=0; k<nWord; k++) sqlite3_free(aaWord[k]);
-  sqlite3_free(aBin);
-  sqlite3_free(aPerm);
-  sqlite3_free(aOff);
+  for(k=0; k<how.nWord; k++) sqlite3_free(how.aaWord[k]);
+  sqlite3_free(how.aBin);
   if( rc==SQLITE_OK && bOverflow ){
     /* Whether SQLite reports "integer overflow" depends on which groups
     ** its plan finalizes (HAVING moved to WHERE, LIMIT stopping early):
@@ -1579,4 +1675,3 @@ done:
   }
   return rc;
 }
-
