@@ -7,8 +7,9 @@
 ** a group, a frame).  The life of a state, as SQLite's xStep, xInverse,
 ** xValue and xFinal:
 **
-**   ParAggRun r;  ParAcc a;
-**   parAggRunInit(db, pAgg, aCol, nRow, nThread, &r);   (r.aFirst: DISTINCT)
+**   ParAggRun r = {0};  ParAcc a;
+**   parAggRunInit(db, pAgg, aCol, nRow, nThread, &r);   (r.aFirst: DISTINCT;
+**                                     a window sets r.bSeq for sums: agg.c 6)
 **   parAccInit(&a);
 **   parAggStep(&r, &a, iRow);  ...                       add rows in order
 **   parAggInverse(&r, &a, iRow);  ...                    remove the oldest
@@ -147,7 +148,9 @@ void parAggRunClear(ParAggRun *pR);
 ** INTEGER argument, not DISTINCT, not sequential.) */
 int parAggIntSum(const ParAggRun *pR);
 
-/* Row iRow into a (xStep).  Not for sequential sums: parAggSeqFold(). */
+/* Row iRow into a (xStep): sequential sums with SQLite's sumStep() (one
+** row of parAggSeqFold()), group_concat not at all (parAggFinishColumn()
+** builds it from the rows). */
 void parAggStep(const ParAggRun *pR, ParAcc *a, sqlite3_int64 iRow);
 
 /* Remove row iRow, the oldest row stepped into a and not yet removed
