@@ -530,6 +530,15 @@ void parAggFold(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t *aBin
         }
         a[0].n += (sqlite3_int64)(hi-lo);
         a[0].iSum += (sqlite3_int64)sum;
+      }else if( pCol->aNull==0 ){
+        /* A state per key value, no NULLs: nothing to decide per row. */
+        for(r=lo; r<hi; r++){
+          ParAcc *p = &a[(size_t)aBin[r]*stride];
+          p->n++;
+          p->iSum += v[r];
+          mn = v[r]<mn ? v[r] : mn;
+          mx = v[r]>mx ? v[r] : mx;
+        }
       }else{
         for(r=lo; r<hi; r++){
           ParAcc *p = &a[aBin ? (size_t)aBin[r]*stride : 0];
