@@ -89,6 +89,12 @@ build/test_batch: $(BTEST_SRC) $(CORE_OBJ) tests/check.h $(HEADERS)
 # test_parse needs the parser alone.
 build/test_parse: $(PTEST_SRC) build/core/ext/sqlparse.o tests/check.h $(HEADERS)
 	$(CC) $(CFLAGS) -DSQLITE_CORE -Iext -Ikernels -o $@ $(PTEST_SRC) build/core/ext/sqlparse.o -lsqlite3 $(LDLIBS)
+# test_agg: agg.c's steps, inverses and values against SQLite's window
+# functions (the extension's objects linked in, as for test_batch).
+build/test_agg: tests/test_agg.c tests/check.c $(CORE_OBJ) tests/check.h $(HEADERS)
+	$(CC) $(CFLAGS) -DSQLITE_CORE -Iext -Ikernels -o $@ tests/test_agg.c tests/check.c $(CORE_OBJ) -lsqlite3 $(LDLIBS)
+build/asan/test_agg: tests/test_agg.c tests/check.c $(ASANC_OBJ) tests/check.h $(HEADERS)
+	$(CC) $(CFLAGS) $(SANFLAGS) -DPAR_BIG_MIN=4096 -DSQLITE_CORE -Iext -Ikernels -o $@ tests/test_agg.c tests/check.c $(ASANC_OBJ) -lsqlite3 $(LDLIBS)
 
 build/asan/parallel.so: $(ASAN_OBJ)
 	$(CC) -shared -fopenmp -Wl,-z,nodelete $(SANFLAGS) -o $@ $(ASAN_OBJ) $(LDLIBS)
@@ -124,9 +130,10 @@ build/asan/fuzz_replay: tests/fuzz/replay.c tests/fuzz/fuzz_sql.c $(FUZZR_OBJ)
 	  $(FUZZR_OBJ) -lsqlite3 $(LDLIBS)
 
 PLAIN_BINS = build/test_kernels build/test_kernels_tiny build/test_batch build/test_parse \
-             build/test_oom parallel.so
+             build/test_agg build/test_oom parallel.so
 ASAN_BINS  = build/asan/test_kernels build/asan/test_kernels_tiny build/asan/test_batch \
-             build/asan/test_parse build/asan/test_oom build/asan/parallel.so build/asan/fuzz_replay
+             build/asan/test_parse build/asan/test_agg build/asan/test_oom build/asan/parallel.so \
+             build/asan/fuzz_replay
 
 # make test: the plain suite and the same suite under the sanitizers, two
 # programs at a time (tests/run.sh says which run alone); the runner prints
@@ -139,7 +146,7 @@ plain-bins: $(PLAIN_BINS)
 	@:
 asan-bins: $(ASAN_BINS)
 	@:
-check-bins: build/test_kernels build/test_kernels_tiny build/test_batch build/test_parse parallel.so
+check-bins: build/test_kernels build/test_kernels_tiny build/test_batch build/test_parse build/test_agg parallel.so
 	@:
 
 test: deps

@@ -1,6 +1,8 @@
 /*
-** groupby.c: the group-by operator of parallel views, with SQLite's exact
-** aggregate semantics.
+** groupby.c: the group-by operator of parallel views.  How each aggregate
+** is computed (SQLite's exact semantics: states, steps, sums, results) is
+** agg.c's; this file groups the rows and runs agg.c's states over them in
+** parallel.
 **
 **   rc = parGroupBy(pCtx, db, pPlan, pIn, &pOut, &bNative, &zErr);
 **
@@ -38,15 +40,21 @@
 **     values are added by one thread in row order with the steps of the
 **     SQLite library loaded (sumStep() in func.c: plain double addition
 **     before 3.43, Kahan-Babuska-Neumaier steps from 3.43 on; see
-**     seqStep()).  Such an aggregate is not folded in chunks: it runs as
-**     one task per group (direct strategies: over a stable partition of
-**     the rows by key value), many groups at once.
+**     agg.c).  Such an aggregate is not folded in chunks: it runs as one
+**     task per group (direct strategies: over a stable partition of the
+**     rows by key value), many groups at once.
 **  3. DISTINCT keeps the first row of each (group, value) pair: a stable
 **     radix sort by (group, value words) marks them.
-**  TEXT and BLOB arguments of sum/total/avg are converted by SQLite itself
-**  (sqlite3_value_numeric_type), once per distinct value.
+**  4. Dense key values (one key, no DISTINCT or group_concat, sums that
+**     cannot overflow): each thread keeps agg.c's dense accumulators for
+**     every key value over its own contiguous rows; they merge in thread
+**     order.
+**  The strategies: aggregateDirect(), aggregateDense(), aggregateSorted()
+**  (after a counting or radix sort); parGroupBy() picks one (groupBins(),
+**  groupStrategy()), each split into its phases (directChunk(), ...).
 */
 #include "groupby.h"
+#include "agg.h"
 #include "gather.h"
 #include "histogram.h"
 #include "segment.h"
@@ -64,491 +72,6 @@
 #define PAR_CHUNK      65536   /* rows per chunk of a large group */
 #define PAR_DIRECT_ACC 262144  /* most (chunk, key value) accumulators */
 #define PAR_SCATTER_MAX 16     /* REAL columns a counting sort scatters */
-
-/* A value of a batch column: storage class and bits (int64, double bits,
-** or dictionary code). */
-static int colGet(const ParColumn *pCol, sqlite3_int64 iRow, uint64_t *pV){
-  int e = parColumnType(pCol, iRow);
-  switch( pCol->eStore ){
-    case PAR_COL_INT:   *pV = (uint64_t)pCol->aInt[iRow]; break;
-    case PAR_COL_REAL:  memcpy(pV, &pCol->aReal[iRow], 8); break;
-    case PAR_COL_TEXT:  *pV = pCol->aCode[iRow]; break;
-    case PAR_COL_MIXED: *pV = pCol->aVal[iRow]; break;
-    default:            *pV = 0; break;
-  }
-  return e;
-}
-
-/* Numeric view of a column for sum/total/avg: TEXT and BLOB dictionary
-** entries converted the way sqlite3_value_numeric_type() and
-** sqlite3_value_double() do. */
-typedef struct ParNum {
-  const ParColumn *pCol;
-  uint8_t *aType;      /* per dictionary entry: SQLITE_INTEGER or SQLITE_FLOAT */
-  sqlite3_int64 *aI;
-  double *aR;
-} ParNum;
-
-static int parNumInit(sqlite3 *db, const ParColumn *pCol, ParNum *p){
-  const ParDict *pD = pCol->pDict;
-  sqlite3_stmt *pStmt = 0;
-  uint32_t i, n = pD ? pD->nEntry : 0;
-  int rc;
-  memset(p, 0, sizeof(*p));
-  p->pCol = pCol;
-  if( n==0 ) return SQLITE_OK;
-  p->aType = sqlite3_malloc64(n);
-  p->aI = sqlite3_malloc64(n*sizeof(sqlite3_int64));
-  p->aR = sqlite3_malloc64(n*sizeof(double));
-  if( p->aType==0 || p->aI==0 || p->aR==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, "SELECT ?1", -1, &pStmt, 0);
-  for(i=0; i<n && rc==SQLITE_OK; i++){
-    const char *z = parDictText(pD, i);
-    sqlite3_value *pV;
-    if( pD->aKind[i]==SQLITE_TEXT ){
-      sqlite3_bind_text(pStmt, 1, z, (int)pD->aLen[i], SQLITE_STATIC);
-    }else{
-      sqlite3_bind_blob(pStmt, 1, z, (int)pD->aLen[i], SQLITE_STATIC);
-    }
-    if( sqlite3_step(pStmt)!=SQLITE_ROW ){ rc = sqlite3_reset(pStmt); break; }
-    /* The column's own value, converted in place: a copy from
-    ** sqlite3_value_dup() has no connection, which
-    ** sqlite3_value_numeric_type() needs from SQLite 3.53. */
-    pV = sqlite3_column_value(pStmt, 0);
-    if( sqlite3_value_numeric_type(pV)==SQLITE_INTEGER ){
-      p->aType[i] = SQLITE_INTEGER;
-      p->aI[i] = sqlite3_value_int64(pV);
-      p->aR[i] = (double)p->aI[i];
-    }else{
-      p->aType[i] = SQLITE_FLOAT;
-      p->aR[i] = sqlite3_value_double(pV);
-    }
-    sqlite3_reset(pStmt);
-  }
-  sqlite3_finalize(pStmt);
-  return rc;
-}
-
-static void parNumClear(ParNum *p){
-  sqlite3_free(p->aType);
-  sqlite3_free(p->aI);
-  sqlite3_free(p->aR);
-}
-
-/* Row iRow as a number: SQLITE_NULL, SQLITE_INTEGER (*pI and *pR set) or
-** SQLITE_FLOAT (*pR set). */
-static int parNumGet(const ParNum *p, sqlite3_int64 iRow, sqlite3_int64 *pI, double *pR){
-  uint64_t v;
-  int e = colGet(p->pCol, iRow, &v);
-  switch( e ){
-    case SQLITE_INTEGER: *pI = (sqlite3_int64)v; *pR = (double)*pI; return e;
-    case SQLITE_FLOAT:   memcpy(pR, &v, 8); return e;
-    case SQLITE_NULL:    return e;
-    default:
-      *pI = p->aI[v];
-      *pR = p->aR[v];
-      return p->aType[v];
-  }
-}
-
-/* ---- accumulators ------------------------------------------------------------- */
-
-/* The state of one aggregate over a run of rows.  Combining the states of
-** two consecutive runs gives the state of their concatenation, except for
-** sequential sums (ParAggRun.bSeq), which one pass over all of a group's
-** rows in order fills as SQLite's SumCtx (seqStep()). */
-typedef struct ParAcc {
-  sqlite3_int64 n;        /* non-NULL values (rows for count(*)) */
-  __int128 iSum;          /* integer sum (sequential: SQLite's iSum) */
-  __int128 iMin, iMax;    /* least and greatest running sum over those */
-  double rSum, rErr;      /* sequential sums: SQLite's rSum and rErr */
-  uint8_t bApprox;        /* sequential sums: a non-integer was seen */
-  uint8_t bOvfl;          /* sequential sums: SQLite's overflow flag */
-  sqlite3_int64 iBest;    /* min/max: row of the kept value, -1 none */
-  uint64_t kBest;         /* min/max with one-word keys: its key */
-} ParAcc;
-
-static void accInit(ParAcc *a){
-  memset(a, 0, sizeof(*a));
-  a->iBest = -1;
-}
-
-/* ---- SQLite's sums, step by step -------------------------------------------- */
-
-/* Does the SQLite library loaded sum with Kahan-Babuska-Neumaier steps
-** (3.43 and later) rather than plain double additions? */
-static int seqKbn(void){
-  return sqlite3_libversion_number()>=3043000;
-}
-
-/* One compensated step (func.c kahanBabuskaNeumaierStep; C11 evaluates
-** each operation in double, in this order: no contraction, no reordering). */
-static void kbnStep(ParAcc *a, double r){
-  double s = a->rSum, t = s + r;
-  if( fabs(s)>fabs(r) ) a->rErr += (s - t) + r;
-  else a->rErr += (r - t) + s;
-  a->rSum = t;
-}
-
-/* An integer of 2^52 or more in magnitude goes in as a multiple of 16384
-** and the rest, each exact as a double (kahanBabuskaNeumaierStepInt64). */
-static void kbnStepInt(ParAcc *a, sqlite3_int64 v){
-  if( v<=-4503599627370496LL || v>=4503599627370496LL ){
-    sqlite3_int64 sm = v % 16384;
-    kbnStep(a, (double)(v - sm));
-    kbnStep(a, (double)sm);
-  }else{
-    kbnStep(a, (double)v);
-  }
-}
-
-/* The switch from the exact integer sum to the compensated one
-** (kahanBabuskaNeumaierInit). */
-static void kbnInit(ParAcc *a, sqlite3_int64 v){
-  if( v<=-4503599627370496LL || v>=4503599627370496LL ){
-    sqlite3_int64 sm = v % 16384;
-    a->rSum = (double)(v - sm);
-    a->rErr = (double)sm;
-  }else{
-    a->rSum = (double)v;
-    a->rErr = 0.0;
-  }
-}
-
-/* SQLite's sumStep() for one non-NULL value: an INTEGER v (bInt) or a
-** REAL r.  Before 3.43 every value is added to rSum as a double and the
-** integer sum is followed, for the overflow error, until a REAL comes;
-** from 3.43 the integer sum is exact until a REAL or an overflow, then
-** everything goes through the compensated steps. */
-static void seqStep(ParAcc *a, int bKbn, int bInt, sqlite3_int64 v, double r){
-  a->n++;
-  if( !bKbn ){
-    if( bInt ){
-      sqlite3_int64 x = (sqlite3_int64)a->iSum;
-      a->rSum += (double)v;
-      if( !a->bApprox && !a->bOvfl ){
-        if( __builtin_add_overflow(x, v, &x) ) a->bOvfl = 1;
-        else a->iSum = x;
-      }
-    }else{
-      a->rSum += r;
-      a->bApprox = 1;
-    }
-  }else if( !a->bApprox ){
-    if( bInt ){
-      sqlite3_int64 x = (sqlite3_int64)a->iSum;
-      if( !__builtin_add_overflow(x, v, &x) ){
-        a->iSum = x;
-      }else{
-        a->bOvfl = 1;
-        kbnInit(a, (sqlite3_int64)a->iSum);
-        a->bApprox = 1;
-        kbnStepInt(a, v);
-      }
-    }else{
-      kbnInit(a, (sqlite3_int64)a->iSum);
-      a->bApprox = 1;
-      kbnStep(a, r);
-    }
-  }else if( bInt ){
-    kbnStepInt(a, v);
-  }else{
-    a->bOvfl = 0;
-    kbnStep(a, r);
-  }
-}
-
-/* The REAL result of a sequential sum (SQLite's sumFinalize, totalFinalize
-** and avgFinalize before the division): rSum, plus rErr from 3.43 on; the
-** exact integer sum while no REAL came (3.43+).  When rErr is not finite
-** (the sum overflowed), 3.45.3 and later leave it out, 3.43.1 to 3.45.2
-** only when it is a NaN, and 3.43.0 adds it anyway: a NaN result, which
-** SQLite returns as NULL (sqlite3_result_double), as the view does. */
-static double seqReal(const ParAcc *a, int bKbn){
-  int v = sqlite3_libversion_number();
-  if( !bKbn ) return a->rSum;
-  if( !a->bApprox ) return (double)(sqlite3_int64)a->iSum;
-  if( v>=3045003 ) return isfinite(a->rErr) ? a->rSum + a->rErr : a->rSum;
-  if( v>=3043001 ) return isnan(a->rErr) ? a->rSum : a->rSum + a->rErr;
-  return a->rSum + a->rErr;
-}
-
-/* Is the integer sum the result of sum() (no REAL, no overflow)? */
-static int seqIsInt(const ParAcc *a, int bKbn){
-  return bKbn ? !a->bApprox : (!a->bApprox && !a->bOvfl);
-}
-
-/* Keys of a min/max argument: lexicographic (k1, k2). */
-typedef struct ParKey { uint64_t *a1, *a2; } ParKey;
-
-static int keyCmp(const ParKey *k, sqlite3_int64 i, sqlite3_int64 j){
-  if( k->a1[i]!=k->a1[j] ) return k->a1[i]<k->a1[j] ? -1 : 1;
-  if( k->a2 && k->a2[i]!=k->a2[j] ) return k->a2[i]<k->a2[j] ? -1 : 1;
-  return 0;
-}
-
-/* Everything the aggregation of one aggregate needs. */
-typedef struct ParAggRun {
-  const ParPlanAgg *pAgg;
-  const ParColumn *pArg;     /* argument column, or NULL for count(*) */
-  ParNum num;                /* sum/total/avg */
-  ParKey key;                /* min/max, unless bValue */
-  int bValue;                /* min/max over INT or REAL storage: values are
-                             ** compared as they are, no keys are built */
-  uint8_t *aFirst;           /* DISTINCT: 1 on the first row of each value */
-  int bFastSum;              /* sum/total/avg of INT storage: folded by
-                             ** aggregateDirect() without following the
-                             ** running sum first (see foldChunk()) */
-  int bSeq;                  /* sum/total/avg added in row order by one
-                             ** thread per group (seqFold()): not folded in
-                             ** chunks, never combined */
-  int bKbn;                  /* the sums of SQLite 3.43 and later */
-} ParAggRun;
-
-/* Compare the min/max argument at rows i and j: <0, 0, >0.  Stored
-** numbers compare by value (-0.0 equals 0.0, as in SQLite); everything
-** else through its sort keys. */
-static int runCmp(const ParAggRun *pR, sqlite3_int64 i, sqlite3_int64 j){
-  if( pR->bValue ){
-    const ParColumn *c = pR->pArg;
-    if( c->eStore==PAR_COL_INT ){
-      sqlite3_int64 x = c->aInt[i], y = c->aInt[j];
-      return (x>y) - (x<y);
-    }else{
-      double x = c->aReal[i], y = c->aReal[j];
-      return (x>y) - (x<y);
-    }
-  }
-  return keyCmp(&pR->key, i, j);
-}
-
-/* Fold rows [lo, hi) of an INT or REAL column into min/max accumulators
-** a[aBin[r]*stride], comparing values (kBest holds the kept value's bits). */
-#define PAR_FOLD_MINMAX(TYPE, ARR, BETTER) {                               \
-    for(r=lo; r<hi; r++){                                                  \
-      ParAcc *p = &a[aBin ? (size_t)aBin[r]*stride : 0];                   \
-      TYPE v = pCol->ARR[r], kept;                                         \
-      if( pCol->aNull && (pCol->aNull[r>>3] >> (r&7)) & 1 ) continue;      \
-      memcpy(&kept, &p->kBest, 8);                                         \
-      if( p->iBest<0 || BETTER ){                                          \
-        p->iBest = (sqlite3_int64)r;                                       \
-        memcpy(&p->kBest, &v, 8);                                          \
-      }                                                                    \
-    }                                                                      \
-  }
-
-/* Fold row iRow into a. */
-static void accStep(const ParAggRun *pR, ParAcc *a, sqlite3_int64 iRow){
-  int e;
-  if( pR->aFirst && !pR->aFirst[iRow] ) return;
-  switch( pR->pAgg->eFunc ){
-    case PAR_AGG_COUNT_STAR:
-      a->n++;
-      return;
-    case PAR_AGG_COUNT:
-      if( parColumnType(pR->pArg, iRow)!=SQLITE_NULL ) a->n++;
-      return;
-    case PAR_AGG_SUM: case PAR_AGG_TOTAL: case PAR_AGG_AVG: {
-      /* Not sequential: an INTEGER column, whose sum is exact. */
-      sqlite3_int64 i = 0;
-      double r = 0;
-      assert( !pR->bSeq && pR->pArg->eStore==PAR_COL_INT );
-      e = parNumGet(&pR->num, iRow, &i, &r);
-      if( e!=SQLITE_INTEGER ) return;
-      a->n++;
-      a->iSum += i;
-      if( a->iSum < a->iMin ) a->iMin = a->iSum;
-      if( a->iSum > a->iMax ) a->iMax = a->iSum;
-      return;
-    }
-    case PAR_AGG_MIN: case PAR_AGG_MAX: {
-      /* Only a strictly better value replaces: ties keep the first. */
-      int c;
-      if( parColumnType(pR->pArg, iRow)==SQLITE_NULL ) return;
-      if( a->iBest<0 ){ a->iBest = iRow; return; }
-      c = runCmp(pR, a->iBest, iRow);
-      if( pR->pAgg->eFunc==PAR_AGG_MIN ? c>0 : c<0 ) a->iBest = iRow;
-      return;
-    }
-    default:
-      return;  /* group_concat: built separately */
-  }
-}
-
-/* The magnitude of the integer farthest from 0 among mn and mx. */
-static uint64_t intMagnitude(sqlite3_int64 mn, sqlite3_int64 mx){
-  uint64_t a = mn<0 ? (uint64_t)0 - (uint64_t)mn : (uint64_t)mn;
-  uint64_t b = mx<0 ? (uint64_t)0 - (uint64_t)mx : (uint64_t)mx;
-  return a>b ? a : b;
-}
-
-/* Can no running sum of n integers of magnitude at most m overflow? */
-static int sumCannotOverflow(uint64_t m, size_t n){
-  return (unsigned __int128)m * n < ((unsigned __int128)1 << 63);
-}
-
-/* Fold rows [lo, hi) into a[aBin[r]*stride] (the accumulators of
-** aggregate pR per key value; all into a[0] when aBin is NULL), in row
-** order.  The common storage classes
-** get loops of their own; everything else goes through accStep().
-**
-** pMag (integer sums only; NULL otherwise): sum without following the
-** running sum's range (iMin, iMax stay 0) and raise *pMag to the largest
-** magnitude summed.  The caller checks with sumCannotOverflow() that no
-** running sum can overflow, else folds again without pMag. */
-static void foldChunk(const ParAggRun *pR, ParAcc *a, int stride, const uint32_t *aBin,
-                      size_t lo, size_t hi, uint64_t *pMag){
-  const ParColumn *pCol = pR->pArg;
-  int e = pR->pAgg->eFunc;
-  size_t r;
-  if( pR->bSeq ) return;        /* seqFold() adds these, group by group */
-  if( pR->aFirst==0 && (e==PAR_AGG_COUNT_STAR
-       || (e==PAR_AGG_COUNT && pCol->nNull==0 && pCol->eStore!=PAR_COL_MIXED
-           && pCol->eStore!=PAR_COL_NULL)) ){
-    for(r=lo; r<hi; r++) a[aBin ? (size_t)aBin[r]*stride : 0].n++;
-    return;
-  }
-  if( pR->aFirst==0 && (e==PAR_AGG_SUM || e==PAR_AGG_TOTAL || e==PAR_AGG_AVG) ){
-    if( pCol->eStore==PAR_COL_INT && pMag ){
-      const sqlite3_int64 *v = pCol->aInt;
-      sqlite3_int64 mn = 0, mx = 0;
-      if( aBin==0 && pCol->aNull==0 ){
-        /* Wrapping 64-bit sum: exact whenever the caller's check holds. */
-        uint64_t sum = 0;
-        for(r=lo; r<hi; r++){
-          sum += (uint64_t)v[r];
-          mn = v[r]<mn ? v[r] : mn;
-          mx = v[r]>mx ? v[r] : mx;
-        }
-        a[0].n += (sqlite3_int64)(hi-lo);
-        a[0].iSum += (sqlite3_int64)sum;
-      }else{
-        for(r=lo; r<hi; r++){
-          ParAcc *p = &a[aBin ? (size_t)aBin[r]*stride : 0];
-          if( pCol->aNull && (pCol->aNull[r>>3] >> (r&7)) & 1 ) continue;
-          p->n++;
-          p->iSum += v[r];
-          mn = v[r]<mn ? v[r] : mn;
-          mx = v[r]>mx ? v[r] : mx;
-        }
-      }
-      if( intMagnitude(mn, mx)>*pMag ) *pMag = intMagnitude(mn, mx);
-      return;
-    }
-    if( pCol->eStore==PAR_COL_INT ){
-      /* All integers: the exact sum is all that is needed (outGroup). */
-      for(r=lo; r<hi; r++){
-        ParAcc *p = &a[aBin ? (size_t)aBin[r]*stride : 0];
-        if( pCol->aNull && (pCol->aNull[r>>3] >> (r&7)) & 1 ) continue;
-        p->n++;
-        p->iSum += pCol->aInt[r];
-        if( p->iSum < p->iMin ) p->iMin = p->iSum;
-        if( p->iSum > p->iMax ) p->iMax = p->iSum;
-      }
-      return;
-    }
-  }
-  if( pR->aFirst==0 && pR->bValue ){
-    /* Only a strictly better value replaces: ties keep the first. */
-    if( pCol->eStore==PAR_COL_INT ){
-      if( e==PAR_AGG_MIN ) PAR_FOLD_MINMAX(sqlite3_int64, aInt, v<kept)
-      else PAR_FOLD_MINMAX(sqlite3_int64, aInt, v>kept)
-    }else{
-      if( e==PAR_AGG_MIN ) PAR_FOLD_MINMAX(double, aReal, v<kept)
-      else PAR_FOLD_MINMAX(double, aReal, v>kept)
-    }
-    return;
-  }
-  if( pR->aFirst==0 && (e==PAR_AGG_MIN || e==PAR_AGG_MAX) && pR->key.a2==0 ){
-    /* One-word keys: compare with the kept key, not the kept row's. */
-    const uint64_t *k = pR->key.a1;
-    for(r=lo; r<hi; r++){
-      ParAcc *p = &a[aBin ? (size_t)aBin[r]*stride : 0];
-      if( parColumnType(pCol, (sqlite3_int64)r)==SQLITE_NULL ) continue;
-      if( p->iBest<0 || (e==PAR_AGG_MIN ? k[r]<p->kBest : k[r]>p->kBest) ){
-        p->iBest = (sqlite3_int64)r;
-        p->kBest = k[r];
-      }
-    }
-    return;
-  }
-  for(r=lo; r<hi; r++) accStep(pR, &a[aBin ? (size_t)aBin[r]*stride : 0], (sqlite3_int64)r);
-}
-
-/* Add the values of sequential sum pR at positions [lo, hi) to a, in
-** order, as SQLite's sumStep() does: rows aIdx[p] of the argument, or
-** rows p when aIdx is NULL.  The one pass over a group's rows that gives
-** SQLite's bits; REAL columns get loops of their own. */
-static void seqFold(const ParAggRun *pR, ParAcc *a, const uint32_t *aIdx,
-                    size_t lo, size_t hi){
-  const ParColumn *pCol = pR->pArg;
-  size_t p;
-  assert( pR->bSeq );
-  if( pCol->eStore==PAR_COL_REAL && pR->aFirst==0 ){
-    const double *v = pCol->aReal;
-    const uint8_t *aNull = pCol->nNull ? pCol->aNull : 0;
-    sqlite3_int64 c = 0;
-    if( !pR->bKbn ){
-      double sum = a->rSum;
-      for(p=lo; p<hi; p++){
-        size_t r = aIdx ? aIdx[p] : p;
-        if( aNull && (aNull[r>>3] >> (r&7)) & 1 ) continue;
-        sum += v[r];
-        c++;
-      }
-      a->rSum = sum;
-      a->n += c;
-      if( c ) a->bApprox = 1;
-      return;
-    }
-    /* 3.43+: the first REAL switches to the compensated sum (from an
-    ** integer sum of 0); after that each value is one kbnStep(). */
-    for(p=lo; p<hi; p++){
-      size_t r = aIdx ? aIdx[p] : p;
-      if( aNull && (aNull[r>>3] >> (r&7)) & 1 ) continue;
-      if( a->bApprox ){
-        a->n++;
-        a->bOvfl = 0;
-        kbnStep(a, v[r]);
-      }else{
-        seqStep(a, 1, 0, 0, v[r]);
-      }
-    }
-    return;
-  }
-  for(p=lo; p<hi; p++){
-    size_t r = aIdx ? aIdx[p] : p;
-    sqlite3_int64 i = 0;
-    double x = 0;
-    int e;
-    if( pR->aFirst && !pR->aFirst[r] ) continue;
-    e = parNumGet(&pR->num, (sqlite3_int64)r, &i, &x);
-    if( e==SQLITE_NULL ) continue;
-    seqStep(a, pR->bKbn, e==SQLITE_INTEGER, i, x);
-  }
-}
-
-/* a = a followed by b. */
-static void accCombine(const ParAggRun *pR, ParAcc *a, const ParAcc *b){
-  if( pR->bSeq ) return;        /* filled by seqFold(), not in chunks */
-  switch( pR->pAgg->eFunc ){
-    case PAR_AGG_SUM: case PAR_AGG_TOTAL: case PAR_AGG_AVG:
-      if( a->iSum + b->iMin < a->iMin ) a->iMin = a->iSum + b->iMin;
-      if( a->iSum + b->iMax > a->iMax ) a->iMax = a->iSum + b->iMax;
-      a->iSum += b->iSum;
-      break;
-    case PAR_AGG_MIN: case PAR_AGG_MAX:
-      if( b->iBest>=0 ){
-        int c = a->iBest<0 ? 1 : runCmp(pR, a->iBest, b->iBest);
-        if( a->iBest<0 || (pR->pAgg->eFunc==PAR_AGG_MIN ? c>0 : c<0) ) a->iBest = b->iBest;
-      }
-      break;
-    default:
-      break;
-  }
-  a->n += b->n;
-}
-
 /* ---- grouping ------------------------------------------------------------------- */
 
 /* Can two rows of pCol be one group (equal) and yet hold different values?
@@ -739,16 +262,23 @@ static int outColumn(ParBatch *pOut, int iCol, const char *zName, int bNull, int
   return SQLITE_OK;
 }
 
-static void outCopy(ParColumn *pDst, sqlite3_int64 iDst, const ParColumn *pSrc,
-                    sqlite3_int64 iSrc){
-  uint64_t v = 0;
-  pDst->aType[iDst] = (uint8_t)(iSrc<0 ? SQLITE_NULL : colGet(pSrc, iSrc, &v));
-  pDst->aVal[iDst] = v;
-}
-
-static void outFloat(ParColumn *pDst, sqlite3_int64 i, double r){
-  pDst->aType[i] = SQLITE_FLOAT;
-  memcpy(&pDst->aVal[i], &r, 8);
+/* Prepare aRun[j] for aggregate j over the columns aCol (rows or group
+** positions, whichever the caller aggregates over): agg.c's, and the first
+** row of each value within its group for DISTINCT. */
+static int prepareRuns(sqlite3 *db, const ParPlan *pPlan, ParColumn *aCol,
+                       sqlite3_int64 nRow, const size_t *aOff, size_t nGroup,
+                       int nThread, ParAggRun *aRun){
+  int k, rc = SQLITE_OK;
+  for(k=0; k<pPlan->nAgg && rc==SQLITE_OK; k++){
+    const ParPlanAgg *pA = &pPlan->aAgg[k];
+    ParAggRun *pR = &aRun[k];
+    rc = parAggRunInit(db, pA, aCol, nRow, nThread, pR);
+    if( rc==SQLITE_OK && pA->bDistinct ){
+      rc = markDistinct(aOff, nGroup, pR->pArg, pA->eColl<0 ? PAR_COLL_BINARY : pA->eColl,
+                        nRow, nThread, &pR->aFirst);
+    }
+  }
+  return rc;
 }
 
 /* Write the aggregates a[0..nAgg-1] of group gi, every one (NULL for
@@ -757,145 +287,8 @@ static void outFloat(ParColumn *pDst, sqlite3_int64 i, double r){
 static int outGroup(const ParAggRun *aRun, int nAgg, const ParAcc *a, ParBatch *pOut,
                     sqlite3_int64 gi){
   int j, bOverflow = 0;
-  for(j=0; j<nAgg; j++){
-    ParColumn *pDst = &pOut->aCol[j];
-    pDst->aType[gi] = SQLITE_NULL;
-    pDst->aVal[gi] = 0;
-    switch( aRun[j].pAgg->eFunc ){
-      case PAR_AGG_COUNT_STAR: case PAR_AGG_COUNT:
-        pDst->aType[gi] = SQLITE_INTEGER;
-        pDst->aVal[gi] = (uint64_t)a[j].n;
-        break;
-      case PAR_AGG_SUM:
-        if( a[j].n==0 ) break;
-        if( aRun[j].bSeq ){
-          int bKbn = aRun[j].bKbn;
-          if( a[j].bOvfl && (!bKbn || a[j].bApprox) ){
-            bOverflow = 1;        /* SQLite's "integer overflow" */
-          }else if( seqIsInt(&a[j], bKbn) ){
-            pDst->aType[gi] = SQLITE_INTEGER;
-            pDst->aVal[gi] = (uint64_t)(sqlite3_int64)a[j].iSum;
-          }else{
-            outFloat(pDst, gi, seqReal(&a[j], bKbn));
-          }
-        }else if( a[j].iMin < INT64_MIN || a[j].iMax > INT64_MAX ){
-          bOverflow = 1;
-        }else{
-          pDst->aType[gi] = SQLITE_INTEGER;
-          pDst->aVal[gi] = (uint64_t)(sqlite3_int64)a[j].iSum;
-        }
-        break;
-      case PAR_AGG_TOTAL:
-        /* Not sequential: integers whose running double sum is exact. */
-        outFloat(pDst, gi, aRun[j].bSeq ? seqReal(&a[j], aRun[j].bKbn)
-                                        : (double)a[j].iSum);
-        break;
-      case PAR_AGG_AVG:
-        if( a[j].n==0 ) break;
-        outFloat(pDst, gi, (aRun[j].bSeq ? seqReal(&a[j], aRun[j].bKbn)
-                                         : (double)a[j].iSum)/(double)a[j].n);
-        break;
-      case PAR_AGG_MIN: case PAR_AGG_MAX:
-        outCopy(pDst, gi, aRun[j].pArg, a[j].iBest);
-        break;
-      default:
-        break;
-    }
-  }
+  for(j=0; j<nAgg; j++) bOverflow |= parAggValue(&aRun[j], &a[j], &pOut->aCol[j], gi);
   return bOverflow;
-}
-
-/* group_concat over positions [lo, hi) into a new string (sqlite3_malloc);
-** *pn its length, -1 (and NULL) when no value was concatenated; NULL
-** with *pRc set when the string could not be made (out of memory, too
-** big). */
-static char *groupConcat(const ParColumn *pText, const ParColumn *pSep,
-                         const uint8_t *aFirst, size_t lo, size_t hi, sqlite3_int64 *pn,
-                         int *pRc){
-  sqlite3_str *pStr = sqlite3_str_new(0);
-  size_t p;
-  int bFirst = 1;
-  for(p=lo; p<hi; p++){
-    uint64_t v;
-    if( aFirst && !aFirst[p] ) continue;
-    if( colGet(pText, p, &v)==SQLITE_NULL ) continue;
-    if( !bFirst ){
-      if( pSep==0 ){
-        sqlite3_str_appendchar(pStr, 1, ',');
-      }else{
-        uint64_t s;
-        if( colGet(pSep, p, &s)!=SQLITE_NULL && pSep->pDict->aLen[s] ){
-          const ParDict *pD = pSep->pDict;
-          sqlite3_str_append(pStr, parDictText(pD, s), (int)pD->aLen[s]);
-        }
-      }
-    }
-    bFirst = 0;
-    if( pText->pDict->aLen[v] ){
-      sqlite3_str_append(pStr, parDictText(pText->pDict, v),
-                         (int)pText->pDict->aLen[v]);
-    }
-  }
-  *pn = bFirst ? -1 : sqlite3_str_length(pStr);
-  *pRc = sqlite3_str_errcode(pStr);
-  if( bFirst || *pRc ){
-    sqlite3_free(sqlite3_str_finish(pStr));
-    return 0;
-  }
-  return sqlite3_str_finish(pStr);
-}
-
-static void intRange(const ParColumn *pCol, size_t n, int nThread,
-                     sqlite3_int64 *pLo, sqlite3_int64 *pHi);
-
-/* Must sum/total/avg pR over nRow rows add in row order, one thread per
-** group (bSeq)?  Yes unless its argument is an INTEGER column whose sums
-** are exact whatever the order: sum() (exact, or an overflow that sends
-** the query to SQLite), and total() and avg() when every running sum is
-** exact as a double too: below 2^53 in magnitude before 3.43 (SQLite adds
-** each integer to a double), below 2^63 from 3.43 on (its integer sum is
-** exact until it overflows). */
-static int seqNeeded(const ParAggRun *pR, sqlite3_int64 nRow, int nThread){
-  sqlite3_int64 mn, mx;
-  uint64_t m;
-  if( pR->pArg->eStore!=PAR_COL_INT ) return 1;
-  if( pR->pAgg->eFunc==PAR_AGG_SUM ) return 0;
-  intRange(pR->pArg, (size_t)nRow, nThread, &mn, &mx);
-  if( mn>mx ) return 0;                     /* NULLs only */
-  m = intMagnitude(mn, mx);
-  if( pR->bKbn ) return !sumCannotOverflow(m, (size_t)nRow);
-  return (unsigned __int128)m*(uint64_t)nRow > ((unsigned __int128)1 << 53);
-}
-
-/* Prepare aRun[j] for aggregate j over the columns aCol (rows or group
-** positions, whichever the caller aggregates over). */
-static int prepareRuns(sqlite3 *db, const ParPlan *pPlan, ParColumn *aCol,
-                       sqlite3_int64 nRow, const size_t *aOff, size_t nGroup,
-                       int nThread, ParAggRun *aRun){
-  int k, rc = SQLITE_OK;
-  for(k=0; k<pPlan->nAgg && rc==SQLITE_OK; k++){
-    const ParPlanAgg *pA = &pPlan->aAgg[k];
-    ParAggRun *pR = &aRun[k];
-    int eColl = pA->eColl<0 ? PAR_COLL_BINARY : pA->eColl;
-    pR->pAgg = pA;
-    pR->pArg = pA->iArg>=0 ? &aCol[pA->iArg] : 0;
-    if( pA->eFunc==PAR_AGG_SUM || pA->eFunc==PAR_AGG_TOTAL || pA->eFunc==PAR_AGG_AVG ){
-      rc = parNumInit(db, pR->pArg, &pR->num);
-      pR->bKbn = seqKbn();
-      pR->bSeq = seqNeeded(pR, nRow, nThread);
-    }
-    if( (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX)
-     && (pR->pArg->eStore==PAR_COL_INT || pR->pArg->eStore==PAR_COL_REAL) ){
-      pR->bValue = 1;
-    }else if( rc==SQLITE_OK && (pA->eFunc==PAR_AGG_MIN || pA->eFunc==PAR_AGG_MAX) ){
-      rc = parColumnKeys(&aCol[pA->iArg], nRow, eColl, 0, nThread,
-                         &pR->key.a1, &pR->key.a2);
-    }
-    if( rc==SQLITE_OK && pA->bDistinct ){
-      rc = markDistinct(aOff, nGroup, pR->pArg, eColl, nRow, nThread, &pR->aFirst);
-    }
-  }
-  return rc;
 }
 
 /* Make the result batch: nGroup rows of nAgg aggregates and nBare bare
@@ -932,40 +325,12 @@ static int finishResult(const ParPlan *pPlan, const ParAggRun *aRun, ParColumn *
                         const ParColumn *aBareSrc, const size_t *aOff, size_t nGroup,
                         ParBatch *pOut){
   int k, rc = SQLITE_OK, nAgg = pPlan->nAgg;
-  size_t g;
-  for(k=0; k<nAgg; k++){
-    int e = pPlan->aAgg[k].eFunc;
-    if( e==PAR_AGG_MIN || e==PAR_AGG_MAX ){
-      pOut->aCol[k].pDict = aRun[k].pArg->pDict;
-      pOut->aCol[k].bBorrowDict = 1;
-    }
-  }
   for(k=0; k<pPlan->nBare; k++){
     pOut->aCol[nAgg+k].pDict = aBareSrc[pPlan->aBareCol[k]].pDict;
     pOut->aCol[nAgg+k].bBorrowDict = 1;
   }
   for(k=0; k<nAgg && rc==SQLITE_OK; k++){
-    const ParPlanAgg *pA = &pPlan->aAgg[k];
-    ParColumn *pDst = &pOut->aCol[k];
-    if( pA->eFunc!=PAR_AGG_GROUP_CONCAT ) continue;
-    pDst->pDict = sqlite3_malloc(sizeof(ParDict));
-    if( pDst->pDict==0 ){ rc = SQLITE_NOMEM; break; }
-    memset(pDst->pDict, 0, sizeof(ParDict));
-    for(g=0; g<nGroup && rc==SQLITE_OK; g++){
-      sqlite3_int64 nStr = 0;
-      char *z = groupConcat(&aCol[pA->iText], pA->iSep>=0 ? &aCol[pA->iSep] : 0,
-                            aRun[k].aFirst, aOff[g], aOff[g+1], &nStr, &rc);
-      if( rc ) break;
-      if( nStr>=0 ){
-        uint32_t iCode = 0;
-        if( z==0 && nStr>0 ){ rc = SQLITE_NOMEM; break; }
-        rc = parDictAdd(pOut, pDst->pDict, (const unsigned char*)(z ? z : ""),
-                        nStr, SQLITE_TEXT, &iCode);
-        pDst->aType[g] = SQLITE_TEXT;
-        pDst->aVal[g] = iCode;
-      }
-      sqlite3_free(z);
-    }
+    rc = parAggFinishColumn(&aRun[k], aCol, aOff, nGroup, pOut, k);
   }
   return rc;
 }
@@ -1004,7 +369,7 @@ static int directSeq(const ParAggRun *aRun, int nAgg, const uint32_t *aBin, uint
   if( aCol ) memset(aCol, 0, sizeof(ParColumn)*(nAgg+1));
   if( aOff==0 || aSeq==0 || aOrd==0 || aCol==0 ){ rc = SQLITE_NOMEM; goto done; }
   memcpy(aOrd, aRun, sizeof(ParAggRun)*nAgg);
-  for(i=0; i<(size_t)nBin*nAgg; i++) accInit(&aSeq[i]);
+  for(i=0; i<(size_t)nBin*nAgg; i++) parAccInit(&aSeq[i]);
   aOff[0] = 0;
   if( aBin ){
     const void *aaSrc[PAR_SCATTER_MAX];
@@ -1040,7 +405,7 @@ static int directSeq(const ParAggRun *aRun, int nAgg, const uint32_t *aBin, uint
     size_t bb = (size_t)t/nAgg;
     int jj = (int)(t%nAgg);
     if( !aRun[jj].bSeq || aOff[bb]==aOff[bb+1] || px_stopping(pStop) ) continue;
-    seqFold(&aOrd[jj], &aSeq[t], aCol[jj].aReal ? 0 : aPerm, aOff[bb], aOff[bb+1]);
+    parAggSeqFold(&aOrd[jj], &aSeq[t], aCol[jj].aReal ? 0 : aPerm, aOff[bb], aOff[bb+1]);
   }
   if( px_stopping(pStop) ) rc = SQLITE_INTERRUPT;
 done:
@@ -1053,6 +418,157 @@ done:
   return rc;
 }
 
+/* One run of aggregateDirect(): per chunk of rows, a state per (key value,
+** aggregate) and the key values' row counts, first and last rows. */
+typedef struct ParDirectRun {
+  const ParPlan *pPlan;
+  ParBatch *pIn;
+  const uint32_t *aBin;      /* each row's key value, or NULL: all in bin 0 */
+  uint32_t nBin;
+  int nThread;
+  size_t n, nChunk;
+  size_t accStride;          /* ParAccs per chunk */
+  size_t cntStride;          /* counts, first and last rows per chunk */
+  ParAggRun *aRun;           /* [j]: aggregate j */
+  ParAcc *aAcc;              /* [c*accStride + b*nAgg + j] (malloc) */
+  sqlite3_int64 *aCnt, *aFirst, *aLast;   /* [c*cntStride + b] */
+  sqlite3_int64 *aGid;       /* [b]: the group of key value b, or -1 */
+  uint64_t *aMag;            /* [c*nAgg+j]: integer sums, see parAggFold() */
+  ParAcc *aSeq;              /* [b*nAgg+j]: sequential sum j of key value b */
+} ParDirectRun;
+
+/* Set up *p (zeroed by the caller): chunks, the aggregates, the arrays. */
+static int directInit(ParDirectRun *p, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
+                      const uint32_t *aBin, uint32_t nBin, int nThread){
+  size_t n = (size_t)pIn->nRow, nChunk;
+  int nAgg = pPlan->nAgg, rc, k;
+  nChunk = (n + PAR_CHUNK - 1)/PAR_CHUNK;
+  if( nChunk > PAR_DIRECT_ACC/nBin ) nChunk = PAR_DIRECT_ACC/nBin;
+  if( nChunk<1 ) nChunk = 1;
+  p->pPlan = pPlan;
+  p->pIn = pIn;
+  p->aBin = aBin;
+  p->nBin = nBin;
+  p->nThread = nThread;
+  p->n = n;
+  p->nChunk = nChunk;
+  /* Each chunk's private state is followed by at least 128 unused bytes,
+  ** so two threads never write to one cache line (with few key values,
+  ** and none at all without GROUP BY, they would on every row). */
+  p->accStride = nBin*(size_t)nAgg + (128 + sizeof(ParAcc) - 1)/sizeof(ParAcc);
+  p->cntStride = nBin + 16;
+  p->aRun = sqlite3_malloc64(sizeof(ParAggRun)*(nAgg+1));
+  if( p->aRun==0 ) return SQLITE_NOMEM;
+  memset(p->aRun, 0, sizeof(ParAggRun)*(nAgg+1));
+  rc = prepareRuns(db, pPlan, pIn->aCol, pIn->nRow, 0, 0, nThread, p->aRun);
+  if( rc ) return rc;
+  for(k=0; k<nAgg; k++) p->aRun[k].bFastSum = parAggIntSum(&p->aRun[k]);
+  /* malloc: ParAcc needs the 16-byte alignment of __int128. */
+  p->aAcc = malloc(sizeof(ParAcc)*nChunk*p->accStride);
+  p->aCnt = sqlite3_malloc64(sizeof(sqlite3_int64)*nChunk*p->cntStride);
+  p->aFirst = sqlite3_malloc64(sizeof(sqlite3_int64)*nChunk*p->cntStride);
+  p->aLast = sqlite3_malloc64(sizeof(sqlite3_int64)*nChunk*p->cntStride);
+  p->aGid = sqlite3_malloc64(sizeof(sqlite3_int64)*(nBin+1));
+  p->aMag = sqlite3_malloc64(sizeof(uint64_t)*(nChunk*nAgg+1));
+  if( p->aAcc==0 || p->aCnt==0 || p->aFirst==0 || p->aLast==0 || p->aGid==0
+   || p->aMag==0 ){
+    return SQLITE_NOMEM;
+  }
+  memset(p->aMag, 0, sizeof(uint64_t)*(nChunk*nAgg+1));
+  return SQLITE_OK;
+}
+
+static void directFree(ParDirectRun *p){
+  int k;
+  for(k=0; p->aRun && k<p->pPlan->nAgg; k++) parAggRunClear(&p->aRun[k]);
+  sqlite3_free(p->aRun);
+  free(p->aAcc);
+  sqlite3_free(p->aCnt);
+  sqlite3_free(p->aFirst);
+  sqlite3_free(p->aLast);
+  sqlite3_free(p->aGid);
+  sqlite3_free(p->aMag);
+  free(p->aSeq);
+}
+
+/* Chunk c's rows into its private states, in order, and its counts,
+** first and last rows per key value. */
+static void directChunk(ParDirectRun *p, size_t c){
+  size_t n = p->n, lo = n*c/p->nChunk, hi = n*(c+1)/p->nChunk, r, i;
+  int nAgg = p->pPlan->nAgg, j;
+  ParAcc *a = &p->aAcc[c*p->accStride];
+  sqlite3_int64 *cnt = &p->aCnt[c*p->cntStride], *first = &p->aFirst[c*p->cntStride];
+  sqlite3_int64 *last = &p->aLast[c*p->cntStride];
+  for(i=0; i<p->nBin*(size_t)nAgg; i++) parAccInit(&a[i]);
+  memset(cnt, 0, p->nBin*sizeof(sqlite3_int64));
+  if( p->aBin==0 ){
+    cnt[0] = (sqlite3_int64)(hi-lo);
+    first[0] = (sqlite3_int64)lo;
+    last[0] = (sqlite3_int64)hi-1;
+  }else{
+    for(r=lo; r<hi; r++){
+      uint32_t bin = p->aBin[r];
+      if( cnt[bin]++==0 ) first[bin] = (sqlite3_int64)r;
+      last[bin] = (sqlite3_int64)r;
+    }
+  }
+  for(j=0; j<nAgg; j++){
+    parAggFold(&p->aRun[j], a + j, nAgg, p->aBin, lo, hi,
+               p->aRun[j].bFastSum ? &p->aMag[c*nAgg+j] : 0);
+  }
+}
+
+/* Integer sums folded fast: again, following the running sums, if one
+** might overflow. */
+static void directRefold(ParDirectRun *p){
+  int nAgg = p->pPlan->nAgg, k;
+  size_t b;
+  for(k=0; k<nAgg; k++){
+    uint64_t m = 0;
+    sqlite3_int64 c;
+    if( !p->aRun[k].bFastSum ) continue;
+    for(b=0; b<p->nChunk; b++) if( p->aMag[b*nAgg+k]>m ) m = p->aMag[b*nAgg+k];
+    if( parSumCannotOverflow(m, p->n) ) continue;
+    #pragma omp parallel for num_threads(p->nThread) schedule(dynamic, 1)
+    for(c=0; c<(sqlite3_int64)p->nChunk; c++){
+      size_t lo = p->n*c/p->nChunk, hi = p->n*(c+1)/p->nChunk, i;
+      for(i=0; i<p->nBin; i++) parAccInit(&p->aAcc[c*p->accStride + i*nAgg + k]);
+      parAggFold(&p->aRun[k], &p->aAcc[c*p->accStride + k], nAgg, p->aBin, lo, hi, 0);
+    }
+  }
+}
+
+/* Key value bi's result row: its chunks' states combined in order, the
+** sequential sums, the bare columns.  Returns 1 when sum() overflowed. */
+static int directGroup(ParDirectRun *p, size_t bi, ParBatch *pOut){
+  const ParPlan *pPlan = p->pPlan;
+  int nAgg = pPlan->nAgg, j, bOverflow;
+  sqlite3_int64 iFirst = -1, iLast = -1, gi = p->aGid[bi];
+  ParAcc *a0 = 0;
+  size_t c;
+  for(c=0; c<p->nChunk; c++){
+    ParAcc *a = &p->aAcc[c*p->accStride + bi*nAgg];
+    if( p->aCnt[c*p->cntStride+bi]==0 ) continue;
+    if( a0==0 ){
+      a0 = a;
+      iFirst = p->aFirst[c*p->cntStride+bi];
+    }else{
+      for(j=0; j<nAgg; j++) parAggCombine(&p->aRun[j], &a0[j], &a[j]);
+    }
+    iLast = p->aLast[c*p->cntStride+bi];
+  }
+  if( a0==0 ) a0 = &p->aAcc[bi*nAgg];   /* no rows: chunk 0's empty state */
+  for(j=0; j<nAgg && p->aSeq; j++){
+    if( p->aRun[j].bSeq ) a0[j] = p->aSeq[bi*nAgg + j];
+  }
+  bOverflow = outGroup(p->aRun, nAgg, a0, pOut, gi);
+  for(j=0; j<pPlan->nBare; j++){
+    parAggCopy(&pOut->aCol[nAgg+j], gi, &p->pIn->aCol[pPlan->aBareCol[j]],
+               bareRow(a0, pPlan->iDecide, iFirst, iLast));
+  }
+  return bOverflow;
+}
+
 /* Few key values: no sorting.  Fixed row chunks (boundaries depend on n
 ** and nBin only) each fold their rows, in order, into private accumulators
 ** per key value; then each key value combines its chunks in order.  aBin
@@ -1060,146 +576,45 @@ done:
 static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
                            const uint32_t *aBin, uint32_t nBin, int nThread,
                            ParBatch **ppOut, int *pbOverflow){
-  size_t n = (size_t)pIn->nRow, nChunk, nGroup = 0, b, accStride, cntStride;
-  int nAgg = pPlan->nAgg, iDecide = pPlan->iDecide, rc, k;
-  ParAggRun *aRun = sqlite3_malloc64(sizeof(ParAggRun)*(nAgg+1));
-  ParAcc *aAcc = 0;
-  sqlite3_int64 *aCnt = 0, *aFirst = 0, *aLast = 0, *aGid = 0;
-  uint64_t *aMag = 0;           /* [c*nAgg+j]: integer sums, see foldChunk() */
-  ParAcc *aSeq = 0;             /* [b*nAgg+j]: sequential sum j of key value b */
-  int bOverflow = 0, nSeq = 0;
+  ParDirectRun run;
+  px_stop *pStop = px_stop_installed();
+  sqlite3_int64 c, bi;
+  size_t b, nGroup = 0;
+  int bOverflow = 0, nSeq = 0, k, rc;
 
-  nChunk = (n + PAR_CHUNK - 1)/PAR_CHUNK;
-  if( nChunk > PAR_DIRECT_ACC/nBin ) nChunk = PAR_DIRECT_ACC/nBin;
-  if( nChunk<1 ) nChunk = 1;
-  /* Each chunk's private state is followed by at least 128 unused bytes,
-  ** so two threads never write to one cache line (with few key values,
-  ** and none at all without GROUP BY, they would on every row). */
-  accStride = nBin*(size_t)nAgg + (128 + sizeof(ParAcc) - 1)/sizeof(ParAcc);
-  cntStride = nBin + 16;
-  if( aRun==0 ) return SQLITE_NOMEM;
-  memset(aRun, 0, sizeof(ParAggRun)*(nAgg+1));
-  rc = prepareRuns(db, pPlan, pIn->aCol, pIn->nRow, 0, 0, nThread, aRun);
-  for(k=0; k<nAgg && rc==SQLITE_OK; k++){
-    int e = aRun[k].pAgg->eFunc;
-    aRun[k].bFastSum = (e==PAR_AGG_SUM || e==PAR_AGG_TOTAL || e==PAR_AGG_AVG)
-                    && aRun[k].aFirst==0 && aRun[k].pArg->eStore==PAR_COL_INT
-                    && !aRun[k].bSeq;
-    if( aRun[k].bSeq ) nSeq++;
+  memset(&run, 0, sizeof(run));
+  rc = directInit(&run, db, pPlan, pIn, aBin, nBin, nThread);
+  if( rc ) goto done;
+  #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1)
+  for(c=0; c<(sqlite3_int64)run.nChunk; c++){
+    if( !px_stopping(pStop) ) directChunk(&run, (size_t)c);   /* nothing is read after */
   }
-  if( rc==SQLITE_OK ){
-    /* malloc: ParAcc needs the 16-byte alignment of __int128. */
-    aAcc = malloc(sizeof(ParAcc)*nChunk*accStride);
-    aCnt = sqlite3_malloc64(sizeof(sqlite3_int64)*nChunk*cntStride);
-    aFirst = sqlite3_malloc64(sizeof(sqlite3_int64)*nChunk*cntStride);
-    aLast = sqlite3_malloc64(sizeof(sqlite3_int64)*nChunk*cntStride);
-    aGid = sqlite3_malloc64(sizeof(sqlite3_int64)*(nBin+1));
-    aMag = sqlite3_malloc64(sizeof(uint64_t)*(nChunk*nAgg+1));
-    if( aAcc==0 || aCnt==0 || aFirst==0 || aLast==0 || aGid==0 || aMag==0 ) rc = SQLITE_NOMEM;
-    else memset(aMag, 0, sizeof(uint64_t)*(nChunk*nAgg+1));
+  if( px_stopping(pStop) ){ rc = SQLITE_INTERRUPT; goto done; }
+  directRefold(&run);
+  for(k=0; k<pPlan->nAgg; k++) if( run.aRun[k].bSeq ) nSeq++;
+  if( nSeq>0 ){
+    rc = directSeq(run.aRun, pPlan->nAgg, aBin, nBin, run.n, nThread, &run.aSeq);
+    if( rc ) goto done;
   }
-  if( rc==SQLITE_OK ){
-    sqlite3_int64 c;
-    px_stop *pStop = px_stop_installed();
-    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1)
-    for(c=0; c<(sqlite3_int64)nChunk; c++){
-      size_t lo = n*c/nChunk, hi = n*(c+1)/nChunk, r, i;
-      ParAcc *a = &aAcc[c*accStride];
-      sqlite3_int64 *cnt = &aCnt[c*cntStride], *first = &aFirst[c*cntStride];
-      sqlite3_int64 *last = &aLast[c*cntStride];
-      int j;
-      if( px_stopping(pStop) ) continue;     /* nothing is read after */
-      for(i=0; i<nBin*(size_t)nAgg; i++) accInit(&a[i]);
-      memset(cnt, 0, nBin*sizeof(sqlite3_int64));
-      if( aBin==0 ){
-        cnt[0] = (sqlite3_int64)(hi-lo);
-        first[0] = (sqlite3_int64)lo;
-        last[0] = (sqlite3_int64)hi-1;
-      }else{
-        for(r=lo; r<hi; r++){
-          uint32_t bin = aBin[r];
-          if( cnt[bin]++==0 ) first[bin] = (sqlite3_int64)r;
-          last[bin] = (sqlite3_int64)r;
-        }
-      }
-      for(j=0; j<nAgg; j++){
-        foldChunk(&aRun[j], a + j, nAgg, aBin, lo, hi,
-                  aRun[j].bFastSum ? &aMag[c*nAgg+j] : 0);
-      }
-    }
-    if( px_stopping(pStop) ) rc = SQLITE_INTERRUPT;
-    /* Integer sums folded fast: again, following the running sums, if
-    ** one might overflow. */
-    for(k=0; k<nAgg && rc==SQLITE_OK; k++){
-      uint64_t m = 0;
-      if( !aRun[k].bFastSum ) continue;
-      for(b=0; b<nChunk; b++) if( aMag[b*nAgg+k]>m ) m = aMag[b*nAgg+k];
-      if( sumCannotOverflow(m, n) ) continue;
-      #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1)
-      for(c=0; c<(sqlite3_int64)nChunk; c++){
-        size_t lo = n*c/nChunk, hi = n*(c+1)/nChunk, i;
-        for(i=0; i<nBin; i++) accInit(&aAcc[c*accStride + i*nAgg + k]);
-        foldChunk(&aRun[k], &aAcc[c*accStride + k], nAgg, aBin, lo, hi, 0);
-      }
-    }
-    if( rc==SQLITE_OK && nSeq>0 ) rc = directSeq(aRun, nAgg, aBin, nBin, n, nThread, &aSeq);
-    /* Groups are the key values that occur, in key order. */
-    for(b=0; b<nBin && rc==SQLITE_OK; b++){
-      size_t c2;
-      sqlite3_int64 t = 0;
-      for(c2=0; c2<nChunk; c2++) t += aCnt[c2*cntStride+b];
-      /* Without GROUP BY there is one group even for no rows. */
-      aGid[b] = (t || pPlan->nKey==0) ? (sqlite3_int64)nGroup++ : -1;
-    }
-    if( rc==SQLITE_OK ) rc = newResult(pPlan, nGroup, 1, 0, ppOut);
+  /* Groups are the key values that occur, in key order. */
+  for(b=0; b<nBin; b++){
+    size_t c2;
+    sqlite3_int64 t = 0;
+    for(c2=0; c2<run.nChunk; c2++) t += run.aCnt[c2*run.cntStride+b];
+    /* Without GROUP BY there is one group even for no rows. */
+    run.aGid[b] = (t || pPlan->nKey==0) ? (sqlite3_int64)nGroup++ : -1;
   }
-  if( rc==SQLITE_OK ){
-    sqlite3_int64 bi;
-    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 16) reduction(|:bOverflow)
-    for(bi=0; bi<(sqlite3_int64)nBin; bi++){
-      ParAcc *a0 = 0;
-      sqlite3_int64 iFirst = -1, iLast = -1;
-      size_t c;
-      int j;
-      if( aGid[bi]<0 ) continue;
-      for(c=0; c<nChunk; c++){
-        ParAcc *a = &aAcc[c*accStride + bi*nAgg];
-        if( aCnt[c*cntStride+bi]==0 ) continue;
-        if( a0==0 ){
-          a0 = a;
-          iFirst = aFirst[c*cntStride+bi];
-        }else{
-          for(j=0; j<nAgg; j++) accCombine(&aRun[j], &a0[j], &a[j]);
-        }
-        iLast = aLast[c*cntStride+bi];
-      }
-      if( a0==0 ) a0 = &aAcc[bi*nAgg];   /* no rows: chunk 0's empty state */
-      for(j=0; j<nAgg && aSeq; j++){
-        if( aRun[j].bSeq ) a0[j] = aSeq[bi*nAgg + j];
-      }
-      bOverflow |= outGroup(aRun, nAgg, a0, *ppOut, aGid[bi]);
-      for(j=0; j<pPlan->nBare; j++){
-        outCopy(&(*ppOut)->aCol[nAgg+j], aGid[bi], &pIn->aCol[pPlan->aBareCol[j]],
-                bareRow(a0, iDecide, iFirst, iLast));
-      }
-    }
-    rc = finishResult(pPlan, aRun, pIn->aCol, pIn->aCol, 0, 0, *ppOut);
+  rc = newResult(pPlan, nGroup, 1, 0, ppOut);
+  if( rc ) goto done;
+  #pragma omp parallel for num_threads(nThread) schedule(dynamic, 16) reduction(|:bOverflow)
+  for(bi=0; bi<(sqlite3_int64)nBin; bi++){
+    if( run.aGid[bi]>=0 ) bOverflow |= directGroup(&run, (size_t)bi, *ppOut);
   }
+  rc = finishResult(pPlan, run.aRun, pIn->aCol, pIn->aCol, 0, 0, *ppOut);
+
+done:
   *pbOverflow = bOverflow;
-  for(k=0; k<nAgg; k++){
-    parNumClear(&aRun[k].num);
-    sqlite3_free(aRun[k].key.a1);
-    sqlite3_free(aRun[k].key.a2);
-    sqlite3_free(aRun[k].aFirst);
-  }
-  sqlite3_free(aRun);
-  free(aAcc);
-  sqlite3_free(aCnt);
-  sqlite3_free(aFirst);
-  sqlite3_free(aLast);
-  sqlite3_free(aGid);
-  sqlite3_free(aMag);
-  free(aSeq);
+  directFree(&run);
   return rc;
 }
 
@@ -1208,6 +623,189 @@ static int aggregateDirect(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
 static int stopAt(px_stop *p, size_t i){
   if( p==0 ) return 0;
   return (i & 63)==0 ? px_stopping(p) : __atomic_load_n(&p->bStop, __ATOMIC_RELAXED);
+}
+
+/* One run of aggregateSorted(). */
+typedef struct ParSortedRun {
+  const ParPlan *pPlan;
+  ParBatch *pIn;
+  const uint32_t *aPerm;     /* the rows, group by group */
+  const size_t *aOff;        /* [g]: group g's first position; nGroup+1 */
+  size_t nGroup;
+  int nThread;
+  ParColumn *aG;             /* [k]: input column k in group order, when used */
+  ParAggRun *aRun;           /* [j]: aggregate j, over aG */
+  size_t nChunk;             /* chunks of the large groups */
+  size_t *aChunk;            /* [c]: first position of chunk c */
+  size_t *aChunkGroup;       /* [c]: the group of chunk c */
+  ParAcc *aAcc;              /* [c*nAgg + j]: aggregate j over chunk c */
+  ParAcc *aOwn;              /* [t*(nAgg+1) + j]: thread t's, for one group */
+  sqlite3_int64 *aBare;      /* [g]: the input row of group g's bare columns */
+} ParSortedRun;
+
+/* The columns the aggregates read, gathered into group order, and the
+** aggregates over them. */
+static int sortedInit(ParSortedRun *p, sqlite3 *db){
+  const ParPlan *pPlan = p->pPlan;
+  int nAgg = pPlan->nAgg, nCol = p->pIn->nCol, k, rc = SQLITE_OK;
+  uint8_t *aUsed = sqlite3_malloc64(nCol+1);
+  p->aG = sqlite3_malloc64(sizeof(ParColumn)*(nCol+1));
+  p->aRun = sqlite3_malloc64(sizeof(ParAggRun)*(nAgg+1));
+  /* Zeroed before anything can fail: the error path frees what they hold. */
+  if( p->aG ) memset(p->aG, 0, sizeof(ParColumn)*(nCol+1));
+  if( p->aRun ) memset(p->aRun, 0, sizeof(ParAggRun)*(nAgg+1));
+  if( p->aG==0 || aUsed==0 || p->aRun==0 ){ sqlite3_free(aUsed); return SQLITE_NOMEM; }
+  memset(aUsed, 0, nCol+1);
+  for(k=0; k<nAgg; k++){
+    const ParPlanAgg *pA = &pPlan->aAgg[k];
+    if( pA->iArg>=0 ) aUsed[pA->iArg] = 1;
+    if( pA->iText>=0 ) aUsed[pA->iText] = 1;
+    if( pA->iSep>=0 ) aUsed[pA->iSep] = 1;
+  }
+  for(k=0; k<nCol && rc==SQLITE_OK; k++){
+    if( aUsed[k] ) rc = parColumnGather(&p->pIn->aCol[k], p->aPerm, p->pIn->nRow,
+                                        p->nThread, &p->aG[k]);
+    if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+  }
+  sqlite3_free(aUsed);
+  if( rc ) return rc;
+  rc = prepareRuns(db, pPlan, p->aG, p->pIn->nRow, p->aOff, p->nGroup, p->nThread, p->aRun);
+  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+  if( rc ) return rc;
+  p->aOwn = malloc((size_t)p->nThread*(nAgg+1)*sizeof(ParAcc));   /* 16-byte aligned */
+  if( pPlan->nBare>0 ) p->aBare = sqlite3_malloc64((p->nGroup+1)*sizeof(sqlite3_int64));
+  if( p->aOwn==0 || (pPlan->nBare>0 && p->aBare==0) ) return SQLITE_NOMEM;
+  return SQLITE_OK;
+}
+
+static void sortedFree(ParSortedRun *p){
+  int k;
+  for(k=0; p->aRun && k<p->pPlan->nAgg; k++) parAggRunClear(&p->aRun[k]);
+  for(k=0; p->aG && k<p->pIn->nCol; k++) parColumnClear(&p->aG[k]);
+  sqlite3_free(p->aG);
+  sqlite3_free(p->aRun);
+  sqlite3_free(p->aChunk);
+  sqlite3_free(p->aChunkGroup);
+  free(p->aAcc);
+  free(p->aOwn);
+  sqlite3_free(p->aBare);
+}
+
+/* The large groups' chunks, in group order, folded in parallel; their
+** sequential sums, one task per group and sum, into the state of the
+** group's first chunk. */
+static int sortedChunks(ParSortedRun *p, px_stop *pStop){
+  const size_t *aOff = p->aOff;
+  int nAgg = p->pPlan->nAgg;
+  size_t nChunk = 0, c = 0, g, q;
+  sqlite3_int64 gi, ci;
+  #pragma omp parallel for num_threads(p->nThread) schedule(static) reduction(+:nChunk)
+  for(gi=0; gi<(sqlite3_int64)p->nGroup; gi++){
+    size_t len = aOff[gi+1]-aOff[gi];
+    if( len>PAR_CHUNK ) nChunk += (len + PAR_CHUNK - 1)/PAR_CHUNK;
+  }
+  p->nChunk = nChunk;
+  if( nChunk==0 ) return SQLITE_OK;
+  p->aChunk = sqlite3_malloc64(nChunk*sizeof(size_t));
+  p->aChunkGroup = sqlite3_malloc64(nChunk*sizeof(size_t));
+  p->aAcc = malloc(nChunk*(nAgg+1)*sizeof(ParAcc));          /* 16-byte aligned */
+  if( p->aChunk==0 || p->aChunkGroup==0 || p->aAcc==0 ) return SQLITE_NOMEM;
+  for(g=0; g<p->nGroup; g++){
+    if( aOff[g+1]-aOff[g]<=PAR_CHUNK ) continue;
+    for(q=aOff[g]; q<aOff[g+1]; q+=PAR_CHUNK){
+      p->aChunk[c] = q;
+      p->aChunkGroup[c++] = g;
+    }
+  }
+  assert( c==nChunk );
+  #pragma omp parallel for num_threads(p->nThread) schedule(dynamic, 1)
+  for(ci=0; ci<(sqlite3_int64)nChunk; ci++){
+    size_t lo = p->aChunk[ci], hi = aOff[p->aChunkGroup[ci]+1];
+    ParAcc *a = &p->aAcc[(size_t)ci*nAgg];
+    int j;
+    if( px_stopping(pStop) ) continue;     /* nothing is read after */
+    if( hi-lo>PAR_CHUNK ) hi = lo + PAR_CHUNK;
+    for(j=0; j<nAgg; j++){
+      parAccInit(&a[j]);
+      parAggFold(&p->aRun[j], &a[j], 1, 0, lo, hi, 0);
+    }
+  }
+  #pragma omp parallel for num_threads(p->nThread) schedule(dynamic, 1)
+  for(ci=0; ci<(sqlite3_int64)nChunk*nAgg; ci++){
+    size_t c1 = (size_t)ci/nAgg, g1 = p->aChunkGroup[c1];
+    int j = (int)(ci%nAgg);
+    if( !p->aRun[j].bSeq || (c1>0 && p->aChunkGroup[c1-1]==g1) ) continue;
+    if( px_stopping(pStop) ) continue;
+    parAggSeqFold(&p->aRun[j], &p->aAcc[c1*nAgg + j], 0, aOff[g1], aOff[g1+1]);
+  }
+  return SQLITE_OK;
+}
+
+/* Group gi's result row: a small group folded here into this thread's
+** states, a large one's chunks combined in order; and the row its bare
+** columns come from.  Returns 1 when sum() overflowed. */
+static int sortedGroup(ParSortedRun *p, size_t gi, ParBatch *pOut){
+  const ParPlan *pPlan = p->pPlan;
+  size_t lo = p->aOff[gi], hi = p->aOff[gi+1];
+  int nAgg = pPlan->nAgg, j, bOverflow;
+  sqlite3_int64 iBare = -1;
+  ParAcc *a;
+  if( hi-lo<=PAR_CHUNK ){
+    a = &p->aOwn[(size_t)omp_get_thread_num()*(nAgg+1)];
+    for(j=0; j<nAgg; j++){
+      parAccInit(&a[j]);
+      parAggFold(&p->aRun[j], &a[j], 1, 0, lo, hi, 0);
+      if( p->aRun[j].bSeq ) parAggSeqFold(&p->aRun[j], &a[j], 0, lo, hi);
+    }
+  }else{
+    /* The group's first chunk; its others follow it. */
+    size_t c0 = 0, c1 = p->nChunk, c;
+    while( c0<c1 ){
+      size_t mid = (c0+c1)/2;
+      if( p->aChunkGroup[mid] < gi ) c0 = mid+1; else c1 = mid;
+    }
+    a = &p->aAcc[c0*nAgg];
+    for(c=c0+1; c<p->nChunk && p->aChunkGroup[c]==gi; c++){
+      for(j=0; j<nAgg; j++) parAggCombine(&p->aRun[j], &a[j], &p->aAcc[c*nAgg+j]);
+    }
+  }
+  if( hi>lo ) iBare = bareRow(a, pPlan->iDecide, (sqlite3_int64)lo, (sqlite3_int64)hi-1);
+  bOverflow = outGroup(p->aRun, nAgg, a, pOut, (sqlite3_int64)gi);
+  if( p->aBare ) p->aBare[gi] = iBare<0 ? -1 : (sqlite3_int64)p->aPerm[iBare];
+  return bOverflow;
+}
+
+/* Bare columns in loops of their own: the input rows are scattered, and
+** short loops keep many reads of them in flight at once. */
+static void sortedBare(ParSortedRun *p, ParBatch *pOut, px_stop *pStop){
+  const ParPlan *pPlan = p->pPlan;
+  const sqlite3_int64 *aBare = p->aBare;
+  int k;
+  for(k=0; k<pPlan->nBare; k++){
+    ParColumn *pDst = &pOut->aCol[pPlan->nAgg+k];
+    const ParColumn *pSrc = &p->pIn->aCol[pPlan->aBareCol[k]];
+    sqlite3_int64 gi;
+    if( (pSrc->eStore==PAR_COL_INT || pSrc->eStore==PAR_COL_REAL) && pSrc->nNull==0 ){
+      /* Numbers without NULLs: nothing to decide per row. */
+      int bInt = pSrc->eStore==PAR_COL_INT;
+      #pragma omp parallel for num_threads(p->nThread) schedule(static)
+      for(gi=0; gi<(sqlite3_int64)p->nGroup; gi++){
+        sqlite3_int64 r = aBare[gi];
+        if( stopAt(pStop, (size_t)gi) ) continue;      /* nothing is read after */
+        uint64_t v = 0;
+        if( r>=0 ){
+          if( bInt ) v = (uint64_t)pSrc->aInt[r]; else memcpy(&v, &pSrc->aReal[r], 8);
+        }
+        pDst->aType[gi] = (uint8_t)(r<0 ? SQLITE_NULL : bInt ? SQLITE_INTEGER : SQLITE_FLOAT);
+        pDst->aVal[gi] = v;
+      }
+    }else{
+      #pragma omp parallel for num_threads(p->nThread) schedule(static)
+      for(gi=0; gi<(sqlite3_int64)p->nGroup; gi++){
+        if( !stopAt(pStop, (size_t)gi) ) parAggCopy(pDst, gi, pSrc, aBare[gi]);
+      }
+    }
+  }
 }
 
 /* Any number of groups: rows sorted into groups, the aggregates' columns
@@ -1220,223 +818,49 @@ static int stopAt(px_stop *p, size_t i){
 static int aggregateSorted(sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
                            const uint32_t *aPerm, const size_t *aOff, size_t nGroup,
                            int nThread, ParBatch **ppOut, int *pbOverflow){
-  size_t nChunk = 0;             /* chunks of the large groups */
-  int nAgg = pPlan->nAgg, iDecide = pPlan->iDecide, nCol = pIn->nCol, rc = SQLITE_OK, k;
-  ParColumn *aG = sqlite3_malloc64(sizeof(ParColumn)*(nCol+1));
-  uint8_t *aUsed = sqlite3_malloc64(nCol+1);
-  ParAggRun *aRun = sqlite3_malloc64(sizeof(ParAggRun)*(nAgg+1));
-  size_t *aChunk = 0;            /* [c]: first position of chunk c */
-  size_t *aChunkGroup = 0;       /* [c]: the group of chunk c */
-  ParAcc *aAcc = 0;              /* [c*nAgg + j]: aggregate j over chunk c */
-  ParAcc *aOwn = 0;              /* [t*(nAgg+1) + j]: thread t's, for one group */
-  sqlite3_int64 *aBare = 0;      /* [g]: the input row of group g's bare columns */
-  int bOverflow = 0;
+  ParSortedRun run;
   px_stop *pStop = px_stop_installed();   /* par.h: asked per chunk and group */
+  sqlite3_int64 gi;
+  int bOverflow = 0, rc;
 
-  /* Zeroed before anything can fail: the error path frees what they hold. */
-  if( aG ) memset(aG, 0, sizeof(ParColumn)*(nCol+1));
-  if( aRun ) memset(aRun, 0, sizeof(ParAggRun)*(nAgg+1));
-  if( aG==0 || aUsed==0 || aRun==0 ){ rc = SQLITE_NOMEM; goto done; }
-  memset(aUsed, 0, nCol+1);
-  for(k=0; k<nAgg; k++){
-    const ParPlanAgg *pA = &pPlan->aAgg[k];
-    if( pA->iArg>=0 ) aUsed[pA->iArg] = 1;
-    if( pA->iText>=0 ) aUsed[pA->iText] = 1;
-    if( pA->iSep>=0 ) aUsed[pA->iSep] = 1;
-  }
-  for(k=0; k<nCol && rc==SQLITE_OK; k++){
-    if( aUsed[k] ) rc = parColumnGather(&pIn->aCol[k], aPerm, pIn->nRow, nThread, &aG[k]);
-    if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
-  }
+  memset(&run, 0, sizeof(run));
+  run.pPlan = pPlan;
+  run.pIn = pIn;
+  run.aPerm = aPerm;
+  run.aOff = aOff;
+  run.nGroup = nGroup;
+  run.nThread = nThread;
+  rc = sortedInit(&run, db);
+  if( rc==SQLITE_OK ) rc = sortedChunks(&run, pStop);
   if( rc ) goto done;
-  rc = prepareRuns(db, pPlan, aG, pIn->nRow, aOff, nGroup, nThread, aRun);
-  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
-  if( rc ) goto done;
-  aOwn = malloc((size_t)nThread*(nAgg+1)*sizeof(ParAcc));   /* 16-byte aligned */
-  if( pPlan->nBare>0 ) aBare = sqlite3_malloc64((nGroup+1)*sizeof(sqlite3_int64));
-  if( aOwn==0 || (pPlan->nBare>0 && aBare==0) ){ rc = SQLITE_NOMEM; goto done; }
-
-  /* The large groups' chunks, in group order, folded in parallel. */
-  {
-    sqlite3_int64 gi;
-    #pragma omp parallel for num_threads(nThread) schedule(static) reduction(+:nChunk)
-    for(gi=0; gi<(sqlite3_int64)nGroup; gi++){
-      size_t len = aOff[gi+1]-aOff[gi];
-      if( len>PAR_CHUNK ) nChunk += (len + PAR_CHUNK - 1)/PAR_CHUNK;
-    }
-  }
-  if( nChunk>0 ){
-    size_t c = 0, g, p;
-    sqlite3_int64 ci;
-    aChunk = sqlite3_malloc64(nChunk*sizeof(size_t));
-    aChunkGroup = sqlite3_malloc64(nChunk*sizeof(size_t));
-    aAcc = malloc(nChunk*(nAgg+1)*sizeof(ParAcc));          /* 16-byte aligned */
-    if( aChunk==0 || aChunkGroup==0 || aAcc==0 ){ rc = SQLITE_NOMEM; goto done; }
-    for(g=0; g<nGroup; g++){
-      if( aOff[g+1]-aOff[g]<=PAR_CHUNK ) continue;
-      for(p=aOff[g]; p<aOff[g+1]; p+=PAR_CHUNK){
-        aChunk[c] = p;
-        aChunkGroup[c++] = g;
-      }
-    }
-    assert( c==nChunk );
-    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1)
-    for(ci=0; ci<(sqlite3_int64)nChunk; ci++){
-      size_t lo = aChunk[ci], hi = aOff[aChunkGroup[ci]+1];
-      ParAcc *a = &aAcc[(size_t)ci*nAgg];
-      int j;
-      if( px_stopping(pStop) ) continue;     /* nothing is read after */
-      if( hi-lo>PAR_CHUNK ) hi = lo + PAR_CHUNK;
-      for(j=0; j<nAgg; j++){
-        accInit(&a[j]);
-        foldChunk(&aRun[j], &a[j], 1, 0, lo, hi, 0);
-      }
-    }
-    /* Sequential sums of the large groups: one task per group and sum,
-    ** into the state of the group's first chunk. */
-    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1)
-    for(ci=0; ci<(sqlite3_int64)nChunk*nAgg; ci++){
-      size_t c1 = (size_t)ci/nAgg, g1 = aChunkGroup[c1];
-      int j = (int)(ci%nAgg);
-      if( !aRun[j].bSeq || (c1>0 && aChunkGroup[c1-1]==g1) ) continue;
-      if( px_stopping(pStop) ) continue;
-      seqFold(&aRun[j], &aAcc[c1*nAgg + j], 0, aOff[g1], aOff[g1+1]);
-    }
-  }
   if( px_stopping(pStop) ){ rc = SQLITE_INTERRUPT; goto done; }
 
-  /* Every group's result row: small groups folded here, large ones
-  ** combined chunk by chunk in order.  Every output value is written
-  ** (unless stopping: the result is freed then). */
+  /* Every group's result row.  Every output value is written (unless
+  ** stopping: the result is freed then). */
   rc = newResult(pPlan, nGroup, 0, 0, ppOut);
   if( rc ) goto done;
-  {
-    sqlite3_int64 gi;
-    #pragma omp parallel for num_threads(nThread) schedule(dynamic, 256) reduction(|:bOverflow)
-    for(gi=0; gi<(sqlite3_int64)nGroup; gi++){
-      size_t lo = aOff[gi], hi = aOff[gi+1];
-      sqlite3_int64 iBare = -1;
-      ParAcc *a;
-      int j;
-      if( stopAt(pStop, (size_t)gi) ) continue;
-      if( hi-lo<=PAR_CHUNK ){
-        a = &aOwn[(size_t)omp_get_thread_num()*(nAgg+1)];
-        for(j=0; j<nAgg; j++){
-          accInit(&a[j]);
-          foldChunk(&aRun[j], &a[j], 1, 0, lo, hi, 0);
-          if( aRun[j].bSeq ) seqFold(&aRun[j], &a[j], 0, lo, hi);
-        }
-      }else{
-        /* The group's first chunk; its others follow it. */
-        size_t c0 = 0, c1 = nChunk, c;
-        while( c0<c1 ){
-          size_t mid = (c0+c1)/2;
-          if( aChunkGroup[mid] < (size_t)gi ) c0 = mid+1; else c1 = mid;
-        }
-        a = &aAcc[c0*nAgg];
-        for(c=c0+1; c<nChunk && aChunkGroup[c]==(size_t)gi; c++){
-          for(j=0; j<nAgg; j++) accCombine(&aRun[j], &a[j], &aAcc[c*nAgg+j]);
-        }
-      }
-      if( hi>lo ) iBare = bareRow(a, iDecide, (sqlite3_int64)lo, (sqlite3_int64)hi-1);
-      bOverflow |= outGroup(aRun, nAgg, a, *ppOut, gi);
-      if( aBare ) aBare[gi] = iBare<0 ? -1 : (sqlite3_int64)aPerm[iBare];
-    }
+  #pragma omp parallel for num_threads(nThread) schedule(dynamic, 256) reduction(|:bOverflow)
+  for(gi=0; gi<(sqlite3_int64)nGroup; gi++){
+    if( !stopAt(pStop, (size_t)gi) ) bOverflow |= sortedGroup(&run, (size_t)gi, *ppOut);
   }
   if( px_stopping(pStop) ){ rc = SQLITE_INTERRUPT; goto done; }
-  /* Bare columns in loops of their own: the input rows are scattered,
-  ** and short loops keep many reads of them in flight at once. */
-  for(k=0; k<pPlan->nBare; k++){
-    ParColumn *pDst = &(*ppOut)->aCol[nAgg+k];
-    const ParColumn *pSrc = &pIn->aCol[pPlan->aBareCol[k]];
-    sqlite3_int64 gi;
-    if( (pSrc->eStore==PAR_COL_INT || pSrc->eStore==PAR_COL_REAL) && pSrc->nNull==0 ){
-      /* Numbers without NULLs: nothing to decide per row. */
-      int bInt = pSrc->eStore==PAR_COL_INT;
-      #pragma omp parallel for num_threads(nThread) schedule(static)
-      for(gi=0; gi<(sqlite3_int64)nGroup; gi++){
-        sqlite3_int64 r = aBare[gi];
-        if( stopAt(pStop, (size_t)gi) ) continue;      /* nothing is read after */
-        uint64_t v = 0;
-        if( r>=0 ){
-          if( bInt ) v = (uint64_t)pSrc->aInt[r]; else memcpy(&v, &pSrc->aReal[r], 8);
-        }
-        pDst->aType[gi] = (uint8_t)(r<0 ? SQLITE_NULL : bInt ? SQLITE_INTEGER : SQLITE_FLOAT);
-        pDst->aVal[gi] = v;
-      }
-    }else{
-      #pragma omp parallel for num_threads(nThread) schedule(static)
-      for(gi=0; gi<(sqlite3_int64)nGroup; gi++){
-        if( !stopAt(pStop, (size_t)gi) ) outCopy(pDst, gi, pSrc, aBare[gi]);
-      }
-    }
-  }
+  sortedBare(&run, *ppOut, pStop);
   if( px_stopping(pStop) ){ rc = SQLITE_INTERRUPT; goto done; }
-  rc = finishResult(pPlan, aRun, aG, pIn->aCol, aOff, nGroup, *ppOut);
+  rc = finishResult(pPlan, run.aRun, run.aG, pIn->aCol, aOff, nGroup, *ppOut);
 
 done:
   *pbOverflow = bOverflow;
-  if( aRun ){
-    for(k=0; k<nAgg; k++){
-      parNumClear(&aRun[k].num);
-      sqlite3_free(aRun[k].key.a1);
-      sqlite3_free(aRun[k].key.a2);
-      sqlite3_free(aRun[k].aFirst);
-    }
-  }
-  if( aG ){
-    for(k=0; k<nCol; k++) parColumnClear(&aG[k]);
-  }
-  sqlite3_free(aG);
-  sqlite3_free(aUsed);
-  sqlite3_free(aRun);
-  sqlite3_free(aChunk);
-  sqlite3_free(aChunkGroup);
-  free(aAcc);
-  free(aOwn);
-  sqlite3_free(aBare);
+  sortedFree(&run);
   return rc;
 }
 
 /* ---- dense accumulation -------------------------------------------------------- */
 
-/* The least and greatest value of INTEGER column pCol's first n rows,
-** NULLs aside (*pLo > *pHi when there are none): kept since the rows were
-** read, else one parallel pass (px_range_i64). */
-static void intRange(const ParColumn *pCol, size_t n, int nThread,
-                     sqlite3_int64 *pLo, sqlite3_int64 *pHi){
-  const uint8_t *aNull = pCol->nNull ? pCol->aNull : 0;
-  int64_t lo = INT64_MAX, hi = INT64_MIN;
-  if( pCol->bRange ){
-    lo = pCol->iMin;
-    hi = pCol->iMax;
-  }else if( px_range_i64((const int64_t*)pCol->aInt,     /* both 64-bit two's complement */
-                          aNull, n, &lo, &hi, nThread)==0 ){
-    lo = INT64_MAX;              /* no value: lo > hi */
-    hi = INT64_MIN;
-  }
-  *pLo = lo;
-  *pHi = hi;
-}
-
-/* aggregateDense() keeps, per thread and key value, the group's row count
-** and for each aggregate an int64 (the sum, or the bits of the least or
-** greatest value) and a count of non-NULL arguments when the argument has
-** NULLs.  Sums of integers that cannot overflow and min/max over numbers
-** (ties keep the earlier row) give the same result whatever rows each
-** thread takes, so the threads take contiguous row ranges, and combining
-** them in order gives the result of one thread. */
-typedef struct ParDense {
-  int eFunc;
-  const ParColumn *pArg;
-  int bNulls;          /* counts of non-NULL arguments of its own */
-  int iVal, iCnt;      /* its arrays among a thread's (-1: none / the rows') */
-} ParDense;
-
 /* Can aggregateDense() compute pPlan's aggregates?  Bare columns must
 ** come from each group's first row, or be an INTEGER key itself (bIntKey:
-** equal keys are the same value whichever row they come from).  Integer
-** sums are checked for overflow later. */
+** equal keys are the same value whichever row they come from); each
+** aggregate must have dense accumulators (agg.h).  Integer sums are
+** checked for overflow later. */
 static int denseFits(const ParPlan *pPlan, const ParBatch *pIn, int bIntKey){
   int j;
   if( pPlan->nKey>1 ) return 0;
@@ -1445,126 +869,9 @@ static int denseFits(const ParPlan *pPlan, const ParBatch *pIn, int bIntKey){
   }
   for(j=0; j<pPlan->nAgg; j++){
     const ParPlanAgg *pA = &pPlan->aAgg[j];
-    const ParColumn *pArg = pA->iArg>=0 ? &pIn->aCol[pA->iArg] : 0;
-    if( pA->bDistinct ) return 0;
-    switch( pA->eFunc ){
-      case PAR_AGG_COUNT_STAR: case PAR_AGG_COUNT:
-        break;
-      case PAR_AGG_SUM: case PAR_AGG_TOTAL: case PAR_AGG_AVG:
-        if( pArg->eStore!=PAR_COL_INT ) return 0;
-        break;
-      case PAR_AGG_MIN: case PAR_AGG_MAX:
-        if( pArg->eStore!=PAR_COL_INT && pArg->eStore!=PAR_COL_REAL ) return 0;
-        break;
-      default:
-        return 0;
-    }
+    if( !parAggDenseFits(pA, pA->iArg>=0 ? &pIn->aCol[pA->iArg] : 0) ) return 0;
   }
   return 1;
-}
-
-static int isNullRow(const ParColumn *pCol, size_t r){
-  return pCol->aNull && (pCol->aNull[r>>3] >> (r&7)) & 1;
-}
-
-/* Where the dense path finds each row's bin: an array of bins, or an
-** INTEGER key read in place (bin v - lo, +1 after the NULL bin 0 when the
-** key has NULLs), which spares writing and reading a bin per row. */
-typedef struct ParBinOf {
-  const uint32_t *aBin;      /* the bins, or NULL: from the key */
-  const sqlite3_int64 *aKey;
-  const uint8_t *aNull;      /* the key's NULLs, or NULL when it has none */
-  uint64_t lo;
-  uint32_t base;             /* 1 with NULLs, else 0 */
-} ParBinOf;
-
-static uint32_t binOf(const ParBinOf *p, size_t r){
-  if( p->aBin ) return p->aBin[r];
-  if( p->aNull && (p->aNull[r>>3] >> (r&7)) & 1 ) return 0;
-  return (uint32_t)((uint64_t)p->aKey[r] - p->lo) + p->base;
-}
-
-/* Run the statements that follow pBins for rows r in [lo, hi), with bin
-** the row's bin; the loop is specialized for each source of bins (these
-** loops are the dense path). */
-#define DENSE_FOR_ROWS(pBins, ...)                                         \
-  if( (pBins)->aBin ){                                                     \
-    const uint32_t *aB_ = (pBins)->aBin;                                   \
-    for(r=lo; r<hi; r++){ uint32_t bin = aB_[r]; __VA_ARGS__ }             \
-  }else if( (pBins)->aNull==0 ){                                           \
-    const sqlite3_int64 *aK_ = (pBins)->aKey;                              \
-    const uint64_t kLo_ = (pBins)->lo;                                     \
-    for(r=lo; r<hi; r++){                                                  \
-      uint32_t bin = (uint32_t)((uint64_t)aK_[r] - kLo_); __VA_ARGS__      \
-    }                                                                      \
-  }else{                                                                   \
-    for(r=lo; r<hi; r++){ uint32_t bin = binOf(pBins, r); __VA_ARGS__ }    \
-  }
-
-/* Fold rows [lo, hi) of aggregate pD into the arrays of one thread: aVal
-** (sum, or least/greatest value) and aCnt (non-NULL arguments, when pD has
-** its own counts). */
-static void denseFold(const ParDense *pD, const ParBinOf *pBins, size_t lo, size_t hi,
-                      sqlite3_int64 *aVal, uint32_t *aCnt){
-  const ParColumn *pCol = pD->pArg;
-  size_t r;
-  switch( pD->eFunc ){
-    case PAR_AGG_COUNT:
-      DENSE_FOR_ROWS(pBins, {
-        if( parColumnType(pCol, (sqlite3_int64)r)!=SQLITE_NULL ) aCnt[bin]++;
-      })
-      break;
-    case PAR_AGG_SUM: case PAR_AGG_TOTAL: case PAR_AGG_AVG: {
-      /* Unsigned: wrapping is defined; aggregateDense() ruled overflow
-      ** out before. */
-      const sqlite3_int64 *v = pCol->aInt;
-      uint64_t *s = (uint64_t*)aVal;
-      if( aCnt ){
-        DENSE_FOR_ROWS(pBins, {
-          if( isNullRow(pCol, r) ) continue;
-          s[bin] += (uint64_t)v[r];
-          aCnt[bin]++;
-        })
-      }else{
-        DENSE_FOR_ROWS(pBins, { s[bin] += (uint64_t)v[r]; })
-      }
-      break;
-    }
-    case PAR_AGG_MIN: case PAR_AGG_MAX: {
-      /* Only a strictly better value replaces: ties keep the first (for
-      ** REAL, 0.0 and -0.0 are equal but print differently). */
-      int bMin = pD->eFunc==PAR_AGG_MIN;
-      DENSE_FOR_ROWS(pBins, {
-        if( isNullRow(pCol, r) ) continue;
-        if( aCnt ) aCnt[bin]++;
-        if( pCol->eStore==PAR_COL_INT ){
-          sqlite3_int64 x = pCol->aInt[r];
-          if( bMin ? x<aVal[bin] : x>aVal[bin] ) aVal[bin] = x;
-        }else{
-          double x = pCol->aReal[r], k;
-          memcpy(&k, &aVal[bin], 8);
-          if( bMin ? x<k : x>k ) memcpy(&aVal[bin], &x, 8);
-        }
-      })
-      break;
-    }
-    default:
-      break;
-  }
-}
-
-/* The starting value of min/max accumulators: the worst possible, so the
-** first value always replaces it (and an equal one leaves the same bits). */
-static sqlite3_int64 denseStart(const ParDense *pD){
-  if( pD->eFunc!=PAR_AGG_MIN && pD->eFunc!=PAR_AGG_MAX ) return 0;
-  if( pD->pArg->eStore==PAR_COL_INT ){
-    return pD->eFunc==PAR_AGG_MIN ? INT64_MAX : INT64_MIN;
-  }else{
-    double r = pD->eFunc==PAR_AGG_MIN ? INFINITY : -INFINITY;
-    sqlite3_int64 v;
-    memcpy(&v, &r, 8);
-    return v;
-  }
 }
 
 /* The result of aggregateDense() for nGroup groups, each column stored as
@@ -1572,16 +879,14 @@ static sqlite3_int64 denseStart(const ParDense *pD){
 ** values of INTEGER arguments and the INTEGER key; REAL for total(), avg()
 ** and the least and greatest of REAL arguments (each NULL where a group has
 ** no value); a bare column from each group's first row MIXED. */
-static int denseResult(const ParPlan *pPlan, const ParDense *aD, const ParColumn *pIntKey,
+static int denseResult(const ParPlan *pPlan, const ParAggDense *aD, const ParColumn *pIntKey,
                        size_t nGroup, ParBatch **ppOut){
   int nAgg = pPlan->nAgg, nOut = nAgg + pPlan->nBare, k, rc;
   int *aStore = sqlite3_malloc64(sizeof(int)*(nOut+1));
   if( aStore==0 ) return SQLITE_NOMEM;
   for(k=0; k<nOut; k++){
     if( k<nAgg ){
-      int e = aD[k].eFunc;
-      aStore[k] = (e==PAR_AGG_TOTAL || e==PAR_AGG_AVG) ? PAR_COL_REAL
-                : (e==PAR_AGG_MIN || e==PAR_AGG_MAX) ? aD[k].pArg->eStore : PAR_COL_INT;
+      aStore[k] = parAggDenseStore(&aD[k]);
     }else{
       aStore[k] = pPlan->aBareCol[k-nAgg]==0 && pIntKey ? PAR_COL_INT : PAR_COL_MIXED;
     }
@@ -1604,270 +909,280 @@ static int denseNull(ParColumn *pCol, sqlite3_int64 i, size_t nRow){
   return SQLITE_OK;
 }
 
+/* One run of aggregateDense(): each thread's arrays per key value. */
+typedef struct ParDenseRun {
+  const ParPlan *pPlan;
+  ParBatch *pIn;
+  ParAggBins bins;           /* each row's key value */
+  uint32_t nBin;
+  int nThread;
+  int nVal, nCnt;            /* value and count arrays per thread */
+  int bFirst;                /* each thread's first row per key value */
+  ParAggDense *aD;           /* [j]: aggregate j */
+  sqlite3_int64 **aaVal;     /* [t*nVal + i]: thread t's value array i */
+  uint32_t **aaCnt;          /* [t*nCnt + i]: 0 is the rows per key value */
+  uint32_t **aaFirst;        /* [t]: thread t's first row per key value */
+  uint32_t *aGid;            /* [b]: the group of key value b, or UINT32_MAX */
+  size_t nGroup;
+} ParDenseRun;
+
+/* Set up *p (zeroed by the caller): the aggregates' dense accumulators and
+** the arrays of pointers to each thread's.  Returns SQLITE_DONE when an
+** integer sum might overflow. */
+static int denseInit(ParDenseRun *p, const ParPlan *pPlan, ParBatch *pIn,
+                     const uint32_t *aBin, uint32_t nBin, const ParColumn *pIntKey,
+                     sqlite3_int64 iLo, int nThread){
+  int nAgg = pPlan->nAgg, j;
+  size_t n = (size_t)pIn->nRow;
+  p->pPlan = pPlan;
+  p->pIn = pIn;
+  p->nBin = nBin;
+  p->nThread = nThread;
+  p->nCnt = 1;
+  p->bins.aBin = aBin;
+  p->bins.aKey = pIntKey ? pIntKey->aInt : 0;
+  p->bins.aNull = pIntKey && pIntKey->nNull ? pIntKey->aNull : 0;
+  p->bins.lo = (uint64_t)iLo;
+  p->bins.base = p->bins.aNull ? 1 : 0;
+  for(j=0; j<pPlan->nBare; j++){
+    if( pPlan->aBareCol[j]!=0 || pIntKey==0 ) p->bFirst = 1;
+  }
+  p->aD = sqlite3_malloc64(sizeof(ParAggDense)*(nAgg+1));
+  if( p->aD==0 ) return SQLITE_NOMEM;
+  for(j=0; j<nAgg; j++){
+    const ParPlanAgg *pA = &pPlan->aAgg[j];
+    parAggDenseInit(&p->aD[j], pA, pA->iArg>=0 ? &pIn->aCol[pA->iArg] : 0,
+                    &p->nVal, &p->nCnt);
+  }
+  p->aaVal = sqlite3_malloc64(sizeof(sqlite3_int64*)*((size_t)nThread*p->nVal+1));
+  p->aaCnt = sqlite3_malloc64(sizeof(uint32_t*)*((size_t)nThread*p->nCnt+1));
+  p->aGid = parBigMalloc((sqlite3_int64)sizeof(uint32_t)*((sqlite3_int64)nBin+1));
+  p->aaFirst = sqlite3_malloc64(sizeof(uint32_t*)*((size_t)nThread+1));
+  if( p->aaVal==0 || p->aaCnt==0 || p->aGid==0 || p->aaFirst==0 ) return SQLITE_NOMEM;
+  memset(p->aaFirst, 0, sizeof(uint32_t*)*((size_t)nThread+1));
+  memset(p->aaVal, 0, sizeof(sqlite3_int64*)*((size_t)nThread*p->nVal+1));
+  memset(p->aaCnt, 0, sizeof(uint32_t*)*((size_t)nThread*p->nCnt+1));
+  for(j=0; j<nAgg; j++){
+    if( !parAggDenseExact(&p->aD[j], n, nThread) ) return SQLITE_DONE;
+  }
+  return SQLITE_OK;
+}
+
+static void denseFree(ParDenseRun *p){
+  int t;
+  if( p->aaVal ) for(t=0; t<p->nThread*p->nVal; t++) parBigFree(p->aaVal[t]);
+  if( p->aaCnt ) for(t=0; t<p->nThread*p->nCnt; t++) parBigFree(p->aaCnt[t]);
+  if( p->aaFirst ) for(t=0; t<p->nThread; t++) parBigFree(p->aaFirst[t]);
+  sqlite3_free(p->aaVal);
+  sqlite3_free(p->aaCnt);
+  sqlite3_free(p->aaFirst);
+  parBigFree(p->aGid);
+  sqlite3_free(p->aD);
+}
+
+/* Thread slot tt's arrays, allocated and first touched by the thread that
+** fills them.  Returns 0 when one could not be had. */
+static int denseAlloc(ParDenseRun *p, int tt){
+  size_t nBin = p->nBin, b;
+  sqlite3_int64 **aV = &p->aaVal[(size_t)tt*p->nVal];
+  uint32_t **aC = &p->aaCnt[(size_t)tt*p->nCnt];
+  int i, j;
+  for(i=0; i<p->nCnt; i++){
+    aC[i] = parBigMalloc((sqlite3_int64)sizeof(uint32_t)*((sqlite3_int64)nBin+1));
+    if( aC[i]==0 ) return 0;
+    memset(aC[i], 0, sizeof(uint32_t)*nBin);
+  }
+  for(j=0; j<p->pPlan->nAgg; j++){
+    const ParAggDense *pD = &p->aD[j];
+    sqlite3_int64 *a, v0;
+    if( pD->iVal<0 ) continue;
+    a = aV[pD->iVal] = parBigMalloc((sqlite3_int64)sizeof(sqlite3_int64)*((sqlite3_int64)nBin+1));
+    if( a==0 ) return 0;
+    v0 = parAggDenseStart(pD);
+    if( v0 ) for(b=0; b<nBin; b++) a[b] = v0;
+    else memset(a, 0, sizeof(sqlite3_int64)*nBin);
+  }
+  if( p->bFirst ){
+    p->aaFirst[tt] = parBigMalloc((sqlite3_int64)sizeof(uint32_t)*((sqlite3_int64)nBin+1));
+    if( p->aaFirst[tt]==0 ) return 0;
+  }
+  return 1;
+}
+
+/* Thread slot tt's share of the rows, a contiguous range, into its
+** arrays: a pass for the rows per key value (and the first of each), then
+** one per aggregate, each block by block in order, asking between blocks
+** whether to stop.  (Interleaving the aggregates block by block was
+** slower.) */
+static void denseThread(ParDenseRun *p, int tt, px_stop *pStop){
+  size_t n = (size_t)p->pIn->nRow, r;
+  size_t lo0 = n*tt/p->nThread, hi0 = n*(tt+1)/p->nThread, lo, hi;
+  sqlite3_int64 **aV = &p->aaVal[(size_t)tt*p->nVal];
+  uint32_t **aC = &p->aaCnt[(size_t)tt*p->nCnt];
+  uint32_t *cnt = aC[0], *first = p->aaFirst[tt];
+  const ParAggBins *pBins = &p->bins;
+  int j;
+  for(lo=lo0; lo<hi0 && !px_stopping(pStop); lo=hi){
+    hi = hi0 - lo > PAR_CHUNK ? lo + PAR_CHUNK : hi0;
+    if( first ){
+      PAR_DENSE_FOR_ROWS(pBins, {
+        if( cnt[bin]++==0 ) first[bin] = (uint32_t)r;
+      })
+    }else{
+      PAR_DENSE_FOR_ROWS(pBins, { cnt[bin]++; })
+    }
+  }
+  for(j=0; j<p->pPlan->nAgg; j++){
+    const ParAggDense *pD = &p->aD[j];
+    if( !parAggDenseReads(pD) ) continue;
+    for(lo=lo0; lo<hi0 && !px_stopping(pStop); lo=hi){
+      hi = hi0 - lo > PAR_CHUNK ? lo + PAR_CHUNK : hi0;
+      parAggDenseFold(pD, pBins, lo, hi, pD->iVal>=0 ? aV[pD->iVal] : 0,
+                      pD->iCnt>=0 ? aC[pD->iCnt] : 0);
+    }
+  }
+}
+
+/* Thread 0's arrays get the totals, key value by key value in thread
+** order. */
+static void denseMerge(ParDenseRun *p){
+  sqlite3_int64 bi;
+  int nThread = p->nThread, nCnt = p->nCnt, nVal = p->nVal;
+  #pragma omp parallel for num_threads(nThread) schedule(static)
+  for(bi=0; bi<(sqlite3_int64)p->nBin; bi++){
+    int u, jj;
+    for(u=1; u<nThread; u++){
+      if( p->bFirst && p->aaCnt[0][bi]==0 ) p->aaFirst[0][bi] = p->aaFirst[u][bi];
+      for(jj=0; jj<nCnt; jj++) p->aaCnt[jj][bi] += p->aaCnt[(size_t)u*nCnt+jj][bi];
+      for(jj=0; jj<p->pPlan->nAgg; jj++){
+        const ParAggDense *pD = &p->aD[jj];
+        if( pD->iVal<0 ) continue;
+        parAggDenseMerge(pD, &p->aaVal[pD->iVal][bi], p->aaVal[(size_t)u*nVal+pD->iVal][bi]);
+      }
+    }
+  }
+}
+
+/* Every key value a group, and a value in every group: thread 0's totals
+** are an INTEGER sum's, min's or max's result column as they are. */
+static void denseAdopt(ParDenseRun *p, ParBatch *pOut){
+  int j;
+  for(j=0; j<p->pPlan->nAgg && p->nGroup==p->nBin; j++){
+    const ParAggDense *pD = &p->aD[j];
+    if( parAggDenseIsResult(pD) ){
+      ParColumn *pDst = &pOut->aCol[j];
+      parBigFree(pDst->aInt);
+      pDst->aInt = p->aaVal[pD->iVal];
+      p->aaVal[pD->iVal] = 0;
+    }
+  }
+}
+
+/* The result rows: the key or the first row's bare columns, and each
+** aggregate's value from thread 0's totals; then the NULLs. */
+static int denseWrite(ParDenseRun *p, const ParColumn *pIntKey, sqlite3_int64 iLo,
+                      ParBatch *pOut){
+  const ParPlan *pPlan = p->pPlan;
+  int nAgg = pPlan->nAgg, bKeyNull = pIntKey && pIntKey->nNull>0, j, rc = SQLITE_OK;
+  sqlite3_int64 bi;
+  size_t b;
+  #pragma omp parallel for num_threads(p->nThread) schedule(static)
+  for(bi=0; bi<(sqlite3_int64)p->nBin; bi++){
+    sqlite3_int64 gi = p->aGid[bi];
+    int jj;
+    if( p->aGid[bi]==UINT32_MAX ) continue;
+    for(jj=0; jj<pPlan->nBare; jj++){
+      ParColumn *pDst = &pOut->aCol[nAgg+jj];
+      if( pDst->eStore==PAR_COL_INT ){
+        /* The key (its NULL bin 0 gets its bit below). */
+        pDst->aInt[gi] = bKeyNull && bi==0 ? 0
+                       : (sqlite3_int64)((uint64_t)iLo + (uint64_t)(bi - bKeyNull));
+      }else{
+        parAggCopy(pDst, gi, &p->pIn->aCol[pPlan->aBareCol[jj]], p->aaFirst[0][bi]);
+      }
+    }
+    for(jj=0; jj<nAgg; jj++){
+      const ParAggDense *pD = &p->aD[jj];
+      uint32_t nn = p->aaCnt[pD->iCnt>=0 ? pD->iCnt : 0][bi];
+      if( pD->iVal>=0 && p->aaVal[pD->iVal]==0 ) continue;    /* the column already */
+      parAggDenseWrite(pD, &pOut->aCol[jj], gi, pD->iVal>=0 ? p->aaVal[pD->iVal][bi] : 0, nn);
+    }
+  }
+  /* NULLs: the NULL key's group, and sums, averages, least and greatest
+  ** values of groups whose arguments were all NULL. */
+  if( bKeyNull && p->aGid[0]!=UINT32_MAX ){
+    for(j=0; j<pPlan->nBare && rc==SQLITE_OK; j++){
+      if( pOut->aCol[nAgg+j].eStore==PAR_COL_INT ){
+        rc = denseNull(&pOut->aCol[nAgg+j], 0, p->nGroup);
+      }
+    }
+  }
+  for(j=0; j<nAgg && rc==SQLITE_OK; j++){
+    const ParAggDense *pD = &p->aD[j];
+    const uint32_t *aN = p->aaCnt[pD->iCnt>=0 ? pD->iCnt : 0];
+    if( !parAggDenseNull(pD) ) continue;
+    for(b=0; b<p->nBin && rc==SQLITE_OK; b++){
+      if( p->aGid[b]!=UINT32_MAX && aN[b]==0 ) rc = denseNull(&pOut->aCol[j], p->aGid[b], p->nGroup);
+    }
+  }
+  return rc;
+}
+
 /* Few enough key values for memory (nBin per thread, no more than four
 ** times the rows in all) and no aggregate needing its group's rows in
-** order: private accumulators per thread for every key value.  Bare
-** columns come from each group's first row (its first in the first thread
-** that has one); a bare column that is an INTEGER key itself (pIntKey,
-** binned by intKeyBins() from iLo) comes from its bin.  Returns SQLITE_OK
-** with *ppOut NULL when an integer sum might overflow (the caller then
-** uses another strategy). */
+** order: private accumulators per thread for every key value (agg.h's
+** dense accumulators).  Bare columns come from each group's first row
+** (its first in the first thread that has one); a bare column that is an
+** INTEGER key itself (pIntKey, binned by intKeyBins() from iLo) comes
+** from its bin.  Returns SQLITE_OK with *ppOut NULL when an integer sum
+** might overflow (the caller then uses another strategy). */
 static int aggregateDense(const ParPlan *pPlan, ParBatch *pIn, const uint32_t *aBin,
                           uint32_t nBin, const ParColumn *pIntKey, sqlite3_int64 iLo,
                           int nThread, ParBatch **ppOut){
-  ParBinOf bins;
-  size_t n = (size_t)pIn->nRow, b;
-  int nAgg = pPlan->nAgg, nVal = 0, nCnt = 1, j, t, rc = SQLITE_OK;
-  ParDense *aD = sqlite3_malloc64(sizeof(ParDense)*(nAgg+1));
-  sqlite3_int64 **aaVal = 0;     /* [t*nVal + i]: thread t's value array i */
-  uint32_t **aaCnt = 0;          /* [t*nCnt + i]: 0 is the rows per key value */
-  uint32_t *aGid = 0;
-  uint32_t **aaFirst = 0;        /* [t]: thread t's first row per key value */
-  size_t nGroup = 0;
-  int bFirst = 0;
+  ParDenseRun run;
+  size_t b;
+  int j, t, rc;
   px_stop *pStop;                /* par.h: asked per block of rows */
 
   *ppOut = 0;
-  if( aD==0 ) return SQLITE_NOMEM;
   assert( aBin || pIntKey );
-  bins.aBin = aBin;
-  bins.aKey = pIntKey ? pIntKey->aInt : 0;
-  bins.aNull = pIntKey && pIntKey->nNull ? pIntKey->aNull : 0;
-  bins.lo = (uint64_t)iLo;
-  bins.base = bins.aNull ? 1 : 0;
-  for(j=0; j<pPlan->nBare; j++){
-    if( pPlan->aBareCol[j]!=0 || pIntKey==0 ) bFirst = 1;
-  }
-  for(j=0; j<nAgg; j++){
-    const ParPlanAgg *pA = &pPlan->aAgg[j];
-    ParDense *pD = &aD[j];
-    pD->eFunc = pA->eFunc;
-    pD->pArg = pA->iArg>=0 ? &pIn->aCol[pA->iArg] : 0;
-    pD->bNulls = pD->pArg && (pD->pArg->nNull>0 || pD->pArg->eStore==PAR_COL_MIXED
-                              || pD->pArg->eStore==PAR_COL_NULL);
-    pD->iVal = pD->iCnt = -1;
-    if( pD->eFunc!=PAR_AGG_COUNT_STAR && pD->eFunc!=PAR_AGG_COUNT ) pD->iVal = nVal++;
-    if( pD->bNulls ) pD->iCnt = nCnt++;
-  }
-  aaVal = sqlite3_malloc64(sizeof(sqlite3_int64*)*((size_t)nThread*nVal+1));
-  aaCnt = sqlite3_malloc64(sizeof(uint32_t*)*((size_t)nThread*nCnt+1));
-  aGid = parBigMalloc((sqlite3_int64)sizeof(uint32_t)*((sqlite3_int64)nBin+1));
-  aaFirst = sqlite3_malloc64(sizeof(uint32_t*)*((size_t)nThread+1));
-  if( aaVal==0 || aaCnt==0 || aGid==0 || aaFirst==0 ){
-    rc = SQLITE_NOMEM;
-    goto done;
-  }
-  memset(aaFirst, 0, sizeof(uint32_t*)*((size_t)nThread+1));
-  memset(aaVal, 0, sizeof(sqlite3_int64*)*((size_t)nThread*nVal+1));
-  memset(aaCnt, 0, sizeof(uint32_t*)*((size_t)nThread*nCnt+1));
-  /* Integer sums: no running sum can overflow when the count of values
-  ** times the greatest magnitude stays below 2^63; total() and avg()
-  ** before SQLite 3.43 add doubles, exact only below 2^53 (seqNeeded()). */
-  for(j=0; j<nAgg; j++){
-    sqlite3_int64 mn, mx;
-    if( aD[j].eFunc!=PAR_AGG_SUM && aD[j].eFunc!=PAR_AGG_TOTAL && aD[j].eFunc!=PAR_AGG_AVG ){
-      continue;
-    }
-    intRange(aD[j].pArg, n, nThread, &mn, &mx);
-    if( mn<=mx && !sumCannotOverflow(intMagnitude(mn, mx), n) ) goto done;
-    if( mn<=mx && aD[j].eFunc!=PAR_AGG_SUM && !seqKbn()
-     && (unsigned __int128)intMagnitude(mn, mx)*n > ((unsigned __int128)1 << 53) ){
-      goto done;
-    }
-  }
+  memset(&run, 0, sizeof(run));
+  rc = denseInit(&run, pPlan, pIn, aBin, nBin, pIntKey, iLo, nThread);
+  if( rc==SQLITE_DONE ){ rc = SQLITE_OK; goto done; }
+  if( rc ) goto done;
 
   /* One slot per thread: a slot runs on some thread even when OpenMP
   ** gives fewer than asked. */
   pStop = px_stop_installed();
   #pragma omp parallel for num_threads(nThread) schedule(static, 1)
   for(t=0; t<nThread; t++){
-    int tt = t, bOk = 1, i, jj;
-    size_t bb;
-    size_t lo = n*tt/nThread, hi = n*(tt+1)/nThread, r;
-    sqlite3_int64 **aV = &aaVal[(size_t)tt*nVal];
-    uint32_t **aC = &aaCnt[(size_t)tt*nCnt];
-    /* Each thread allocates and first touches its own arrays. */
-    for(i=0; i<nCnt && bOk; i++){
-      aC[i] = parBigMalloc((sqlite3_int64)sizeof(uint32_t)*((sqlite3_int64)nBin+1));
-      if( aC[i] ) memset(aC[i], 0, sizeof(uint32_t)*nBin); else bOk = 0;
-    }
-    for(jj=0; jj<nAgg && bOk; jj++){
-      if( aD[jj].iVal<0 ) continue;
-      aV[aD[jj].iVal] = parBigMalloc((sqlite3_int64)sizeof(sqlite3_int64)*((sqlite3_int64)nBin+1));
-      if( aV[aD[jj].iVal]==0 ){ bOk = 0; break; }
-      if( aD[jj].eFunc==PAR_AGG_MIN || aD[jj].eFunc==PAR_AGG_MAX ){
-        sqlite3_int64 v0 = denseStart(&aD[jj]), *p = aV[aD[jj].iVal];
-        for(bb=0; bb<nBin; bb++) p[bb] = v0;
-      }else{
-        memset(aV[aD[jj].iVal], 0, sizeof(sqlite3_int64)*nBin);
-      }
-    }
-    if( bOk && bFirst ){
-      aaFirst[tt] = parBigMalloc((sqlite3_int64)sizeof(uint32_t)*((sqlite3_int64)nBin+1));
-      if( aaFirst[tt]==0 ) bOk = 0;
-    }
-    if( bOk ){
-      uint32_t *cnt = aC[0], *first = aaFirst[tt];
-      size_t lo0 = lo, hi0 = hi;
-      /* Each pass over the share block by block in order, asking between
-      ** blocks whether to stop.  (A pass per aggregate over the whole
-      ** share: interleaving them block by block was slower.) */
-      for(lo=lo0; lo<hi0 && !px_stopping(pStop); lo=hi){
-        hi = hi0 - lo > PAR_CHUNK ? lo + PAR_CHUNK : hi0;
-        if( first ){
-          DENSE_FOR_ROWS(&bins, {
-            if( cnt[bin]++==0 ) first[bin] = (uint32_t)r;
-          })
-        }else{
-          DENSE_FOR_ROWS(&bins, { cnt[bin]++; })
-        }
-      }
-      for(jj=0; jj<nAgg; jj++){
-        const ParDense *pD = &aD[jj];
-        if( pD->eFunc==PAR_AGG_COUNT_STAR || (pD->eFunc==PAR_AGG_COUNT && !pD->bNulls) ){
-          continue;
-        }
-        for(lo=lo0; lo<hi0 && !px_stopping(pStop); lo=hi){
-          hi = hi0 - lo > PAR_CHUNK ? lo + PAR_CHUNK : hi0;
-          denseFold(pD, &bins, lo, hi, pD->iVal>=0 ? aV[pD->iVal] : 0,
-                    pD->iCnt>=0 ? aC[pD->iCnt] : 0);
-        }
-      }
-    }
+    if( denseAlloc(&run, t) ) denseThread(&run, t, pStop);
   }
-  for(t=0; t<nThread*nVal; t++) if( aaVal[t]==0 ) rc = SQLITE_NOMEM;
-  for(t=0; t<nThread*nCnt; t++) if( aaCnt[t]==0 ) rc = SQLITE_NOMEM;
-  for(t=0; t<nThread && bFirst; t++) if( aaFirst[t]==0 ) rc = SQLITE_NOMEM;
+  for(t=0; t<nThread*run.nVal; t++) if( run.aaVal[t]==0 ) rc = SQLITE_NOMEM;
+  for(t=0; t<nThread*run.nCnt; t++) if( run.aaCnt[t]==0 ) rc = SQLITE_NOMEM;
+  for(t=0; t<nThread && run.bFirst; t++) if( run.aaFirst[t]==0 ) rc = SQLITE_NOMEM;
   if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
   if( rc ) goto done;
-
-  /* Thread 0's arrays get the totals, key value by key value in thread
-  ** order. */
-  {
-    sqlite3_int64 bi;
-    #pragma omp parallel for num_threads(nThread) schedule(static)
-    for(bi=0; bi<(sqlite3_int64)nBin; bi++){
-      int u, jj;
-      for(u=1; u<nThread; u++){
-        if( bFirst && aaCnt[0][bi]==0 ) aaFirst[0][bi] = aaFirst[u][bi];
-        for(jj=0; jj<nCnt; jj++) aaCnt[jj][bi] += aaCnt[(size_t)u*nCnt+jj][bi];
-        for(jj=0; jj<nAgg; jj++){
-          const ParDense *pD = &aD[jj];
-          sqlite3_int64 *p0, x;
-          if( pD->iVal<0 ) continue;
-          p0 = &aaVal[pD->iVal][bi];
-          x = aaVal[(size_t)u*nVal+pD->iVal][bi];
-          if( pD->eFunc==PAR_AGG_MIN || pD->eFunc==PAR_AGG_MAX ){
-            int bMin = pD->eFunc==PAR_AGG_MIN;
-            if( pD->pArg->eStore==PAR_COL_INT ){
-              if( bMin ? x<*p0 : x>*p0 ) *p0 = x;
-            }else{
-              double rx, r0;
-              memcpy(&rx, &x, 8);
-              memcpy(&r0, p0, 8);
-              if( bMin ? rx<r0 : rx>r0 ) *p0 = x;
-            }
-          }else{
-            *p0 = (sqlite3_int64)((uint64_t)*p0 + (uint64_t)x);
-          }
-        }
-      }
-    }
-  }
+  denseMerge(&run);
 
   /* Groups: the key values that occur, in key order.  Without GROUP BY
   ** there is one group even for no rows. */
   for(b=0; b<nBin; b++){
-    aGid[b] = (aaCnt[0][b] || pPlan->nKey==0) ? (uint32_t)nGroup++ : UINT32_MAX;
+    run.aGid[b] = (run.aaCnt[0][b] || pPlan->nKey==0) ? (uint32_t)run.nGroup++ : UINT32_MAX;
   }
-  rc = denseResult(pPlan, aD, pIntKey, nGroup, ppOut);
+  rc = denseResult(pPlan, run.aD, pIntKey, run.nGroup, ppOut);
   if( rc ) goto done;
   for(j=0; j<pPlan->nBare; j++){
-    ParColumn *pDst = &(*ppOut)->aCol[nAgg+j];
+    ParColumn *pDst = &(*ppOut)->aCol[pPlan->nAgg+j];
     if( pDst->eStore!=PAR_COL_MIXED ) continue;
     pDst->pDict = pIn->aCol[pPlan->aBareCol[j]].pDict;
     pDst->bBorrowDict = 1;
   }
-  /* Every key value a group, and a value in every group: thread 0's
-  ** totals are an INTEGER sum's, min's or max's column as they are. */
-  for(j=0; j<nAgg && nGroup==nBin; j++){
-    if( aD[j].iVal>=0 && !aD[j].bNulls && aD[j].eFunc!=PAR_AGG_TOTAL
-     && aD[j].eFunc!=PAR_AGG_AVG && aD[j].pArg->eStore==PAR_COL_INT ){
-      ParColumn *pDst = &(*ppOut)->aCol[j];
-      parBigFree(pDst->aInt);
-      pDst->aInt = aaVal[aD[j].iVal];
-      aaVal[aD[j].iVal] = 0;
-    }
-  }
-  {
-    sqlite3_int64 bi;
-    int bKeyNull = pIntKey && pIntKey->nNull>0;
-    ParBatch *pOut = *ppOut;
-    #pragma omp parallel for num_threads(nThread) schedule(static)
-    for(bi=0; bi<(sqlite3_int64)nBin; bi++){
-      sqlite3_int64 gi = aGid[bi];
-      int jj;
-      if( aGid[bi]==UINT32_MAX ) continue;
-      for(jj=0; jj<pPlan->nBare; jj++){
-        ParColumn *pDst = &pOut->aCol[nAgg+jj];
-        if( pDst->eStore==PAR_COL_INT ){
-          /* The key (its NULL bin 0 gets its bit below). */
-          pDst->aInt[gi] = bKeyNull && bi==0 ? 0
-                         : (sqlite3_int64)((uint64_t)iLo + (uint64_t)(bi - bKeyNull));
-        }else{
-          outCopy(pDst, gi, &pIn->aCol[pPlan->aBareCol[jj]], aaFirst[0][bi]);
-        }
-      }
-      for(jj=0; jj<nAgg; jj++){
-        const ParDense *pD = &aD[jj];
-        ParColumn *pDst = &pOut->aCol[jj];
-        uint32_t nn = aaCnt[pD->iCnt>=0 ? pD->iCnt : 0][bi];
-        sqlite3_int64 v = pD->iVal>=0 && aaVal[pD->iVal] ? aaVal[pD->iVal][bi] : 0;
-        switch( pD->eFunc ){
-          case PAR_AGG_COUNT_STAR: case PAR_AGG_COUNT:
-            pDst->aInt[gi] = nn;
-            break;
-          case PAR_AGG_TOTAL:
-            pDst->aReal[gi] = (double)v;
-            break;
-          case PAR_AGG_AVG:
-            pDst->aReal[gi] = nn>0 ? (double)v/(double)nn : 0.0;
-            break;
-          default:   /* sum, min, max: NULL without a value, set below */
-            if( pD->iVal>=0 && aaVal[pD->iVal]==0 ) break;    /* the column already */
-            if( pDst->eStore==PAR_COL_INT ) pDst->aInt[gi] = nn>0 ? v : 0;
-            else if( nn>0 ) memcpy(&pDst->aReal[gi], &v, 8);
-            else pDst->aReal[gi] = 0.0;
-            break;
-        }
-      }
-    }
-    /* NULLs: the NULL key's group, and sums, averages, least and greatest
-    ** values of groups whose arguments were all NULL. */
-    if( bKeyNull && aGid[0]!=UINT32_MAX ){
-      for(j=0; j<pPlan->nBare && rc==SQLITE_OK; j++){
-        if( pOut->aCol[nAgg+j].eStore==PAR_COL_INT ) rc = denseNull(&pOut->aCol[nAgg+j], 0, nGroup);
-      }
-    }
-    for(j=0; j<nAgg && rc==SQLITE_OK; j++){
-      const ParDense *pD = &aD[j];
-      const uint32_t *aN = aaCnt[pD->iCnt>=0 ? pD->iCnt : 0];
-      if( !pD->bNulls || pD->eFunc==PAR_AGG_COUNT || pD->eFunc==PAR_AGG_TOTAL ) continue;
-      for(b=0; b<nBin && rc==SQLITE_OK; b++){
-        if( aGid[b]!=UINT32_MAX && aN[b]==0 ) rc = denseNull(&pOut->aCol[j], aGid[b], nGroup);
-      }
-    }
-  }
+  denseAdopt(&run, *ppOut);
+  rc = denseWrite(&run, pIntKey, iLo, *ppOut);
 
 done:
-  if( aaVal ) for(t=0; t<nThread*nVal; t++) parBigFree(aaVal[t]);
-  if( aaCnt ) for(t=0; t<nThread*nCnt; t++) parBigFree(aaCnt[t]);
-  sqlite3_free(aaVal);
-  sqlite3_free(aaCnt);
-  parBigFree(aGid);
-  if( aaFirst ) for(t=0; t<nThread; t++) parBigFree(aaFirst[t]);
-  sqlite3_free(aaFirst);
-  sqlite3_free(aD);
+  denseFree(&run);
   if( rc ){
     parBatchFree(*ppOut);
     *ppOut = 0;
@@ -1885,7 +1200,7 @@ static void intKeyRange(const ParColumn *pCol, size_t n, int nThread,
   const uint8_t *aNull = pCol->nNull ? pCol->aNull : 0;
   sqlite3_int64 lo, hi;
   *pnBin = 0;
-  intRange(pCol, n, nThread, &lo, &hi);
+  parIntRange(pCol, n, nThread, &lo, &hi);
   if( lo>hi ){
     lo = hi = 0;                 /* NULLs only */
   }else if( (sqlite3_uint64)hi - (sqlite3_uint64)lo >= PAR_COUNT_MAX-1 ){
@@ -2068,25 +1383,10 @@ static double sortedBytes(const ParPlan *pPlan, const ParBatch *pIn, size_t n,
   return sort>agg ? sort : agg;
 }
 
-int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
-               ParBatch **ppOut, int *pbNative, char **pzErr,
-               const char **pzStrategy){
-  int nThread = parThreadsFor(pCtx, pIn->nRow);
-  int eForce = pCtx->eGroupStrategy;
-  int rc = SQLITE_OK, k, nWord = 0, bOverflow = 0, bOrdered = 0;
-  int bBins, bDirect, bDense, bCount, bSmall;
-  const ParColumn *pIntKey = 0;  /* the INTEGER key the bins come from */
-  sqlite3_int64 iKeyLo = 0;      /* its least value */
-  size_t n = (size_t)pIn->nRow, i, nGroup = 0;
-  uint64_t *aaWord[2*PAR_ROWS_MAX+2];
-  uint32_t *aBin = 0, *aPerm = 0, nBin = 0;
-  size_t *aOff = 0;
-
-  *ppOut = 0;
-  *pbNative = 0;
-  *pzErr = 0;
-
-  /* A collation the planner could not determine matters only for text. */
+/* Does the data need a collation the planner could not determine?  Only
+** text does: the SELECT then runs natively. */
+static int collationUnknown(const ParPlan *pPlan, const ParBatch *pIn){
+  int k;
   for(k=0; k<pPlan->nKey + pPlan->nAgg; k++){
     const ParColumn *pCol;
     int eColl;
@@ -2095,7 +1395,6 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
       pCol = &pIn->aCol[k];
     }else{
       const ParPlanAgg *pA = &pPlan->aAgg[k-pPlan->nKey];
-      if( pA->bDistinct || pA->eFunc==PAR_AGG_GROUP_CONCAT ) bOrdered = 1;
       if( pA->eFunc!=PAR_AGG_MIN && pA->eFunc!=PAR_AGG_MAX && !pA->bDistinct ) continue;
       eColl = pA->eColl;
       pCol = &pIn->aCol[pA->iArg];
@@ -2103,79 +1402,108 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     if( eColl==PAR_COLL_UNKNOWN && pCol->pDict ){
       uint32_t e;
       for(e=0; e<pCol->pDict->nEntry; e++){
-        if( pCol->pDict->aKind[e]==SQLITE_TEXT ){
-          *pbNative = 1;
-          return SQLITE_OK;
-        }
+        if( pCol->pDict->aKind[e]==SQLITE_TEXT ) return 1;
       }
     }
   }
-  if( pPlan->nKey>PAR_ROWS_MAX ) return SQLITE_ERROR;
+  return 0;
+}
 
-  /* A HAVING term SQLite moved into WHERE sees each row's key: the final
-  ** SQL, which sees the group's row's, answers the same only when every
-  ** row of a group holds the same value of each key it may name (keys
-  ** under NOCASE or RTRIM keep their terms in HAVING). */
+/* A HAVING term SQLite moved into WHERE sees each row's key: the final
+** SQL, which sees the group's row's, answers the same only when every
+** row of a group holds the same value of each key it may name (keys
+** under NOCASE or RTRIM keep their terms in HAVING).  Does some group
+** hold different values?  The SELECT then runs natively. */
+static int havingKeysDiffer(const ParPlan *pPlan, const ParBatch *pIn){
+  int k;
   for(k=0; k<pPlan->nKey && pPlan->bHavingKeys; k++){
     if( pPlan->aKeyColl[k]!=PAR_COLL_NOCASE && pPlan->aKeyColl[k]!=PAR_COLL_RTRIM
-     && keyEqualButDifferent(&pIn->aCol[k], n) ){
-      *pbNative = 1;
-      return SQLITE_OK;
+     && keyEqualButDifferent(&pIn->aCol[k], (size_t)pIn->nRow) ){
+      return 1;
     }
   }
+  return 0;
+}
 
-  /* Bins, when they can be had: one key whose values (or words) span
-  ** fewer than PAR_COUNT_MAX, each bin one group, in key order; one bin
-  ** without GROUP BY. */
+/* How parGroupBy() groups: the bins of the keys when they can be had, the
+** key words otherwise, and the strategy. */
+typedef struct ParGroupHow {
+  uint32_t *aBin;            /* each row's bin (sqlite3_malloc), or NULL */
+  uint32_t nBin;             /* bins: key values in order; 1 without keys */
+  const ParColumn *pIntKey;  /* the INTEGER key the bins come from */
+  sqlite3_int64 iKeyLo;      /* its least value */
+  uint64_t *aaWord[2*PAR_ROWS_MAX+2];    /* the key words (keyWords()) */
+  int nWord;
+  int bDirect, bDense, bCount;           /* the strategy (else radix sort) */
+} ParGroupHow;
+
+/* The bins of a single key that is not an INTEGER or TEXT column with a
+** known collation: from its one key word, when it has one and its values
+** span fewer than PAR_COUNT_MAX-1 (the words stay in pHow either way). */
+static int wordBins(const ParPlan *pPlan, ParBatch *pIn, int nThread, ParGroupHow *pHow){
+  size_t n = (size_t)pIn->nRow, i;
+  int rc = keyWords(pPlan, pIn, nThread, pHow->aaWord, &pHow->nWord);
+  /* Stopped: the words are partly written; read none of them. */
+  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+  if( rc==SQLITE_OK && pHow->nWord==1 ){
+    const uint64_t *w = pHow->aaWord[0];
+    uint64_t lo = UINT64_MAX, hi = 0;
+    #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
+    for(i=0; i<n; i++){
+      if( w[i]<lo ) lo = w[i];
+      if( w[i]>hi ) hi = w[i];
+    }
+    if( hi-lo < PAR_COUNT_MAX-1 ){
+      pHow->nBin = (uint32_t)(hi-lo+1);
+      pHow->aBin = sqlite3_malloc64(n*sizeof(uint32_t));
+      if( pHow->aBin==0 ) return SQLITE_NOMEM;
+      #pragma omp parallel for num_threads(nThread)
+      for(i=0; i<n; i++) pHow->aBin[i] = (uint32_t)(w[i]-lo);
+    }
+  }
+  return rc;
+}
+
+/* Bins, when they can be had: one key whose values (or words) span fewer
+** than PAR_COUNT_MAX, each bin one group, in key order; several keys whose
+** combinations are few; one bin without GROUP BY. */
+static int groupBins(const ParPlan *pPlan, ParBatch *pIn, int nThread, int eForce,
+                     ParGroupHow *pHow){
+  size_t n = (size_t)pIn->nRow;
   if( pPlan->nKey==0 ){
-    nBin = 1;                    /* one bin, and no array of bins */
+    pHow->nBin = 1;              /* one bin, and no array of bins */
   }else if( pPlan->nKey>1 && n>0 && eForce!=PAR_GROUP_RADIX ){
-    rc = multiKeyBins(pPlan, pIn, n, nThread, &aBin, &nBin);
+    return multiKeyBins(pPlan, pIn, n, nThread, &pHow->aBin, &pHow->nBin);
   }else if( pPlan->nKey==1 && n>0 && eForce!=PAR_GROUP_RADIX ){
     if( pIn->aCol[0].eStore==PAR_COL_INT ){
       /* An INTEGER key: straight from the values (NULL first, then the
       ** values in order: the order of the sort keys). */
-      intKeyRange(&pIn->aCol[0], n, nThread, &nBin, &iKeyLo);
-      if( nBin ) pIntKey = &pIn->aCol[0];
+      intKeyRange(&pIn->aCol[0], n, nThread, &pHow->nBin, &pHow->iKeyLo);
+      if( pHow->nBin ) pHow->pIntKey = &pIn->aCol[0];
     }else if( pIn->aCol[0].eStore==PAR_COL_TEXT && pIn->aCol[0].pDict
            && pPlan->aKeyColl[0]>=0 && pPlan->aKeyColl[0]<PAR_N_COLL ){
-      rc = textKeyBins(&pIn->aCol[0], pPlan->aKeyColl[0], n, nThread, &aBin, &nBin);
+      return textKeyBins(&pIn->aCol[0], pPlan->aKeyColl[0], n, nThread,
+                         &pHow->aBin, &pHow->nBin);
     }else{
-      rc = keyWords(pPlan, pIn, nThread, aaWord, &nWord);
-      /* Stopped: the words are partly written; read none of them. */
-      if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
-      if( rc==SQLITE_OK && nWord==1 ){
-        const uint64_t *w = aaWord[0];
-        uint64_t lo = UINT64_MAX, hi = 0;
-        #pragma omp parallel for num_threads(nThread) reduction(min:lo) reduction(max:hi)
-        for(i=0; i<n; i++){
-          if( w[i]<lo ) lo = w[i];
-          if( w[i]>hi ) hi = w[i];
-        }
-        if( hi-lo < PAR_COUNT_MAX-1 ){
-          nBin = (uint32_t)(hi-lo+1);
-          aBin = sqlite3_malloc64(n*sizeof(uint32_t));
-          if( aBin==0 ){
-            rc = SQLITE_NOMEM;
-          }else{
-            #pragma omp parallel for num_threads(nThread)
-            for(i=0; i<n; i++) aBin[i] = (uint32_t)(w[i]-lo);
-          }
-        }
-      }
+      return wordBins(pPlan, pIn, nThread, pHow);
     }
   }
-  if( rc ) goto done;
+  return SQLITE_OK;
+}
 
-  if( parStopped() ){ rc = SQLITE_INTERRUPT; goto done; }
-
-  /* The strategy: par_config('group_strategy') when it applies, else the
-  ** first that does of direct, dense (within its memory bound), counting
-  ** sort, radix sort.  All give the same result. */
-  bBins = aBin!=0 || pIntKey!=0;
-  bDirect = (bBins || pPlan->nKey==0) && !bOrdered && nBin<=PAR_DIRECT_MAX;
-  bDense = bBins && !bOrdered && pPlan->nKey==1 && n<UINT32_MAX && denseFits(pPlan, pIn, pIntKey!=0);
-  bCount = bBins && pPlan->nKey>0 && (nBin<=PAR_DIRECT_MAX || (!bOrdered && nBin<=n));
+/* The strategy: par_config('group_strategy') when it applies, else the
+** first that does of direct, dense (within its memory bound), counting
+** sort, radix sort.  All give the same result.  bOrdered: an aggregate
+** needs its group's rows together (DISTINCT, group_concat). */
+static void groupStrategy(const ParPlan *pPlan, const ParBatch *pIn, int nThread,
+                          int eForce, int bOrdered, ParGroupHow *pHow){
+  size_t n = (size_t)pIn->nRow;
+  uint32_t nBin = pHow->nBin;
+  int bBins = pHow->aBin!=0 || pHow->pIntKey!=0, bSmall;
+  int bDirect = (bBins || pPlan->nKey==0) && !bOrdered && nBin<=PAR_DIRECT_MAX;
+  int bDense = bBins && !bOrdered && pPlan->nKey==1 && n<UINT32_MAX
+            && denseFits(pPlan, pIn, pHow->pIntKey!=0);
+  int bCount = bBins && pPlan->nKey>0 && (nBin<=PAR_DIRECT_MAX || (!bOrdered && nBin<=n));
   /* A forced dense or counting sort also runs on small inputs, within
   ** 2^20 (or four per row) accumulators or histogram bins in all. */
   bSmall = (size_t)nBin*(size_t)nThread <= (4*n > (1<<20) ? 4*n : (1<<20));
@@ -2195,64 +1523,143 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     ** them in all than four per row. */
     bDense = bDense && (size_t)nBin*(size_t)nThread <= 4*n;
   }
-  if( pIntKey && aBin==0 && (bDirect || (bCount && !bDense)) ){
-    rc = intKeyBins(pIntKey, n, nThread, iKeyLo, &aBin);
+  pHow->bDirect = bDirect;
+  pHow->bDense = bDense;
+  pHow->bCount = bCount;
+}
+
+/* The direct strategy, within memory_mb. */
+static int groupDirect(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
+                       int nThread, ParGroupHow *pHow, ParBatch **ppOut, int *pbOverflow,
+                       char **pzErr, const char **pzStrategy){
+  size_t n = (size_t)pIn->nRow;
+  uint32_t nBin = pHow->nBin;
+  /* Accumulators: chunks of rows times key values, within a bound. */
+  double nAcc = (double)(n/PAR_CHUNK + 1);
+  int rc;
+  if( nAcc*nBin > PAR_DIRECT_ACC ) nAcc = (double)(PAR_DIRECT_ACC/nBin > 0 ? PAR_DIRECT_ACC/nBin : 1);
+  rc = groupFits(pCtx, pIn, (pHow->aBin ? 4.0*n : 0)
+                            + nAcc*nBin*(pPlan->nAgg + 1)*sizeof(ParAcc)
+                            + (double)nBin*(9.0*(pPlan->nAgg + pPlan->nBare) + 24), pzErr);
+  if( rc ) return rc;
+  *pzStrategy = "per-chunk accumulators per key value (few key values)";
+  return aggregateDirect(db, pPlan, pIn, pHow->aBin, nBin, nThread, ppOut, pbOverflow);
+}
+
+/* The dense strategy, within memory_mb.  SQLITE_OK with *ppOut NULL when
+** an integer sum might overflow: the caller goes on to a sort. */
+static int groupDense(ParContext *pCtx, const ParPlan *pPlan, ParBatch *pIn, int nThread,
+                      ParGroupHow *pHow, ParBatch **ppOut, char **pzErr,
+                      const char **pzStrategy){
+  size_t n = (size_t)pIn->nRow;
+  uint32_t nBin = pHow->nBin;
+  /* Each thread's value and count arrays per key value, the result. */
+  int rc = groupFits(pCtx, pIn, (pHow->aBin ? 4.0*n : 0)
+                                + (double)nThread*nBin*(12.0*pPlan->nAgg + 8)
+                                + (double)nBin*(9.0*(pPlan->nAgg + pPlan->nBare) + 4), pzErr);
+  if( rc ) return rc;
+  rc = aggregateDense(pPlan, pIn, pHow->aBin, nBin, pHow->pIntKey, pHow->iKeyLo, nThread,
+                      ppOut);
+  if( rc || *ppOut ){
+    *pzStrategy = "per-thread accumulators per key value (dense key values)";
+  }
+  return rc;
+}
+
+/* The sorted strategies: a counting sort by the bins (bCount), else a
+** radix sort by the key words; then aggregateSorted(). */
+static int groupSorted(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
+                       int nThread, ParGroupHow *pHow, ParBatch **ppOut, int *pbOverflow,
+                       char **pzErr, const char **pzStrategy){
+  size_t n = (size_t)pIn->nRow, nGroup = 0, *aOff = 0;
+  uint32_t *aPerm = 0, *aBin;
+  int rc = SQLITE_OK, k;
+  if( !pHow->bCount ){
+    sqlite3_free(pHow->aBin);
+    pHow->aBin = 0;
+    if( pHow->nWord==0 && pPlan->nKey>0 ){
+      rc = keyWords(pPlan, pIn, nThread, pHow->aaWord, &pHow->nWord);
+    }
+    if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+    if( rc ) return rc;
+  }
+  aBin = pHow->aBin;
+  rc = groupFits(pCtx, pIn, sortedBytes(pPlan, pIn, n, aBin ? 0 : pHow->nWord,
+                                       aBin ? pHow->nBin : 0, nThread,
+                                       (double)(aBin && pHow->nBin<n ? pHow->nBin : n)), pzErr);
+  if( rc ) return rc;
+  *pzStrategy = aBin ? "counting sort, then segments"
+              : pHow->nWord==0 ? "one group, in order" : "radix sort, then segments";
+  rc = sortGroups(pHow->aaWord, pHow->nWord, aBin, pHow->nBin, n, nThread, &aPerm, &aOff,
+                  &nGroup);
+  for(k=0; k<pHow->nWord; k++){ sqlite3_free(pHow->aaWord[k]); pHow->aaWord[k] = 0; }
+  pHow->nWord = 0;
+  sqlite3_free(pHow->aBin);
+  pHow->aBin = 0;
+  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+  if( rc==SQLITE_OK ){
+    rc = aggregateSorted(db, pPlan, pIn, aPerm, aOff, nGroup, nThread, ppOut, pbOverflow);
+  }
+  sqlite3_free(aPerm);
+  sqlite3_free(aOff);
+  return rc;
+}
+
+int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
+               ParBatch **ppOut, int *pbNative, char **pzErr,
+               const char **pzStrategy){
+  int nThread = parThreadsFor(pCtx, pIn->nRow);
+  int eForce = pCtx->eGroupStrategy;
+  int rc, k, bOverflow = 0, bOrdered = 0;
+  size_t n = (size_t)pIn->nRow;
+  ParGroupHow how;
+
+  *ppOut = 0;
+  *pbNative = 0;
+  *pzErr = 0;
+  memset(&how, 0, sizeof(how));
+  if( collationUnknown(pPlan, pIn) ){
+    *pbNative = 1;
+    return SQLITE_OK;
+  }
+  if( pPlan->nKey>PAR_ROWS_MAX ) return SQLITE_ERROR;
+  if( havingKeysDiffer(pPlan, pIn) ){
+    *pbNative = 1;
+    return SQLITE_OK;
+  }
+  for(k=0; k<pPlan->nAgg; k++){
+    const ParPlanAgg *pA = &pPlan->aAgg[k];
+    if( pA->bDistinct || pA->eFunc==PAR_AGG_GROUP_CONCAT ) bOrdered = 1;
+  }
+
+  rc = groupBins(pPlan, pIn, nThread, eForce, &how);
+  if( rc ) goto done;
+  if( parStopped() ){ rc = SQLITE_INTERRUPT; goto done; }
+  groupStrategy(pPlan, pIn, nThread, eForce, bOrdered, &how);
+  if( how.pIntKey && how.aBin==0 && (how.bDirect || (how.bCount && !how.bDense)) ){
+    rc = intKeyBins(how.pIntKey, n, nThread, how.iKeyLo, &how.aBin);
     if( rc ) goto done;
   }
-  if( bDirect ){
-    /* Accumulators: chunks of rows times key values, within a bound. */
-    double nAcc = (double)(n/PAR_CHUNK + 1);
-    if( nAcc*nBin > PAR_DIRECT_ACC ) nAcc = (double)(PAR_DIRECT_ACC/nBin > 0 ? PAR_DIRECT_ACC/nBin : 1);
-    rc = groupFits(pCtx, pIn, (aBin ? 4.0*n : 0) + nAcc*nBin*(pPlan->nAgg + 1)*sizeof(ParAcc)
-                              + (double)nBin*(9.0*(pPlan->nAgg + pPlan->nBare) + 24), pzErr);
-    if( rc ) goto done;
-    *pzStrategy = "per-chunk accumulators per key value (few key values)";
-    rc = aggregateDirect(db, pPlan, pIn, aBin, nBin, nThread, ppOut, &bOverflow);
+  if( how.bDirect ){
+    rc = groupDirect(pCtx, db, pPlan, pIn, nThread, &how, ppOut, &bOverflow, pzErr,
+                     pzStrategy);
     goto done;
   }
-  if( bDense ){
-    /* Each thread's value and count arrays per key value, the result. */
-    rc = groupFits(pCtx, pIn, (aBin ? 4.0*n : 0)
-                              + (double)nThread*nBin*(12.0*pPlan->nAgg + 8)
-                              + (double)nBin*(9.0*(pPlan->nAgg + pPlan->nBare) + 4), pzErr);
-    if( rc ) goto done;
-    rc = aggregateDense(pPlan, pIn, aBin, nBin, pIntKey, iKeyLo, nThread, ppOut);
-    if( rc || *ppOut ){
-      *pzStrategy = "per-thread accumulators per key value (dense key values)";
-      goto done;
-    }
+  if( how.bDense ){
+    rc = groupDense(pCtx, pPlan, pIn, nThread, &how, ppOut, pzErr, pzStrategy);
+    if( rc || *ppOut ) goto done;
     /* An integer sum might overflow: a strategy that follows row order. */
-    if( bCount && aBin==0 ){
-      rc = intKeyBins(pIntKey, n, nThread, iKeyLo, &aBin);
+    if( how.bCount && how.aBin==0 ){
+      rc = intKeyBins(how.pIntKey, n, nThread, how.iKeyLo, &how.aBin);
       if( rc ) goto done;
     }
   }
-  if( !bCount ){
-    sqlite3_free(aBin);
-    aBin = 0;
-    if( nWord==0 && pPlan->nKey>0 ) rc = keyWords(pPlan, pIn, nThread, aaWord, &nWord);
-    if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
-    if( rc ) goto done;
-  }
-  rc = groupFits(pCtx, pIn, sortedBytes(pPlan, pIn, n, aBin ? 0 : nWord, aBin ? nBin : 0,
-                                       nThread, (double)(aBin && nBin<n ? nBin : n)), pzErr);
-  if( rc ) goto done;
-  *pzStrategy = aBin ? "counting sort, then segments"
-              : nWord==0 ? "one group, in order" : "radix sort, then segments";
-  rc = sortGroups(aaWord, nWord, aBin, nBin, n, nThread, &aPerm, &aOff, &nGroup);
-  for(k=0; k<nWord; k++){ sqlite3_free(aaWord[k]); aaWord[k] = 0; }
-  sqlite3_free(aBin);
-  aBin = 0;
-  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
-  if( rc==SQLITE_OK ){
-    rc = aggregateSorted(db, pPlan, pIn, aPerm, aOff, nGroup, nThread, ppOut, &bOverflow);
-  }
+  rc = groupSorted(pCtx, db, pPlan, pIn, nThread, &how, ppOut, &bOverflow, pzErr,
+                   pzStrategy);
 
 done:
-  for(k=0; k<nWord; k++) sqlite3_free(aaWord[k]);
-  sqlite3_free(aBin);
-  sqlite3_free(aPerm);
-  sqlite3_free(aOff);
+  for(k=0; k<how.nWord; k++) sqlite3_free(how.aaWord[k]);
+  sqlite3_free(how.aBin);
   if( rc==SQLITE_OK && bOverflow ){
     /* Whether SQLite reports "integer overflow" depends on which groups
     ** its plan finalizes (HAVING moved to WHERE, LIMIT stopping early):

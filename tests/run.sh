@@ -80,6 +80,7 @@ job() {
     p-examples)  run "examples" $PY tests/test_examples.py ./parallel.so ;;
     p-batches)   run "batches" build/test_batch ;;
     p-parse)     run "parser" build/test_parse ;;
+    p-agg)       run "aggregates" build/test_agg ;;
     p-sql)       run "sql" $PY tests/test_sql.py ./parallel.so ;;
     p-params)    run "parameters" $PY tests/test_params.py ./parallel.so ;;
     p-settings)  run "settings" $PY tests/test_settings.py ./parallel.so ;;
@@ -100,6 +101,7 @@ job() {
     a-tiny)      run "asan kernels (8-element blocks)" asan_c build/asan/test_kernels_tiny ;;
     a-batches)   run "asan batches" asan_c build/asan/test_batch ;;
     a-parse)     run "asan parser" asan_c build/asan/test_parse ;;
+    a-agg)       run "asan aggregates" asan_c build/asan/test_agg ;;
     # The fuzz target over its seeds and every input that ever crashed it
     # (tests/fuzz/crashes/KNOWN: those whose bug is not fixed yet).
     a-fuzz)      run "asan fuzz replay" asan_c build/asan/fuzz_replay tests/fuzz/corpus tests/fuzz/crashes ;;
@@ -115,6 +117,7 @@ job() {
     q-tiny)      run "kernels (8-element blocks)" build/test_kernels_tiny ;;
     q-batches)   run "batches" build/test_batch ;;
     q-parse)     run "parser" build/test_parse ;;
+    q-agg)       run "aggregates" build/test_agg ;;
     q-sql)       run "sql" $PY tests/test_sql.py ./parallel.so ;;
     q-params)    run "parameters" $PY tests/test_params.py ./parallel.so ;;
     q-settings)  run "settings" $PY tests/test_settings.py ./parallel.so ;;
@@ -177,7 +180,7 @@ ORDER="a-views a-extract p-extract p-views a-oom a-kernels p-oom a-histogram p-k
        a-batches p-histogram a-fuzz a-order a-params p-tiny p-order p-params p-examples a-sql p-batches p-sql
        a-settings p-settings a-plancache p-plancache a-delivery p-delivery p-bench q-extract q-order q-params q-settings
        q-plancache q-delivery q-kernels q-histogram q-views-targeted q-views-native q-views-scan
-       q-views-errors q-tiny q-examples q-batches q-sql p-parse a-parse q-parse"
+       q-views-errors q-tiny q-examples q-batches q-sql p-parse a-parse q-parse p-agg a-agg q-agg"
 alone=""
 want=""
 for suite in "$@"; do
