@@ -895,7 +895,7 @@ void buildStripParens(const ParToken *a, int *pt0, int *pt1){
 }
 
 /* May the value of the GROUP BY key written as tokens [t0, t1) stand for
-** a select-list item that is the same expression (see buildPlan)?  Only
+** a select-list item that is the same expression (see buildKeyItems)?  Only
 ** for an expression SQLite gives no affinity and no collation
 ** (sqlite3ExprAffinity, sqlite3ExprCollSeq): not a column, not CAST(...)
 ** or unary + at the top (which pass on a column's affinity or collation),
@@ -934,44 +934,49 @@ static int buildSameExpr(ParSelect *pSel, int s0, int s1, int t0, int t1){
   return buildSameTokens(pSel, buildTokSpan(pSel, s0, s1), buildTokSpan(pSel, t0, t1));
 }
 
-static void buildPlan(ParBuild *pB){
-  ParSelect *pSel = pB->pSel;
-  ParPlan *pPlan = pB->pPlan;
-  const char *z = pSel->zSql;
-  int i, k, *aKeyTok = 0, *aKeyColl0 = 0;
-  sqlite3_str *pStr;
-  sqlite3_stmt *pExtract = 0;
-  int bUtf8 = 1, mReplaced;
-  int *aBareExpr = 0;    /* extraction column of each bare column */
-  int *aAggOf = 0, *aCallOf = 0;   /* aggregate calls and the plan's aggregates */
-  int nBareMax;          /* room in aBareExpr */
-  int *aKeyItem = 0;     /* the key that stands for each select-list item, or -1 */
-  int eGroupOrder = 0;   /* buildGroupOrder() */
-  char *aBareAff = 0;    /* its affinity letter */
-  int nBare = 0;
+/* The group-by planner's state from one step of buildPlan to the next
+** (buildPlan frees it). */
+typedef struct ParGroupBuild {
+  int *aKeyTok;          /* key i is the SELECT's tokens [aKeyTok[2*i],
+                         ** aKeyTok[2*i+1]) */
+  int *aTermColl;        /* GROUP BY term i is an ordinal or an alias with
+                         ** a COLLATE: its collation (PAR_COLL_UNKNOWN for
+                         ** one not known); else -2 (buildKeyRange) */
+  int *aAggOf;           /* the plan's aggregate of each aggregate call */
+  int *aCallOf;          /* the first call of each of the plan's aggregates */
+  int *aKeyItem;         /* the key that stands for each select-list item,
+                         ** or -1 */
+  int nBare;             /* bare columns so far */
+  int *aBareExpr;        /* extraction column of each bare column */
+  char *aBareAff;        /* its affinity letter */
+  sqlite3_stmt *pExtract;  /* the extraction query, prepared */
+  int bUtf8;             /* the database's text is UTF-8 */
+  int eGroupOrder;       /* buildGroupOrder(), 0 when not asked */
+} ParGroupBuild;
 
-  if( !pSel->bFrom ){ buildWhy(pB, "no FROM clause%s", ""); return; }
-  if( pSel->nAgg==0 && pSel->nGroup==0 ){
-    if( pSel->nOrder>0 || pSel->bDistinct ){
-      buildSortPlan(pB);
-    }else{
-      buildWhy(pB, "no GROUP BY, aggregate, ORDER BY or DISTINCT%s", "");
-    }
-    return;
-  }
-  if( pSel->bStar ){ buildWhy(pB, "SELECT *%s", ""); return; }
+/* Send to SQLite what the group-by cannot plan: SELECT * (the final SQL
+** reads par_rows, where * would mean its columns); a call of an aggregate
+** or window function the kernels do not compute; an aggregate the kernels
+** do compute but the application defined again (SQLite calls the
+** application's); more GROUP BY terms than par_rows has columns; an alias
+** named like a par_rows column, which would change what names in the
+** final SQL mean.  Returns 1 when the SELECT runs natively (zWhy) or
+** memory ran out, else 0. */
+static int buildGroupChecks(ParBuild *pB){
+  ParSelect *pSel = pB->pSel;
+  const char *z = pSel->zSql;
+  int i;
+  if( pSel->bStar ){ buildWhy(pB, "SELECT *%s", ""); return 1; }
   for(i=0; i<pSel->nCall; i++){
     char *zName = parSpanText(z, pSel->aCall[i]);
-    if( zName==0 ){ buildNoMem(pB); return; }
+    if( zName==0 ){ buildNoMem(pB); return 1; }
     if( buildIsAggFunc(pB, zName, pSel->aCallArgc[i]) ){
       buildWhy(pB, "%s() is an aggregate the kernels do not compute", zName);
       sqlite3_free(zName);
-      return;
+      return 1;
     }
     sqlite3_free(zName);
   }
-  /* The kernels compute SQLite's own aggregates: one the application
-  ** defined under the same name is SQLite's to call. */
   for(i=0; i<pSel->nAgg; i++){
     static const char *azAgg[] = {   /* by PAR_AGG_* */
       "count", "count", "sum", "total", "avg", "min", "max", "group_concat"
@@ -980,66 +985,87 @@ static void buildPlan(ParBuild *pB){
     const char *zAgg = e>=0 && e<(int)(sizeof(azAgg)/sizeof(azAgg[0])) ? azAgg[e] : 0;
     if( zAgg && buildIsAppFunc(pB, zAgg, pSel->aAgg[i].nArg) ){
       buildWhy(pB, "the application defines its own %s()", zAgg);
-      return;
+      return 1;
     }
   }
-  if( pSel->nGroup>PAR_ROWS_MAX ){ buildWhy(pB, "too many GROUP BY terms%s", ""); return; }
+  if( pSel->nGroup>PAR_ROWS_MAX ){ buildWhy(pB, "too many GROUP BY terms%s", ""); return 1; }
   for(i=0; i<pSel->nCol; i++){
-    /* An alias named like a par_rows column would change what names in the
-    ** final SQL mean. */
     const char *zA = pSel->aCol[i].zAlias;
     if( zA && (zA[0]=='_') && (zA[1]=='p' || zA[1]=='P') && zA[2] && strchr("nirtuNIRTU", zA[2]) ){
       buildWhy(pB, "the alias %s looks like a column of par_rows", zA);
-      return;
+      return 1;
     }
   }
-  pB->zFrom = parSpanText(z, pSel->from);
-  if( pB->zFrom==0 ){ buildNoMem(pB); return; }
+  return 0;
+}
 
-  /* Keys first: extraction columns 0..nKey-1 (not shared with others). */
+/* The GROUP BY keys: key i is extraction column i, added directly rather
+** than through buildExpr so that two keys written alike still take a
+** column each (an aggregate's argument or a bare column may share a key's
+** column).  A key is the expression its term stands for once an ordinal
+** or an alias is resolved as SQLite resolves it (buildKeyRange); its
+** tokens and the term's own COLLATE are kept for the collations
+** (buildGroupColls) and the items a key stands for (buildKeyItems).
+** Returns 1 when memory ran out, else 0. */
+static int buildGroupKeys(ParBuild *pB, ParGroupBuild *pG){
+  ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  const char *z = pSel->zSql;
+  int i;
   pPlan->nKey = pSel->nGroup;
   pPlan->aKeyColl = sqlite3_malloc64(sizeof(int)*(pSel->nGroup+1));
   pPlan->azKey = sqlite3_malloc64(sizeof(char*)*(pSel->nGroup+1));
   if( pPlan->azKey ) memset(pPlan->azKey, 0, sizeof(char*)*(pSel->nGroup+1));
-  aKeyTok = sqlite3_malloc64(sizeof(int)*2*(pSel->nGroup+1));
-  aKeyColl0 = sqlite3_malloc64(sizeof(int)*(pSel->nGroup+1));
-  if( pPlan->aKeyColl==0 || pPlan->azKey==0 || aKeyTok==0 || aKeyColl0==0 ){
+  pG->aKeyTok = sqlite3_malloc64(sizeof(int)*2*(pSel->nGroup+1));
+  pG->aTermColl = sqlite3_malloc64(sizeof(int)*(pSel->nGroup+1));
+  if( pPlan->aKeyColl==0 || pPlan->azKey==0 || pG->aKeyTok==0 || pG->aTermColl==0 ){
     buildNoMem(pB);
-    goto done;
+    return 1;
   }
   for(i=0; i<pSel->nGroup; i++){
     int iTok, iTokEnd, iColl;
     char *zKey;
+    char **az;
     buildKeyRange(pB, &pSel->aGroup[i], &iTok, &iTokEnd, &iColl);
-    aKeyColl0[i] = iColl;
-    aKeyTok[2*i] = iTok;
-    aKeyTok[2*i+1] = iTokEnd;
+    pG->aTermColl[i] = iColl;
+    pG->aKeyTok[2*i] = iTok;
+    pG->aKeyTok[2*i+1] = iTokEnd;
     zKey = parSpanText(z, buildTokSpan(pSel, iTok, iTokEnd));
     pPlan->azKey[i] = parSpanText(z, buildTokSpan(pSel, iTok, iTokEnd));
-    /* Keys take extraction columns 0..nKey-1, in order. */
-    if( zKey==0 ){ buildNoMem(pB); goto done; }
-    {
-      char **az = sqlite3_realloc64(pB->azExpr, (pB->nExpr+1)*sizeof(char*));
-      if( az==0 ){ sqlite3_free(zKey); buildNoMem(pB); goto done; }
-      pB->azExpr = az;
-      az[pB->nExpr++] = zKey;
-    }
+    if( zKey==0 ){ buildNoMem(pB); return 1; }
+    az = sqlite3_realloc64(pB->azExpr, (pB->nExpr+1)*sizeof(char*));
+    if( az==0 ){ sqlite3_free(zKey); buildNoMem(pB); return 1; }
+    pB->azExpr = az;
+    az[pB->nExpr++] = zKey;
   }
+  return 0;
+}
 
-  /* Aggregates: their arguments, and a replacement in the final SQL.  A
-  ** call written again (in HAVING, ORDER BY) is computed once: aAggOf[k]
-  ** is the plan's aggregate for call k, aCallOf[m] the first call of
-  ** aggregate m. */
+/* The aggregates: each call's arguments become extraction columns (a
+** group_concat's also as TEXT, the way SQLite concatenates them), and the
+** call a replacement in the final SQL that reads its result column, under
+** the COLLATE its result takes (buildAggCollTok).  A call written again
+** (in HAVING, ORDER BY) with the same function over the same argument
+** texts, and so under the same collations, is computed once:
+** pG->aAggOf[k] is the plan's aggregate of call k, pG->aCallOf[m] the
+** first call of aggregate m.  Returns 1 when the SELECT runs natively
+** (zWhy) or memory ran out before the calls were read, else 0 (pB->rc may
+** then be set: buildBareCols stops on it). */
+static int buildGroupAggs(ParBuild *pB, ParGroupBuild *pG){
+  ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  const char *z = pSel->zSql;
+  int k;
   pPlan->aAgg = sqlite3_malloc64(sizeof(ParPlanAgg)*(pSel->nAgg+1));
-  aAggOf = sqlite3_malloc64(sizeof(int)*(pSel->nAgg+1));
-  aCallOf = sqlite3_malloc64(sizeof(int)*(pSel->nAgg+1));
-  if( pPlan->aAgg==0 || aAggOf==0 || aCallOf==0 ){ buildNoMem(pB); goto done; }
+  pG->aAggOf = sqlite3_malloc64(sizeof(int)*(pSel->nAgg+1));
+  pG->aCallOf = sqlite3_malloc64(sizeof(int)*(pSel->nAgg+1));
+  if( pPlan->aAgg==0 || pG->aAggOf==0 || pG->aCallOf==0 ){ buildNoMem(pB); return 1; }
   memset(pPlan->aAgg, 0, sizeof(ParPlanAgg)*(pSel->nAgg+1));
   pPlan->nAgg = 0;
   for(k=0; k<pSel->nAgg && pB->rc==SQLITE_OK; k++){
     ParAggCall *pA = &pSel->aAgg[k];
     ParPlanAgg *pP = &pPlan->aAgg[pPlan->nAgg];
-    int m;
+    int m, t;
     pP->eFunc = pA->eFunc;
     pP->bDistinct = pA->bDistinct;
     pP->iArg = pP->iText = pP->iSep = -1;
@@ -1055,8 +1081,6 @@ static void buildPlan(ParBuild *pB){
                    pA->aArg[1].iEnd - pA->aArg[1].iStart, z + pA->aArg[1].iStart));
       }
     }
-    /* The same function over the same argument texts (and so the same
-    ** collations) as an aggregate before: that one. */
     for(m=0; m<pPlan->nAgg; m++){
       const ParPlanAgg *pM = &pPlan->aAgg[m];
       if( pM->eFunc==pP->eFunc && pM->bDistinct==pP->bDistinct && pM->iArg==pP->iArg
@@ -1068,162 +1092,218 @@ static void buildPlan(ParBuild *pB){
       sqlite3_free(pP->zText);
       memset(pP, 0, sizeof(*pP));
     }else{
-      aCallOf[m] = k;
+      pG->aCallOf[m] = k;
       pPlan->nAgg++;
     }
-    aAggOf[k] = m;
-    if( PAR_ROWS_MAX<=m ){ buildWhy(pB, "more result columns than par_rows serves%s", ""); goto done; }
-    {
-      int t = buildAggCollTok(pSel, pA);
-      if( t==-2 ){
-        buildWhy(pB, "an aggregate whose result collation is not known: %s", pP->zText);
-        goto done;
-      }
-      buildRepl(pB, pA->call, PAR_REPL_AGG, m, t);
+    pG->aAggOf[k] = m;
+    if( PAR_ROWS_MAX<=m ){ buildWhy(pB, "more result columns than par_rows serves%s", ""); return 1; }
+    t = buildAggCollTok(pSel, pA);
+    if( t==-2 ){
+      buildWhy(pB, "an aggregate whose result collation is not known: %s", pP->zText);
+      return 1;
     }
+    buildRepl(pB, pA->call, PAR_REPL_AGG, m, t);
   }
+  return 0;
+}
 
-  /* SQLite resets its "min/max hit" flag before each min/max step, so the
-  ** last one it analysed decides which row bare columns come from. */
-  pPlan->iDecide = -1;
-  {
-    int best = -1;
-    for(k=0; k<pSel->nAgg; k++){
-      ParAggCall *pA = &pSel->aAgg[k];
-      int rank, j;
-      if( pA->eFunc!=PAR_AGG_MIN && pA->eFunc!=PAR_AGG_MAX ) continue;
-      rank = buildAggRank(pSel, pA->call);
-      /* SQLite merges identical aggregate calls into the first one it
-      ** analysed: a duplicate ranks where that one does. */
-      for(j=0; j<pSel->nAgg && pSel->nRef>0; j++){
-        ParAggCall *pB2 = &pSel->aAgg[j];
-        int r2, bSame = j==k ? 0 : buildSameAgg(pB, pA, pB2);
-        if( bSame<0 ){
-          char *zCall = parSpanText(pSel->zSql, pA->call);
-          if( pB->rc==SQLITE_OK ){
-            buildWhy(pB, "bare columns with %s, which SQLite may take as one with another "
-                     "call (it does not say)", zCall ? zCall : "min() or max()");
-          }
-          sqlite3_free(zCall);
-          goto done;
+/* The min/max aggregate whose updates choose the row bare columns come
+** from (ParPlan.iDecide, -1 for none): SQLite resets its "min/max hit"
+** flag before each min/max step, so the last one it analysed (select
+** list, ORDER BY, HAVING: buildAggRank) decides.  SQLite merges identical
+** calls into the first one it analysed, so a duplicate ranks where that
+** one does; when SQLite cannot be asked whether two calls are identical
+** (buildSameAgg), or a min/max(DISTINCT ...) would decide, the SELECT
+** runs natively.  Returns 1 when it does (zWhy), else 0. */
+static int buildGroupDecide(ParBuild *pB, ParGroupBuild *pG){
+  ParSelect *pSel = pB->pSel;
+  int best = -1, k;
+  pB->pPlan->iDecide = -1;
+  for(k=0; k<pSel->nAgg; k++){
+    ParAggCall *pA = &pSel->aAgg[k];
+    int rank, j;
+    if( pA->eFunc!=PAR_AGG_MIN && pA->eFunc!=PAR_AGG_MAX ) continue;
+    rank = buildAggRank(pSel, pA->call);
+    for(j=0; j<pSel->nAgg && pSel->nRef>0; j++){
+      ParAggCall *pB2 = &pSel->aAgg[j];
+      int r2, bSame = j==k ? 0 : buildSameAgg(pB, pA, pB2);
+      if( bSame<0 ){
+        char *zCall = parSpanText(pSel->zSql, pA->call);
+        if( pB->rc==SQLITE_OK ){
+          buildWhy(pB, "bare columns with %s, which SQLite may take as one with another "
+                   "call (it does not say)", zCall ? zCall : "min() or max()");
         }
-        if( !bSame ) continue;
-        r2 = buildAggRank(pSel, pB2->call);
-        if( r2<rank ) rank = r2;
+        sqlite3_free(zCall);
+        return 1;
       }
-      if( rank>best ){ best = rank; pPlan->iDecide = aAggOf[k]; }
-      if( pA->bDistinct && pSel->nRef>0 ){
-        buildWhy(pB, "bare columns together with min/max(DISTINCT ...)%s", "");
-        goto done;
-      }
+      if( !bSame ) continue;
+      r2 = buildAggRank(pSel, pB2->call);
+      if( r2<rank ) rank = r2;
+    }
+    if( rank>best ){ best = rank; pB->pPlan->iDecide = pG->aAggOf[k]; }
+    if( pA->bDistinct && pSel->nRef>0 ){
+      buildWhy(pB, "bare columns together with min/max(DISTINCT ...)%s", "");
+      return 1;
     }
   }
+  return 0;
+}
 
-  /* SQLite moves a HAVING term whose every column is inside a GROUP BY
-  ** key into WHERE (havingToWhere): such a term sees every row's key, not
-  ** the group's row's.  Any name outside aggregate calls in HAVING may be
-  ** one; parGroupBy checks that the keys' values make this no matter. */
+/* ParPlan.bHavingKeys.  SQLite moves a HAVING term whose every column is
+** inside a GROUP BY key into WHERE (havingToWhere): such a term sees every
+** row's key, not the group's row's.  Any name outside aggregate calls in
+** HAVING may be one; parGroupBy checks that the keys' values make this no
+** matter. */
+static void buildHavingKeys(ParBuild *pB){
+  ParSelect *pSel = pB->pSel;
+  int k;
   for(k=0; k<pSel->nRef && pSel->bHaving && pSel->nGroup>0; k++){
     ParSpan s = pSel->aRef[k];
     if( s.iStart>=pSel->having.span.iStart && s.iEnd<=pSel->having.span.iEnd
      && !buildInAgg(pSel, s) ){
-      pPlan->bHavingKeys = 1;
+      pB->pPlan->bHavingKeys = 1;
     }
   }
+}
 
-  /* Bare columns: select-list items, references, and keys (ties under a
-  ** mixed-direction ORDER BY). */
-  nBareMax = pSel->nRef + pSel->nCol + pSel->nGroup + 1;
-  aBareExpr = sqlite3_malloc64(sizeof(int)*nBareMax);
-  aBareAff = sqlite3_malloc64(nBareMax);
-  aKeyItem = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));
-  pPlan->aBareCol = sqlite3_malloc64(sizeof(int)*nBareMax);
-  if( aBareExpr==0 || aBareAff==0 || aKeyItem==0 || pPlan->aBareCol==0 ){
-    buildNoMem(pB);
-    goto done;
-  }
-
-  /* A select-list item that is a GROUP BY key's expression ("SELECT ts /
-  ** 86400, count(*) ... GROUP BY ts / 86400", or "GROUP BY 1") is SQLite's
-  ** expression evaluated on the group's row: the key's value in that row,
-  ** a bare column of the key's extraction column.  The columns it names
-  ** need not be read, and a dense key stays dense. */
+/* The select-list items a GROUP BY key stands for (pG->aKeyItem).  An
+** item that is a key's expression ("SELECT ts / 86400, count(*) ... GROUP
+** BY ts / 86400", or "GROUP BY 1") is SQLite's expression evaluated on
+** the group's row: the key's value in that row, a bare column of the
+** key's extraction column.  The columns it names need not be read, and a
+** dense key stays dense.  Only for a key that may stand in
+** (buildKeyStandsIn).  Returns 1 when the SELECT runs natively, else 0. */
+static int buildKeyItems(ParBuild *pB, ParGroupBuild *pG){
+  ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  int i, k;
   for(i=0; i<pSel->nCol; i++){
     const ParSpan *pItem = &pSel->aCol[i].span;
-    aKeyItem[i] = -1;
-    for(k=0; k<pPlan->nKey && aKeyItem[i]<0; k++){
-      if( buildKeyStandsIn(pSel, aKeyTok[2*k], aKeyTok[2*k+1])
-       && buildSameExpr(pSel, pItem->iTok, pItem->iTokEnd, aKeyTok[2*k], aKeyTok[2*k+1]) ){
-        int j = buildBare(pB, aBareExpr, &nBare, k);
-        if( j<0 ) goto done;
+    pG->aKeyItem[i] = -1;
+    for(k=0; k<pPlan->nKey && pG->aKeyItem[i]<0; k++){
+      if( buildKeyStandsIn(pSel, pG->aKeyTok[2*k], pG->aKeyTok[2*k+1])
+       && buildSameExpr(pSel, pItem->iTok, pItem->iTokEnd, pG->aKeyTok[2*k],
+                        pG->aKeyTok[2*k+1]) ){
+        int j = buildBare(pB, pG->aBareExpr, &pG->nBare, k);
+        if( j<0 ) return 1;
         /* No affinity, as SQLite's expression has none; the letters are
-        ** filled in below. */
+        ** filled in by buildBareAffinities. */
         buildRepl(pB, *pItem, PAR_REPL_ITEM, pPlan->nAgg + j, -1);
-        aKeyItem[i] = k;
+        pG->aKeyItem[i] = k;
       }
     }
   }
+  return 0;
+}
 
-  /* Bare column references outside aggregates. */
+/* Is the reference at span s an ORDER BY term that is just a name of the
+** select list's aliases (in parentheses or with a COLLATE, which SQLite
+** looks through)?  It then means that result column, which the final SQL
+** names itself. */
+static int buildOrderAlias(const ParSelect *pSel, ParSpan s){
+  const char *z = pSel->zSql;
+  const ParToken *a = pSel->aTok;
+  int j, bAlias = 0;
+  for(j=0; j<pSel->nOrder; j++){
+    int t0 = pSel->aOrder[j].span.iTok, t1 = pSel->aOrder[j].span.iTokEnd;
+    buildStripParens(a, &t0, &t1);
+    if( t1-t0>=3 && parTokIs(z, &a[t1-2], "COLLATE") ) t1 -= 2;
+    buildStripParens(a, &t0, &t1);
+    if( t1-t0==1 && t0==s.iTok ){
+      char *zDeq = parDequote(z + s.iStart, s.iEnd - s.iStart);
+      int c;
+      for(c=0; zDeq && c<pSel->nCol; c++){
+        if( pSel->aCol[c].zAlias && sqlite3_stricmp(pSel->aCol[c].zAlias, zDeq)==0 ) bAlias = 1;
+      }
+      sqlite3_free(zDeq);
+    }
+  }
+  return bAlias;
+}
+
+/* The bare column references: every name outside aggregate calls and
+** outside the items a key stands for that SQLite resolves as a column of
+** the FROM clause (buildResolves: not an alias, not a keyword such as
+** TRUE) is read from the group's row through a bare column.  Returns 1
+** when the SELECT runs natively or memory ran out, else 0. */
+static int buildBareRefs(ParBuild *pB, ParGroupBuild *pG){
+  ParSelect *pSel = pB->pSel;
+  int k;
   for(k=0; k<pSel->nRef && pB->rc==SQLITE_OK; k++){
     ParSpan s = pSel->aRef[k];
     char *zRef;
-    int iExpr, j, bAlias = 0;
+    int iExpr, j;
     if( buildInAgg(pSel, s) ) continue;
     for(j=0; j<pSel->nCol; j++){
-      if( aKeyItem[j]>=0 && s.iStart>=pSel->aCol[j].span.iStart
+      if( pG->aKeyItem[j]>=0 && s.iStart>=pSel->aCol[j].span.iStart
        && s.iEnd<=pSel->aCol[j].span.iEnd ){
         break;
       }
     }
     if( j<pSel->nCol ) continue;           /* inside an item a key stands for */
-    /* An ORDER BY term that is just a name of the select list's aliases
-    ** (in parentheses or with a COLLATE, which SQLite looks through)
-    ** means that result column: leave it to the final SQL. */
-    for(j=0; j<pSel->nOrder; j++){
-      const ParToken *a = pSel->aTok;
-      int t0 = pSel->aOrder[j].span.iTok, t1 = pSel->aOrder[j].span.iTokEnd;
-      buildStripParens(a, &t0, &t1);
-      if( t1-t0>=3 && parTokIs(z, &a[t1-2], "COLLATE") ) t1 -= 2;
-      buildStripParens(a, &t0, &t1);
-      if( t1-t0==1 && t0==s.iTok ){
-        char *zDeq = parDequote(z + s.iStart, s.iEnd - s.iStart);
-        int c;
-        for(c=0; zDeq && c<pSel->nCol; c++){
-          if( pSel->aCol[c].zAlias && sqlite3_stricmp(pSel->aCol[c].zAlias, zDeq)==0 ) bAlias = 1;
-        }
-        sqlite3_free(zDeq);
-      }
-    }
-    if( bAlias ) continue;
-    zRef = parSpanText(z, s);
-    if( zRef==0 ){ buildNoMem(pB); goto done; }
+    if( buildOrderAlias(pSel, s) ) continue;
+    zRef = parSpanText(pSel->zSql, s);
+    if( zRef==0 ){ buildNoMem(pB); return 1; }
     if( !buildResolves(pB, zRef) ){
       sqlite3_free(zRef);    /* an alias or a keyword such as TRUE */
       continue;
     }
     iExpr = buildExpr(pB, zRef);
-    j = buildBare(pB, aBareExpr, &nBare, iExpr);
-    if( j<0 ) goto done;
-    /* The affinity letter is filled in below, after preparing. */
-    buildRepl(pB, s, PAR_REPL_BARE, pPlan->nAgg + j, -1);
+    j = buildBare(pB, pG->aBareExpr, &pG->nBare, iExpr);
+    if( j<0 ) return 1;
+    /* The affinity letter is filled in by buildBareAffinities, after
+    ** preparing. */
+    buildRepl(pB, s, PAR_REPL_BARE, pB->pPlan->nAgg + j, -1);
   }
-  if( pB->rc ) goto done;
-  pB->nBareSensitive = nBare;
-  /* Groups made in an order of mixed directions: the final SQL breaks
-  ** ORDER BY's ties by the keys themselves, each a bare column (whichever
-  ** row of the group it comes from, it is the same under the key's
-  ** collation). */
+  return 0;
+}
+
+/* The bare columns: result columns nAgg.. of par_rows, each an extraction
+** column's value in the row of its group SQLite takes them from.  First
+** the items keys stand for (buildKeyItems) and the column references
+** (buildBareRefs), whose values depend on that row (nBareSensitive); then,
+** when SQLite makes the groups in an order of mixed directions, the keys
+** themselves, which break ORDER BY's ties in the final SQL (whichever row
+** of the group a key comes from, it is the same under the key's
+** collation).  Returns 1 when the SELECT runs natively or memory ran out,
+** else 0. */
+static int buildBareCols(ParBuild *pB, ParGroupBuild *pG){
+  ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  int nBareMax = pSel->nRef + pSel->nCol + pSel->nGroup + 1;   /* room in aBareExpr */
+  int k;
+  pG->aBareExpr = sqlite3_malloc64(sizeof(int)*nBareMax);
+  pG->aBareAff = sqlite3_malloc64(nBareMax);
+  pG->aKeyItem = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));
+  pPlan->aBareCol = sqlite3_malloc64(sizeof(int)*nBareMax);
+  if( pG->aBareExpr==0 || pG->aBareAff==0 || pG->aKeyItem==0 || pPlan->aBareCol==0 ){
+    buildNoMem(pB);
+    return 1;
+  }
+  if( buildKeyItems(pB, pG) || buildBareRefs(pB, pG) ) return 1;
+  if( pB->rc ) return 1;
+  pB->nBareSensitive = pG->nBare;
   if( buildMixedOrder(pSel) && !pSel->bDistinct ){
     for(k=0; k<pPlan->nKey; k++){
-      if( buildBare(pB, aBareExpr, &nBare, k)<0 ) goto done;
+      if( buildBare(pB, pG->aBareExpr, &pG->nBare, k)<0 ) return 1;
     }
   }
-  pPlan->nBare = nBare;
-  memcpy(pPlan->aBareCol, aBareExpr, sizeof(int)*nBare);
+  pPlan->nBare = pG->nBare;
+  memcpy(pPlan->aBareCol, pG->aBareExpr, sizeof(int)*pG->nBare);
+  return 0;
+}
 
-  /* The extraction query, and its parts for extract.c. */
-  pStr = sqlite3_str_new(pB->db);
+/* The extraction query, "SELECT <extraction columns> FROM <from> WHERE
+** (<where>)", and its parts for extract.c; prepared (pG->pExtract), as
+** the collations and affinities are read from it, and the database's
+** encoding (pG->bUtf8).  Returns 1 when it does not prepare (the SELECT
+** runs natively) or memory ran out, else 0. */
+static int buildExtractQuery(ParBuild *pB, ParGroupBuild *pG){
+  ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  sqlite3_str *pStr = sqlite3_str_new(pB->db);
+  sqlite3_stmt *pEnc = 0;
+  int i;
   for(i=0; i<pB->nExpr; i++){
     sqlite3_str_appendf(pStr, "%s%s", i ? ", " : "", pB->azExpr[i]);
   }
@@ -1231,105 +1311,175 @@ static void buildPlan(ParBuild *pB){
   pPlan->zExtractCols = sqlite3_str_finish(pStr);
   if( pB->nExpr ){
     pPlan->azExtractExpr = sqlite3_malloc64(sizeof(char*)*pB->nExpr);
-    if( pPlan->azExtractExpr==0 ){ buildNoMem(pB); goto done; }
+    if( pPlan->azExtractExpr==0 ){ buildNoMem(pB); return 1; }
     for(i=0; i<pB->nExpr; i++){
       pPlan->azExtractExpr[i] = sqlite3_mprintf("%s", pB->azExpr[i]);
       if( pPlan->azExtractExpr[i]==0 ) break;
     }
     pPlan->nExtractExpr = i;
-    if( i<pB->nExpr ){ buildNoMem(pB); goto done; }
+    if( i<pB->nExpr ){ buildNoMem(pB); return 1; }
   }
   pPlan->zExtractFrom = sqlite3_mprintf("%s", pB->zFrom);
   if( pSel->bWhere ){
-    pPlan->zExtractWhere = parSpanText(z, pSel->where);
-    if( pPlan->zExtractWhere==0 ){ buildNoMem(pB); goto done; }
+    pPlan->zExtractWhere = parSpanText(pSel->zSql, pSel->where);
+    if( pPlan->zExtractWhere==0 ){ buildNoMem(pB); return 1; }
   }
-  if( pPlan->zExtractCols==0 || pPlan->zExtractFrom==0 ){ buildNoMem(pB); goto done; }
+  if( pPlan->zExtractCols==0 || pPlan->zExtractFrom==0 ){ buildNoMem(pB); return 1; }
   pPlan->zExtract = pSel->bWhere
       ? sqlite3_mprintf("SELECT %s FROM %s WHERE (%s)", pPlan->zExtractCols,
                         pPlan->zExtractFrom, pPlan->zExtractWhere)
       : sqlite3_mprintf("SELECT %s FROM %s", pPlan->zExtractCols, pPlan->zExtractFrom);
   pPlan->nExtractCol = pB->nExpr ? pB->nExpr : 1;
-  if( pPlan->zExtract==0 ){ buildNoMem(pB); goto done; }
-  if( sqlite3_prepare_v2(pB->db, pPlan->zExtract, -1, &pExtract, 0) ){
+  if( pPlan->zExtract==0 ){ buildNoMem(pB); return 1; }
+  if( sqlite3_prepare_v2(pB->db, pPlan->zExtract, -1, &pG->pExtract, 0) ){
     buildWhy(pB, "the extraction query does not prepare: %s", sqlite3_errmsg(pB->db));
-    goto done;
+    return 1;
   }
-  {
-    sqlite3_stmt *pEnc = 0;
-    if( sqlite3_prepare_v2(pB->db, "PRAGMA encoding", -1, &pEnc, 0)==SQLITE_OK
-     && sqlite3_step(pEnc)==SQLITE_ROW ){
-      bUtf8 = sqlite3_stricmp((const char*)sqlite3_column_text(pEnc, 0), "UTF-8")==0;
-    }
-    sqlite3_finalize(pEnc);
+  if( sqlite3_prepare_v2(pB->db, "PRAGMA encoding", -1, &pEnc, 0)==SQLITE_OK
+   && sqlite3_step(pEnc)==SQLITE_ROW ){
+    pG->bUtf8 = sqlite3_stricmp((const char*)sqlite3_column_text(pEnc, 0), "UTF-8")==0;
   }
-  buildCheckOrder(pB);
-  if( pPlan->zWhy ) goto done;
-  /* The kernels compare text as SQLite's own collations do: one the
-  ** application replaced is not known to them (text then runs natively). */
-  mReplaced = parCollReplaced(pB->db);
+  sqlite3_finalize(pEnc);
+  return 0;
+}
+
+/* The collations the kernels compare the keys and the aggregates'
+** arguments under: a key's from the COLLATE of its term when the term is
+** an ordinal or an alias with one, else from its expression; an
+** argument's from its expression (buildCollation).  The kernels compare text as SQLite's
+** own collations do: one the application replaced is not known to them
+** (text then runs natively). */
+static void buildGroupColls(ParBuild *pB, ParGroupBuild *pG){
+  ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  int mReplaced = parCollReplaced(pB->db);
+  int i, k;
   for(i=0; i<pPlan->nKey; i++){
-    pPlan->aKeyColl[i] = buildKnownColl(aKeyColl0[i]>-2 ? aKeyColl0[i]
-        : buildCollation(pB, pExtract, i, aKeyTok[2*i], aKeyTok[2*i+1], bUtf8), mReplaced);
+    pPlan->aKeyColl[i] = buildKnownColl(pG->aTermColl[i]>-2 ? pG->aTermColl[i]
+        : buildCollation(pB, pG->pExtract, i, pG->aKeyTok[2*i], pG->aKeyTok[2*i+1], pG->bUtf8),
+        mReplaced);
   }
   for(k=0; k<pPlan->nAgg; k++){
-    ParAggCall *pA = &pSel->aAgg[aCallOf[k]];
+    ParAggCall *pA = &pSel->aAgg[pG->aCallOf[k]];
     pPlan->aAgg[k].eColl = buildKnownColl(pA->nArg>=1
-        ? buildCollation(pB, pExtract, pPlan->aAgg[k].iArg, pA->aArg[0].iTok,
-                         pA->aArg[0].iTokEnd, bUtf8)
+        ? buildCollation(pB, pG->pExtract, pPlan->aAgg[k].iArg, pA->aArg[0].iTok,
+                         pA->aArg[0].iTokEnd, pG->bUtf8)
         : PAR_COLL_BINARY, mReplaced);
   }
-  if( pPlan->nKey>0 && (pSel->nOrder>0 || pSel->bLimit) ){
-    eGroupOrder = buildGroupOrder(pB, pPlan->aKeyColl);
-    if( eGroupOrder<0 ) goto done;
-  }
-  for(k=0; k<nBare; k++){
-    aBareAff[k] = parAffinityLetter(sqlite3_column_decltype(pExtract, aBareExpr[k]));
+}
+
+/* The letters of each bare replacement's par_rows column (PAR_ROWS_AFF,
+** PAR_ROWS_COLL).  A bare column keeps its affinity (the extraction
+** column's declared type) and its collation; a key standing for an item
+** has no collation (see buildKeyStandsIn).  Returns 1 when a collation is
+** not known (the SELECT runs natively), else 0. */
+static int buildBareAffinities(ParBuild *pB, ParGroupBuild *pG){
+  ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  int k;
+  for(k=0; k<pG->nBare; k++){
+    pG->aBareAff[k] = parAffinityLetter(sqlite3_column_decltype(pG->pExtract,
+                                                                pG->aBareExpr[k]));
   }
   for(k=0; k<pB->nRepl; k++){
     ParRepl *pR = &pB->aRepl[k];
     int j = pR->iCol - pPlan->nAgg, e;
     if( pR->eKind==PAR_REPL_AGG ) continue;
-    assert( j>=0 && j<nBare );
-    /* A bare column keeps its affinity and its collation; a key standing
-    ** for an item has no collation: see buildKeyStandsIn. */
+    assert( j>=0 && j<pG->nBare );
     e = pR->eKind==PAR_REPL_ITEM ? PAR_COLL_BINARY
-      : buildCollation(pB, pExtract, aBareExpr[j], pR->span.iTok, pR->span.iTokEnd, bUtf8);
+      : buildCollation(pB, pG->pExtract, pG->aBareExpr[j], pR->span.iTok, pR->span.iTokEnd,
+                       pG->bUtf8);
     if( e<0 ){
       char *zText = sqlite3_mprintf("%.*s", pR->span.iEnd - pR->span.iStart,
                                     pSel->zSql + pR->span.iStart);
-      buildWhy(pB, bUtf8 ? "the collation of %s is not known without SQLite's expression tree"
-                         : "the database is not UTF-8: the collation of %s would compare "
-                           "UTF-16 text", zText ? zText : "a column");
+      buildWhy(pB, pG->bUtf8 ? "the collation of %s is not known without SQLite's expression "
+                               "tree"
+                             : "the database is not UTF-8: the collation of %s would compare "
+                               "UTF-16 text", zText ? zText : "a column");
       sqlite3_free(zText);
-      goto done;
+      return 1;
     }
-    pR->cAff = aBareAff[j];
+    pR->cAff = pG->aBareAff[j];
     pR->cColl = PAR_ROWS_COLL[e];
   }
+  return 0;
+}
 
-  /* A final SQL that only picks result columns (no HAVING, ORDER BY,
-  ** LIMIT, DISTINCT, each item one aggregate or one bare column) is
-  ** skipped: the view reads the result batch directly. */
-  if( !pSel->bHaving && pSel->nOrder==0 && !pSel->bLimit && !pSel->bDistinct ){
-    int *aDirect = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));
-    if( aDirect==0 ){ buildNoMem(pB); goto done; }
-    for(i=0; i<pSel->nCol && aDirect; i++){
-      int r, bFound = 0;
-      for(r=0; r<pB->nRepl; r++){
-        if( pB->aRepl[r].span.iStart==pSel->aCol[i].span.iStart
-         && pB->aRepl[r].span.iEnd==pSel->aCol[i].span.iEnd ){
-          aDirect[i] = pB->aRepl[r].iCol;
-          bFound = 1;
-        }
+/* ParPlan.aDirect.  A final SQL that only picks result columns (no
+** HAVING, ORDER BY, LIMIT, DISTINCT, each item one aggregate or one bare
+** column) is skipped: the view reads the result batch directly.  Returns
+** 1 when memory ran out, else 0. */
+static int buildDirect(ParBuild *pB){
+  ParSelect *pSel = pB->pSel;
+  int *aDirect;
+  int i;
+  if( pSel->bHaving || pSel->nOrder>0 || pSel->bLimit || pSel->bDistinct ) return 0;
+  aDirect = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));
+  if( aDirect==0 ){ buildNoMem(pB); return 1; }
+  for(i=0; i<pSel->nCol && aDirect; i++){
+    int r, bFound = 0;
+    for(r=0; r<pB->nRepl; r++){
+      if( pB->aRepl[r].span.iStart==pSel->aCol[i].span.iStart
+       && pB->aRepl[r].span.iEnd==pSel->aCol[i].span.iEnd ){
+        aDirect[i] = pB->aRepl[r].iCol;
+        bFound = 1;
       }
-      if( !bFound ){ sqlite3_free(aDirect); aDirect = 0; }
     }
-    pPlan->aDirect = aDirect;
+    if( !bFound ){ sqlite3_free(aDirect); aDirect = 0; }
   }
+  pB->pPlan->aDirect = aDirect;
+  return 0;
+}
 
-  /* The final SQL. */
-  pStr = sqlite3_str_new(pB->db);
+/* Append to the final SQL's ORDER BY the terms that order the rows that
+** tie under it as SQLite does: in the order SQLite makes the groups, by
+** their keys, each in the direction of the ORDER BY term in its place
+** when there are as many ORDER BY terms as GROUP BY terms and SQLite
+** sorts the groups (select.c copies the directions: the sort may then be
+** skipped), else ascending.  par_rows has the groups in ascending key
+** order, its rowid counting them.  Returns 1 when the SELECT runs natively
+** (zWhy), else 0. */
+static int buildTieBreak(ParBuild *pB, ParGroupBuild *pG, sqlite3_str *pStr){
+  ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  int i, k, nDesc = 0;
+  if( pSel->nOrder==pSel->nGroup && pG->eGroupOrder==0 ){
+    for(i=0; i<pSel->nOrder; i++) nDesc += buildOrderDesc(pSel, i);
+  }
+  if( nDesc>0 && nDesc<pSel->nGroup && !pSel->bDistinct ){
+    /* Mixed directions: by the keys, each under its collation (the bare
+    ** columns buildBareCols added for them) in the direction SQLite gives
+    ** it.  A key of unknown collation holds no text when the kernels
+    ** group it (parGroupBy runs such a SELECT natively). */
+    for(k=0; k<pPlan->nKey; k++){
+      int j = buildBare(pB, pG->aBareExpr, &pG->nBare, k), e = pPlan->aKeyColl[k];
+      assert( j>=0 && j<pPlan->nBare );    /* added with the bare columns */
+      sqlite3_str_appendf(pStr, ", _pnb%d%s%s%s", pPlan->nAgg + j,
+                          e>=0 ? " COLLATE " : "", e>=0 ? azCollName[e] : "",
+                          buildOrderDesc(pSel, k) ? " DESC" : "");
+    }
+  }else if( nDesc>0 && pSel->bDistinct ){
+    /* DISTINCT keeps the first of equal rows, which depends on the
+    ** direction. */
+    buildWhy(pB, "ORDER BY in other directions than its GROUP BY keys'%s", "");
+    return 1;
+  }else{
+    sqlite3_str_appendf(pStr, ", par_rows.rowid%s", nDesc ? " DESC" : "");
+  }
+  return 0;
+}
+
+/* The final SQL: the select list, HAVING as WHERE, ORDER BY (with the
+** terms that break its ties: buildTieBreak) and LIMIT, each with its
+** replacements applied (buildRewrite), over par_rows(:par_rows).  It must
+** prepare, or the SELECT runs natively. */
+static void buildFinal(ParBuild *pB, ParGroupBuild *pG){
+  ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  const char *z = pSel->zSql;
+  sqlite3_str *pStr = sqlite3_str_new(pB->db);
+  sqlite3_stmt *pFinal = 0;
+  int i;
   sqlite3_str_appendf(pStr, "SELECT %s", pSel->bDistinct ? "DISTINCT " : "");
   for(i=0; i<pSel->nCol; i++){
     char *zItem = buildRewrite(pB, pSel->aCol[i].span);
@@ -1353,62 +1503,76 @@ static void buildPlan(ParBuild *pB){
                         z + pSel->aOrder[i].suffix.iStart);
     sqlite3_free(zO);
   }
-  if( pSel->nOrder>0 && pSel->nGroup>0 ){
-    /* Rows that tie under ORDER BY come in the order SQLite makes the
-    ** groups: by their keys, each in the direction of the ORDER BY term
-    ** in its place when there are as many ORDER BY terms as GROUP BY
-    ** terms (select.c copies them: the sort may then be skipped), else
-    ** ascending.  par_rows has the groups in ascending key order, its
-    ** rowid counting them. */
-    int nDesc = 0;
-    if( pSel->nOrder==pSel->nGroup && eGroupOrder==0 ){
-      for(i=0; i<pSel->nOrder; i++) nDesc += buildOrderDesc(pSel, i);
-    }
-    if( nDesc>0 && nDesc<pSel->nGroup && !pSel->bDistinct ){
-      /* Mixed directions: by the keys, each under its collation (the
-      ** bare columns added for them) in the direction SQLite gives it.  A
-      ** key of unknown collation holds no text when the kernels group it
-      ** (parGroupBy runs such a SELECT natively). */
-      for(k=0; k<pPlan->nKey; k++){
-        int j = buildBare(pB, aBareExpr, &nBare, k), e = pPlan->aKeyColl[k];
-        assert( j>=0 && j<pPlan->nBare );    /* added with the bare columns */
-        sqlite3_str_appendf(pStr, ", _pnb%d%s%s%s", pPlan->nAgg + j,
-                            e>=0 ? " COLLATE " : "", e>=0 ? azCollName[e] : "",
-                            buildOrderDesc(pSel, k) ? " DESC" : "");
-      }
-    }else if( nDesc>0 && pSel->bDistinct ){
-      /* DISTINCT keeps the first of equal rows, which depends on the
-      ** direction. */
-      buildWhy(pB, "ORDER BY in other directions than its GROUP BY keys'%s", "");
-      sqlite3_free(sqlite3_str_finish(pStr));
-      goto done;
-    }else{
-      sqlite3_str_appendf(pStr, ", par_rows.rowid%s", nDesc ? " DESC" : "");
-    }
+  if( pSel->nOrder>0 && pSel->nGroup>0 && buildTieBreak(pB, pG, pStr) ){
+    sqlite3_free(sqlite3_str_finish(pStr));
+    return;
   }
   if( pSel->bLimit ){
     sqlite3_str_appendf(pStr, " LIMIT %.*s", pSel->limit.iEnd - pSel->limit.iStart,
                         z + pSel->limit.iStart);
   }
   pPlan->zFinal = sqlite3_str_finish(pStr);
-  if( pPlan->zFinal==0 ){ buildNoMem(pB); goto done; }
-  {
-    sqlite3_stmt *pFinal = 0;
-    if( sqlite3_prepare_v2(pB->db, pPlan->zFinal, -1, &pFinal, 0) ){
-      buildWhy(pB, "the final query does not prepare: %s", sqlite3_errmsg(pB->db));
-    }
-    sqlite3_finalize(pFinal);
+  if( pPlan->zFinal==0 ){ buildNoMem(pB); return; }
+  if( sqlite3_prepare_v2(pB->db, pPlan->zFinal, -1, &pFinal, 0) ){
+    buildWhy(pB, "the final query does not prepare: %s", sqlite3_errmsg(pB->db));
   }
+  sqlite3_finalize(pFinal);
+}
+
+/* Plan pB's SELECT: the sort operator (plan_sort.c) when it has no GROUP
+** BY and no aggregates, else the group-by, step by step; each step
+** either decides the SELECT runs natively (zWhy) or runs out of memory
+** (pB->rc), and then the plan stops there, or hands what it found to the
+** next in pG.  The order of the steps is the order of the extraction
+** columns (keys, aggregates' arguments, bare columns) and, where more
+** than one reason could send the SELECT to SQLite, decides which zWhy
+** names: the first. */
+static void buildPlan(ParBuild *pB){
+  ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  ParGroupBuild g;
+
+  if( !pSel->bFrom ){ buildWhy(pB, "no FROM clause%s", ""); return; }
+  if( pSel->nAgg==0 && pSel->nGroup==0 ){
+    if( pSel->nOrder>0 || pSel->bDistinct ){
+      buildSortPlan(pB);
+    }else{
+      buildWhy(pB, "no GROUP BY, aggregate, ORDER BY or DISTINCT%s", "");
+    }
+    return;
+  }
+  if( buildGroupChecks(pB) ) return;
+  pB->zFrom = parSpanText(pSel->zSql, pSel->from);
+  if( pB->zFrom==0 ){ buildNoMem(pB); return; }
+
+  memset(&g, 0, sizeof(g));
+  g.bUtf8 = 1;
+  if( buildGroupKeys(pB, &g) ) goto done;
+  if( buildGroupAggs(pB, &g) ) goto done;
+  if( buildGroupDecide(pB, &g) ) goto done;
+  buildHavingKeys(pB);
+  if( buildBareCols(pB, &g) ) goto done;
+  if( buildExtractQuery(pB, &g) ) goto done;
+  buildCheckOrder(pB);
+  if( pPlan->zWhy ) goto done;
+  buildGroupColls(pB, &g);
+  if( pPlan->nKey>0 && (pSel->nOrder>0 || pSel->bLimit) ){
+    g.eGroupOrder = buildGroupOrder(pB, pPlan->aKeyColl);
+    if( g.eGroupOrder<0 ) goto done;
+  }
+  if( buildBareAffinities(pB, &g) ) goto done;
+  if( buildDirect(pB) ) goto done;
+  buildFinal(pB, &g);
 
 done:
-  sqlite3_finalize(pExtract);
-  sqlite3_free(aKeyTok);
-  sqlite3_free(aKeyColl0);
-  sqlite3_free(aBareExpr);
-  sqlite3_free(aAggOf);
-  sqlite3_free(aCallOf);
-  sqlite3_free(aBareAff);
-  sqlite3_free(aKeyItem);
+  sqlite3_finalize(g.pExtract);
+  sqlite3_free(g.aKeyTok);
+  sqlite3_free(g.aTermColl);
+  sqlite3_free(g.aBareExpr);
+  sqlite3_free(g.aAggOf);
+  sqlite3_free(g.aCallOf);
+  sqlite3_free(g.aBareAff);
+  sqlite3_free(g.aKeyItem);
 }
 
 const char *parOriginColl(sqlite3 *db, sqlite3_stmt *pStmt, int iCol){
