@@ -168,7 +168,14 @@ run() {   # run LABEL COMMAND...: one program; its counts go to $tmp/counts
   fi
 }
 
+# In the lanes, RUN_JOBS programs share the cores, each with up to 3 or
+# more OpenMP threads: libgomp's default is to spin for a while at every
+# barrier, and with more threads than cores the spinning takes the core
+# the awaited thread needs (measured: a 300-row scan at 2 threads took 40-70
+# ms instead of 1 ms while another program ran).  Waiting passively changes
+# speed only, never a result; the timing tests run alone, with the default.
 lane() {  # lane JOB...: run each job no other lane has taken yet
+  export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
   for j in "$@"; do
     mkdir "$tmp/taken.$j" 2>/dev/null && job "$j"
   done

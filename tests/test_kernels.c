@@ -2028,6 +2028,12 @@ static void test_stop_wait(void){
 
 /* ---- main --------------------------------------------------------------- */
 
+/* CHECK_TIMES=1 prints each test's seconds (to find what makes the run
+** long). */
+#define TIMED(f) do{ double t0_ = omp_get_wtime(); f(); \
+  if( getenv("CHECK_TIMES") ) fprintf(stderr, "%-28s %.2f s\n", #f, omp_get_wtime() - t0_); \
+}while(0)
+
 int main(void){
   static const int aWant[] = { 1, 2, 3, 0 };
   int i, j;
@@ -2043,36 +2049,36 @@ int main(void){
     const size_t a[] = { 0, 1, 2, B-1, B, B+1, 2*B+3, 7*B, 37*B+11, B>=1024 ? 1000003 : 20011 };
     for(i=0; i<(int)(sizeof(a)/sizeof(a[0])); i++) aSize[nSize++] = a[i];
   }
-  test_par();
-  test_scan_i64();
-  test_scan_f64();
-  test_segscan();
-  test_reduce_i64();
-  test_reduce_f64();
-  test_gather();
-  test_compact();
-  test_histogram();
-  test_keys();
-  test_sort();
-  test_sort_words();
-  test_topk();
-  test_topk_src();
-  test_keys_pack();
-  test_countsort();
-  test_segments();
-  test_segment_ids();
-  test_sort_enomem();
-  test_sort_stop();
-  test_gather_stop();
-  test_group_kernels_stop();
-  test_order_kernels_stop();
-  test_stop_wait();
+  TIMED(test_par);
+  TIMED(test_scan_i64);
+  TIMED(test_scan_f64);
+  TIMED(test_segscan);
+  TIMED(test_reduce_i64);
+  TIMED(test_reduce_f64);
+  TIMED(test_gather);
+  TIMED(test_compact);
+  TIMED(test_histogram);
+  TIMED(test_keys);
+  TIMED(test_sort);
+  TIMED(test_sort_words);
+  TIMED(test_topk);
+  TIMED(test_topk_src);
+  TIMED(test_keys_pack);
+  TIMED(test_countsort);
+  TIMED(test_segments);
+  TIMED(test_segment_ids);
+  TIMED(test_sort_enomem);
+  TIMED(test_sort_stop);
+  TIMED(test_gather_stop);
+  TIMED(test_group_kernels_stop);
+  TIMED(test_order_kernels_stop);
+  TIMED(test_stop_wait);
   /* After the out-of-memory test: these free large blocks that the
   ** limited address space there could otherwise reuse. */
-  test_edges_uniform();
-  test_histogram_edges();
-  test_range();
-  test_f64_of_i64();
-  test_sort_f64();
+  TIMED(test_edges_uniform);
+  TIMED(test_histogram_edges);
+  TIMED(test_range);
+  TIMED(test_f64_of_i64);
+  TIMED(test_sort_f64);
   return check_summary("kernels");
 }
