@@ -266,6 +266,13 @@ int parPlanGet(ParContext *pCtx, sqlite3 *db, const char *zSql, const ParParams 
   *ppPlan = 0;
   *pzErr = 0;
   if( p==0 ) return SQLITE_NOMEM;
+  if( !sqlite3_get_autocommit(db) ){
+    /* Inside BEGIN ... COMMIT the canary's step would begin a read of
+    ** every attached database, fixing its snapshot (and, in rollback
+    ** mode, holding its lock) until COMMIT, where the SELECT itself may
+    ** never read it: plan afresh, touching only what planning reads. */
+    return parPlanBuild(db, zSql, pParams, ppPlan, pzErr);
+  }
   if( !cacheValid(p) ) cacheStart(p);
   zParams = parParamsKey(pParams);
   e.zKey = zParams ? sqlite3_mprintf("%s\x1e%s", zSql, zParams) : 0;

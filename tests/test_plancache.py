@@ -89,11 +89,45 @@ def test_scans_reuse_the_plan():
     # Rows are not what the plan depends on.
     c.execute("INSERT INTO t VALUES('zz', 5)")
     check(c, "pv", GROUPS, False)
+    # Inside BEGIN ... COMMIT a scan plans afresh (the cache's check would
+    # begin a read of every attached database: see the next test).
     c.execute("BEGIN")
     c.execute("DELETE FROM t WHERE v < 10")
-    check(c, "pv", GROUPS, False)
+    check(c, "pv", GROUPS, True)
     c.execute("COMMIT")
     check(c, "pv", GROUPS, False)
+
+
+def test_transaction_snapshot_of_unread_database():
+    """A scan inside BEGIN reads what its SELECT reads, as SQLite would: an
+    attached database it never reads keeps no snapshot from the scan, so a
+    later read in the transaction sees another connection's commit made
+    after the scan, as natively."""
+    main_path = os.path.join(TMP, "snap_main.db")
+    other_path = os.path.join(TMP, "snap_other.db")
+    for path in (main_path, other_path):
+        w = sqlite3.connect(path)
+        w.execute("PRAGMA journal_mode=WAL")
+        w.close()
+    c = connect(main_path)
+    fill(c)
+    c.execute("ATTACH ? AS other", (other_path,))
+    c.execute("CREATE TABLE other.u(x)")
+    view(c, "pv", GROUPS)
+    check(c, "pv", GROUPS, True)
+    for native in (True, False):
+        c.execute("DELETE FROM other.u")
+        c.execute("BEGIN")
+        if native:
+            c.execute(GROUPS).fetchall()
+        else:
+            c.execute("SELECT * FROM pv").fetchall()
+        w = sqlite3.connect(other_path, isolation_level=None)
+        w.execute("INSERT INTO u VALUES(1)")
+        w.close()
+        n = c.execute("SELECT count(*) FROM other.u").fetchone()[0]
+        c.execute("COMMIT")
+        assert n == 1, ("native" if native else "view", n)
 
 
 def test_table_created_again_with_other_collation():
