@@ -523,14 +523,7 @@ static int parCollProbe(sqlite3 *db, int *pbSure){
     return (1<<PAR_N_COLL) - 1;     /* cannot tell: none is trusted */
   }
   sqlite3_free(zSql);
-  {
-    sqlite3_stmt *pEnc = 0;
-    if( sqlite3_prepare_v2(db, "PRAGMA encoding", -1, &pEnc, 0)==SQLITE_OK
-     && sqlite3_step(pEnc)==SQLITE_ROW ){
-      bUtf8 = sqlite3_stricmp((const char*)sqlite3_column_text(pEnc, 0), "UTF-8")==0;
-    }
-    sqlite3_finalize(pEnc);
-  }
+  bUtf8 = parDbIsUtf8(db);
   for(i=0; i<(int)(sizeof(aCollProbe)/sizeof(aCollProbe[0])); i++){
     const unsigned char *a = (const unsigned char*)aCollProbe[i].a;
     const unsigned char *b = (const unsigned char*)aCollProbe[i].b;
@@ -558,6 +551,17 @@ static int parCollProbe(sqlite3 *db, int *pbSure){
 
 /* The answer changes only when a collation is defined again, which the
 ** connection's plan cache sees (plancache.c): kept there when it can. */
+int parDbIsUtf8(sqlite3 *db){
+  sqlite3_stmt *pEnc = 0;
+  int bUtf8 = 1;
+  if( sqlite3_prepare_v2(db, "PRAGMA encoding", -1, &pEnc, 0)==SQLITE_OK
+   && sqlite3_step(pEnc)==SQLITE_ROW ){
+    bUtf8 = sqlite3_stricmp((const char*)sqlite3_column_text(pEnc, 0), "UTF-8")==0;
+  }
+  sqlite3_finalize(pEnc);
+  return bUtf8;
+}
+
 int parCollReplaced(sqlite3 *db){
   int mask = parPlanCacheColl(db), bSure;
   if( mask>=0 ) return mask;

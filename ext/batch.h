@@ -54,6 +54,10 @@ const char *parCollName(int eColl);
 ** kernels and worker connections compare as SQLite's own do. */
 int parCollReplaced(sqlite3 *db);
 
+/* Is db's text UTF-8 (PRAGMA encoding)?  The kernels compare UTF-8 bytes;
+** 1 when it cannot be read. */
+int parDbIsUtf8(sqlite3 *db);
+
 /* Distinct TEXT and BLOB values of one column. */
 typedef struct ParDict ParDict;
 struct ParDict {

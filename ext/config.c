@@ -31,6 +31,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PAR_MAX_THREADS 1024
@@ -151,6 +152,12 @@ int parThreadsFor(const ParContext *pCtx, sqlite3_int64 nRow){
   if( nRow < pCtx->nMinRow ) return 1;
   if( nPer>0 && nRow/nPer < pCtx->nThread ) return nRow/nPer > 2 ? (int)(nRow/nPer) : 2;
   return pCtx->nThread;
+}
+
+double parNowMs(void){
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec*1e3 + ts.tv_nsec/1e6;
 }
 
 sqlite3_int64 parMemLimit(const ParContext *pCtx){

@@ -21,13 +21,6 @@
 #include "op_sort.h"
 
 #include <string.h>
-#include <time.h>
-
-static double execNowMs(void){
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec*1e3 + ts.tv_nsec/1e6;
-}
 
 const char *parOpName(int eOp){
   switch( eOp ){
@@ -59,7 +52,7 @@ static int execOp(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, int eOp, 
 
 int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
                ParExec *pX, char **pzErr){
-  double t0 = execNowMs(), t1;
+  double t0 = parNowMs(), t1;
   char *zWhy = 0;
   int rc, i;
   ParStop stop;
@@ -76,7 +69,7 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   sqlite3_free(zWhy);
   pStat = &pX->aStat[pX->nStat++];
   pStat->eOp = PAR_OP_SCAN;
-  pStat->ms = execNowMs() - t0;
+  pStat->ms = parNowMs() - t0;
   pStat->nRow = pX->pIn ? pX->pIn->nRow : 0;
   if( rc==SQLITE_ERROR ){
     /* An SQL function failed on some row (abs(-9223372036854775808)...):
@@ -102,12 +95,12 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       rc = SQLITE_INTERNAL;
       break;
     }
-    t1 = execNowMs();
+    t1 = parNowMs();
     pStat = &pX->aStat[pX->nStat++];
     pStat->eOp = pPlan->aOp[i];
     rc = execOp(pCtx, db, pPlan, pPlan->aOp[i], pPrev, &pNext, &pX->bNative, pzErr,
                 &pStat->zStrategy);
-    pStat->ms = execNowMs() - t1;
+    pStat->ms = parNowMs() - t1;
     pStat->nRow = pNext ? pNext->nRow : 0;
     pX->pOut = pNext;
     if( pX->bNative ){

@@ -71,6 +71,9 @@ void parPlanCacheSetColl(sqlite3 *db, int mColl);
 /* Threads to use for an input of nRow rows under the settings of pCtx. */
 int parThreadsFor(const ParContext *pCtx, sqlite3_int64 nRow);
 
+/* A monotonic clock in milliseconds, for the timings par_profile reports. */
+double parNowMs(void);
+
 /* Working-memory limit of pCtx in bytes. */
 sqlite3_int64 parMemLimit(const ParContext *pCtx);
 

@@ -361,6 +361,27 @@ char parAffinityLetter(const char *zType){
 }
 
 
+int buildOriginColl(ParBuild *pB, sqlite3_stmt *pExtract, int iCol){
+  const char *zColl = parOriginColl(pB->db, pExtract, iCol);
+  const char *zDb = sqlite3_column_database_name(pExtract, iCol);
+  const char *zTab = sqlite3_column_table_name(pExtract, iCol);
+  sqlite3_stmt *pStmt = 0;
+  char *zSql;
+  int bView = 0, e;
+  if( zColl==0 || zTab==0 ) return PAR_COLL_UNKNOWN;
+  /* A view's column: its collation is its expression's. */
+  zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE type='view' AND name=%Q",
+                         zDb ? zDb : "main", zTab);
+  if( zSql==0 ) buildNoMem(pB);
+  if( zSql && sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+    bView = sqlite3_step(pStmt)==SQLITE_ROW;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  e = parCollFromName(zColl);
+  return bView || e<0 ? PAR_COLL_UNKNOWN : e;
+}
+
 /* Collation SQLite uses for extraction column iCol, whose expression is
 ** the token range [iTok, iTokEnd) of the SELECT; PAR_COLL_UNKNOWN when
 ** this cannot be told without SQLite's expression tree. */
@@ -389,32 +410,12 @@ int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
     if( (i-iTok)%2==0 ? (e!=PT_ID && e!=PT_QID) : e!=PT_DOT ) bChain = 0;
   }
   if( bChain && pB->pSel->from.iEnd>0 ){
-    const char *zDb = sqlite3_column_database_name(pExtract, iCol);
-    const char *zTab = sqlite3_column_table_name(pExtract, iCol);
-    const char *zColl;
-    int e;
     /* Through a subquery or view, the origin column's collation may not
     ** be the one SQLite uses. */
     for(i=pB->pSel->from.iTok; i<pB->pSel->from.iTokEnd; i++){
       if( parTokIs(z, &a[i], "SELECT") ) return PAR_COLL_UNKNOWN;
     }
-    zColl = parOriginColl(pB->db, pExtract, iCol);
-    if( zColl==0 ) return PAR_COLL_UNKNOWN;
-    {
-      /* A view's column: its collation is its expression's. */
-      sqlite3_stmt *pStmt = 0;
-      int bView = 0;
-      char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
-                                   "type='view' AND name=%Q", zDb ? zDb : "main", zTab);
-      if( zSql && sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
-        bView = sqlite3_step(pStmt)==SQLITE_ROW;
-      }
-      sqlite3_finalize(pStmt);
-      sqlite3_free(zSql);
-      if( bView ) return PAR_COLL_UNKNOWN;
-    }
-    e = parCollFromName(zColl);
-    return e<0 ? PAR_COLL_UNKNOWN : e;
+    return buildOriginColl(pB, pExtract, iCol);
   }
   /* Any other COLLATE, CAST or unary + may pass a collation up. */
   for(i=iTok; i<iTokEnd; i++){
@@ -1302,7 +1303,6 @@ static int buildExtractQuery(ParBuild *pB, ParGroupBuild *pG){
   ParSelect *pSel = pB->pSel;
   ParPlan *pPlan = pB->pPlan;
   sqlite3_str *pStr = sqlite3_str_new(pB->db);
-  sqlite3_stmt *pEnc = 0;
   int i;
   for(i=0; i<pB->nExpr; i++){
     sqlite3_str_appendf(pStr, "%s%s", i ? ", " : "", pB->azExpr[i]);
@@ -1335,11 +1335,7 @@ static int buildExtractQuery(ParBuild *pB, ParGroupBuild *pG){
     buildWhy(pB, "the extraction query does not prepare: %s", sqlite3_errmsg(pB->db));
     return 1;
   }
-  if( sqlite3_prepare_v2(pB->db, "PRAGMA encoding", -1, &pEnc, 0)==SQLITE_OK
-   && sqlite3_step(pEnc)==SQLITE_ROW ){
-    pG->bUtf8 = sqlite3_stricmp((const char*)sqlite3_column_text(pEnc, 0), "UTF-8")==0;
-  }
-  sqlite3_finalize(pEnc);
+  pG->bUtf8 = parDbIsUtf8(pB->db);
   return 0;
 }
 

@@ -92,41 +92,12 @@ static int sortTermItem(const ParSelect *pSel, const ParExpr *pO, int nItem){
 ** stands for: its table column's, when that is known. */
 static int sortStarColl(ParBuild *pB, sqlite3_stmt *pExtract, int iCol, int bUtf8){
   const ParSelect *pSel = pB->pSel;
-  const char *zColl, *zTab, *zDb;
-  int i, bView = 0, e;
-  sqlite3_stmt *pStmt = 0;
-  char *zSql;
+  int i;
   if( !bUtf8 ) return PAR_COLL_UNKNOWN;
   for(i=pSel->from.iTok; i<pSel->from.iTokEnd; i++){
     if( parTokIs(pSel->zSql, &pSel->aTok[i], "SELECT") ) return PAR_COLL_UNKNOWN;
   }
-  zColl = parOriginColl(pB->db, pExtract, iCol);
-  zTab = sqlite3_column_table_name(pExtract, iCol);
-  zDb = sqlite3_column_database_name(pExtract, iCol);
-  if( zColl==0 || zTab==0 ) return PAR_COLL_UNKNOWN;
-  /* A view's column: its collation is its expression's. */
-  zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE type='view' AND name=%Q",
-                         zDb ? zDb : "main", zTab);
-  if( zSql && sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
-    bView = sqlite3_step(pStmt)==SQLITE_ROW;
-  }
-  sqlite3_finalize(pStmt);
-  sqlite3_free(zSql);
-  if( zSql==0 ) buildNoMem(pB);
-  e = parCollFromName(zColl);
-  return bView || e<0 ? PAR_COLL_UNKNOWN : e;
-}
-
-/* Is the database's text UTF-8?  The kernels compare UTF-8 bytes. */
-static int sortUtf8(sqlite3 *db){
-  sqlite3_stmt *pEnc = 0;
-  int bUtf8 = 1;
-  if( sqlite3_prepare_v2(db, "PRAGMA encoding", -1, &pEnc, 0)==SQLITE_OK
-   && sqlite3_step(pEnc)==SQLITE_ROW ){
-    bUtf8 = sqlite3_stricmp((const char*)sqlite3_column_text(pEnc, 0), "UTF-8")==0;
-  }
-  sqlite3_finalize(pEnc);
-  return bUtf8;
+  return buildOriginColl(pB, pExtract, iCol);
 }
 
 /* The extraction query of the plan: "*" and/or pB->azExpr. */
@@ -261,7 +232,7 @@ void buildSortPlan(ParBuild *pB){
   buildCheckOrder(pB);
   if( pPlan->zWhy ) goto done;
 
-  bUtf8 = sortUtf8(pB->db);
+  bUtf8 = parDbIsUtf8(pB->db);
   mReplaced = parCollReplaced(pB->db);
   if( pSel->nOrder>0 ){
     pS->aKey = sqlite3_malloc64(sizeof(ParSortKey)*pSel->nOrder);

@@ -65,6 +65,10 @@ int buildIsAppFunc(ParBuild *pB, const char *zName, int nArg);
 ** SELECT's tokens [iTok, iTokEnd); PAR_COLL_UNKNOWN when not known. */
 int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
                    int iTok, int iTokEnd, int bUtf8);
+/* The collation of extraction column iCol of pExtract, a table's column
+** read straight (not through a subquery: the caller checks): the column's
+** declared one, PAR_COLL_UNKNOWN for a view's column or one not known. */
+int buildOriginColl(ParBuild *pB, sqlite3_stmt *pExtract, int iCol);
 /* e, or PAR_COLL_UNKNOWN when the application replaced it. */
 int buildKnownColl(int e, int mReplaced);
 /* Tokens [*pt0, *pt1) without parentheses around the whole. */

@@ -54,13 +54,6 @@
 
 #include <assert.h>
 #include <string.h>
-#include <time.h>
-
-static double parNowMs(void){
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec*1e3 + ts.tv_nsec/1e6;
-}
 
 /* The pointer type of the batch bound to par_rows(:par_rows).  Pointer values
 ** pass from one function's result to another's argument inside a
