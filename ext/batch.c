@@ -643,6 +643,8 @@ void parBatchFree(ParBatch *pB){
   }else{
     for(i=0; i<pB->nCol; i++) parColumnClear(&pB->aCol[i]);
   }
+  for(i=0; i<pB->nKeep; i++) parBatchFree(pB->apKeep[i]);
+  sqlite3_free(pB->apKeep);
   sqlite3_free(pB->aCol);
   sqlite3_free(pB);
 }

@@ -125,6 +125,10 @@ struct ParBatch {
   ParBatch *pOwner;          /* when set, the columns are pOwner's (shallow
                              ** copies of some of them): this batch holds a
                              ** reference to pOwner and frees no column */
+  int nKeep;                 /* batches whose dictionaries columns of this
+                             ** one borrow (the join's tables): a reference
+                             ** to each, dropped when this one is freed */
+  ParBatch **apKeep;
 };
 
 /* A batch of columns aiCol[0..nCol-1] of pOwner, sharing their arrays (no

@@ -19,6 +19,7 @@
 #include "exec.h"
 #include "groupby.h"
 #include "op_sort.h"
+#include "op_join.h"
 
 #include <string.h>
 
@@ -27,6 +28,7 @@ const char *parOpName(int eOp){
     case PAR_OP_SCAN:  return "scan";
     case PAR_OP_GROUP: return "group by";
     case PAR_OP_SORT:  return "sort";
+    case PAR_OP_JOIN:  return "join";
     default:           return "final";
   }
 }
@@ -35,6 +37,8 @@ void parExecClear(ParExec *pX){
   parBatchFree(pX->pOut);
   parBatchFree(pX->pIn);
   pX->pIn = pX->pOut = 0;
+  sqlite3_free(pX->zJoinSqlite);
+  pX->zJoinSqlite = 0;
 }
 
 /* Operator eOp over pIn: *ppOut, or *pbNative. */
@@ -54,7 +58,7 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
                ParExec *pX, char **pzErr){
   double t0 = parNowMs(), t1;
   char *zWhy = 0;
-  int rc, i;
+  int rc = SQLITE_OK, i;
   ParStop stop;
   ParOpStat *pStat;
 
@@ -65,12 +69,35 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     pX->bNative = 1;
     return SQLITE_OK;
   }
-  rc = parExtract(pCtx, db, pPlan, pStamp, &pX->pIn, &pX->eMode, &zWhy, pzErr);
-  sqlite3_free(zWhy);
-  pStat = &pX->aStat[pX->nStat++];
-  pStat->eOp = PAR_OP_SCAN;
-  pStat->ms = parNowMs() - t0;
-  pStat->nRow = pX->pIn ? pX->pIn->nRow : 0;
+  if( pPlan->pJoin ){
+    /* The tables, each by its own scan, joined by the kernels; or, when
+    ** the join finds it must, the extraction query read by SQLite. */
+    ParJoinOut jo;
+    rc = parJoinRun(pCtx, db, pPlan, pStamp, &jo, pzErr);
+    if( rc==SQLITE_OK && jo.zSqlite==0 ){
+      pX->pIn = jo.pOut;
+      pX->eMode = jo.eMode;
+      pStat = &pX->aStat[pX->nStat++];
+      pStat->eOp = PAR_OP_SCAN;
+      pStat->ms = jo.msScan;
+      pStat->nRow = -1;
+      pStat = &pX->aStat[pX->nStat++];
+      pStat->eOp = PAR_OP_JOIN;
+      pStat->ms = jo.msJoin;
+      pStat->nRow = pX->pIn->nRow;
+      pStat->zStrategy = "hash join";
+    }else if( rc==SQLITE_OK ){
+      pX->zJoinSqlite = jo.zSqlite;
+    }
+  }
+  if( pX->pIn==0 && rc==SQLITE_OK ){
+    rc = parExtract(pCtx, db, pPlan, pStamp, &pX->pIn, &pX->eMode, &zWhy, pzErr);
+    sqlite3_free(zWhy);
+    pStat = &pX->aStat[pX->nStat++];
+    pStat->eOp = PAR_OP_SCAN;
+    pStat->ms = parNowMs() - t0;
+    pStat->nRow = pX->pIn ? pX->pIn->nRow : 0;
+  }
   if( rc==SQLITE_ERROR ){
     /* An SQL function failed on some row (abs(-9223372036854775808)...):
     ** whether SQLite fails too depends on the rows it reaches (LIMIT), so
@@ -88,6 +115,7 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   parStopBegin(db, &stop);
   for(i=1; i<pPlan->nOp && pPlan->aOp[i]!=PAR_OP_FINAL && rc==SQLITE_OK; i++){
     ParBatch *pPrev = pX->pOut ? pX->pOut : pX->pIn, *pNext = 0;
+    if( pPlan->aOp[i]==PAR_OP_JOIN ) continue;      /* ran with the scan */
     if( pPrev!=pX->pIn ){
       /* A third operator would need the second's batch kept alive as
       ** well; no plan has one yet. */

@@ -26,6 +26,8 @@ struct ParExec {
   int iNativeOp;             /* ...as operator aOp[iNativeOp] found at run
                              ** time, or -1 (the plan said so) */
   int eMode;                 /* how the scan read its rows (PAR_EXTRACT_*) */
+  char *zJoinSqlite;         /* the plan's join was read by SQLite after all:
+                             ** why (found at run time), or NULL */
   int nStat;                 /* the operators that ran */
   ParOpStat aStat[PAR_MAX_OP];
 };

@@ -159,6 +159,8 @@ void parPlanFree(ParPlan *p){
   sqlite3_free(p->aBareCol);
   sqlite3_free(p->zFinal);
   sqlite3_free(p->aDirect);
+  parPlanJoinFree(p->pJoin);
+  sqlite3_free(p->zJoinWhy);
   if( p->pSort ){
     ParPlanSort *pS = p->pSort;
     for(i=0; i<pS->nKey; i++) sqlite3_free(pS->aKey[i].zText);
@@ -484,7 +486,7 @@ char *buildLoops(sqlite3 *db, const char *zSql, const ParParams *pParams,
 
 /* The loops of the SELECT's query plan and whether its GROUP BY sorts
 ** (buildLoops), read once per build; NULL when they cannot be read. */
-static const char *buildSelectLoops(ParBuild *pB, int *pbGroupSort){
+const char *buildSelectLoops(ParBuild *pB, int *pbGroupSort){
   if( !pB->bLoops ){
     pB->zLoops = buildLoops(pB->db, pB->pSel->zSql, pB->pPlan->pParams, &pB->bLoopsSort);
     pB->bLoops = 1;
@@ -576,19 +578,26 @@ static int buildMixedOrder(const ParSelect *pSel){
 ** and an IN list backwards when that gives the GROUP BY keys an ORDER BY's
 ** direction; its query plan does not say so, its program does), and GROUP
 ** BY by sorting (stable) rather than by reading an index in group order. */
-void buildCheckOrder(ParBuild *pB){
+int buildOrderSensitive(ParBuild *pB){
   ParPlan *pPlan = pB->pPlan;
-  int k, bSensitive = pB->nBareSensitive>0 || pB->bOrderMatters, bSort1 = 0, bSort2 = 0, nBack1, nBack2;
-  const char *z1;
-  char *z2;
+  int k;
+  if( pB->nBareSensitive>0 || pB->bOrderMatters ) return 1;
   for(k=0; k<pPlan->nAgg; k++){
     int e = pPlan->aAgg[k].eFunc;
     if( e==PAR_AGG_GROUP_CONCAT || e==PAR_AGG_MIN || e==PAR_AGG_MAX
      || e==PAR_AGG_SUM || e==PAR_AGG_TOTAL || e==PAR_AGG_AVG ){
-      bSensitive = 1;
+      return 1;
     }
   }
-  if( !bSensitive ) return;
+  return 0;
+}
+
+void buildCheckOrder(ParBuild *pB){
+  ParPlan *pPlan = pB->pPlan;
+  int bSort1 = 0, bSort2 = 0, nBack1, nBack2;
+  const char *z1;
+  char *z2;
+  if( !buildOrderSensitive(pB) ) return;
   if( pPlan->nKey>0 || pB->bOrderMatters ){
     if( parQueryInt(pB->db, "PRAGMA reverse_unordered_selects", 0) ){
       /* SQLite keeps a GROUP BY's loops in order; the extraction query,
@@ -1645,8 +1654,14 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
       buildPlan(&b);
       rc = b.rc;
       if( rc==SQLITE_OK && pPlan->zWhy==0 ){
-        /* The pipeline: one scan, one operator, the cursor. */
+        buildJoinPlan(&b);
+        rc = b.rc;
+      }
+      if( rc==SQLITE_OK && pPlan->zWhy==0 ){
+        /* The pipeline: one scan (and the join of its tables), one
+        ** operator, the cursor. */
         pPlan->aOp[pPlan->nOp++] = PAR_OP_SCAN;
+        if( pPlan->pJoin ) pPlan->aOp[pPlan->nOp++] = PAR_OP_JOIN;
         pPlan->aOp[pPlan->nOp++] = pPlan->pSort ? PAR_OP_SORT : PAR_OP_GROUP;
         pPlan->aOp[pPlan->nOp++] = PAR_OP_FINAL;
       }
@@ -1768,6 +1783,42 @@ static void explainSort(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn 
   }
 }
 
+/* The join operator's lines: one per table, in the order they join. */
+static void explainJoin(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn *pIn){
+  const ParPlanJoin *pJ = p->pJoin;
+  int i, k;
+  sqlite3_str_appendf(pStr, "join      hash join of %d tables in SQLite's loop order%s\n",
+                      pJ->nTab, pJ->bOrderMatters ? " (the result depends on the order of "
+                      "the joined rows: SQLite's)" : "");
+  for(i=0; i<pJ->nTab; i++){
+    const ParJoinTab *pT = &pJ->aTab[i];
+    const ParPlan *pS = pT->pScan;
+    sqlite3_str_appendf(pStr, "  %s: ", pT->zName);
+    if( i==0 ){
+      sqlite3_str_appendall(pStr, "probes, in reading order");
+    }else{
+      sqlite3_str_appendall(pStr, "built on ");
+      for(k=0; k<pT->nKey; k++){
+        const ParJoinKey *pK = &pT->aKey[k];
+        if( k ) sqlite3_str_appendall(pStr, " AND ");
+        explainText(pStr, pK->zText, pIn);
+        if( pK->eColl!=PAR_COLL_BINARY ) sqlite3_str_appendf(pStr, " (%s)", azCollName[pK->eColl]);
+        if( pK->bNumeric ) sqlite3_str_appendall(pStr, " (numeric)");
+      }
+      if( pJ->bOrderMatters && !pT->bOrderKnown ){
+        sqlite3_str_appendall(pStr, "; SQLite if a row has several matches");
+      }
+    }
+    sqlite3_str_appendf(pStr, " (SQLite: %s)\n", pT->zLoop);
+    sqlite3_str_appendall(pStr, "    scan ");
+    explainText(pStr, pS->zExtract, pIn);
+    if( pIn->azJoinMode && pIn->azJoinMode[i] ){
+      sqlite3_str_appendf(pStr, ": %s", pIn->azJoinMode[i]);
+    }
+    sqlite3_str_appendall(pStr, "\n");
+  }
+}
+
 char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
   sqlite3_str *pStr = sqlite3_str_new(0);
   int i;
@@ -1781,7 +1832,15 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
     sqlite3_str_appendall(pStr, " WHERE ");
     explainText(pStr, p->zExtractWhere, pIn);
   }
-  sqlite3_str_appendf(pStr, ": %s\n", pIn->zMode ? pIn->zMode : "?");
+  if( p->pJoin ){
+    sqlite3_str_appendall(pStr, ": each table by a scan of its own (join, below)\n");
+  }else{
+    sqlite3_str_appendf(pStr, ": %s\n", pIn->zMode ? pIn->zMode : "?");
+  }
+  if( p->zJoinWhy ){
+    sqlite3_str_appendf(pStr, "join      SQLite joins the tables in the scan (%s)\n",
+                        p->zJoinWhy);
+  }
   if( pIn->nRow>=0 ){
     int bPar = pIn->nRow>=pIn->nMinRow && pIn->nThread>1;
     sqlite3_str_appendf(pStr, "rows      about %lld (rowid span): %s min_rows (%lld): ",
@@ -1797,6 +1856,7 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
     switch( p->aOp[i] ){
       case PAR_OP_GROUP: explainGroup(pStr, p, pIn); break;
       case PAR_OP_SORT:  explainSort(pStr, p, pIn); break;
+      case PAR_OP_JOIN:  explainJoin(pStr, p, pIn); break;
       default:
         sqlite3_str_appendf(pStr, "final     %s\n", p->pSort ? "the rows as they are"
             : p->aDirect ? "the groups as they are (no expression left for SQLite)"

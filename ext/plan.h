@@ -45,6 +45,9 @@ struct ParPlanAgg {
 #define PAR_OP_SORT   2   /* DISTINCT, ORDER BY, OFFSET, LIMIT: op_sort.c */
 #define PAR_OP_FINAL  3   /* the final SQL over par_rows, or the columns as
                           ** they are (aDirect): view.c */
+#define PAR_OP_JOIN   4   /* the tables of a join, each read by a scan of
+                          ** its own, joined into the extraction's columns:
+                          ** op_join.c (it follows PAR_OP_SCAN) */
 #define PAR_MAX_OP    8
 
 /* One key of the sort operator (plan_sort.c, op_sort.c): extraction
@@ -73,6 +76,53 @@ struct ParPlanSort {
 };
 
 typedef struct ParPlan ParPlan;
+
+/* One key of a join step: the build table's scan column iBuildCol equals
+** column iProbeCol of the scan of table iProbeTab (an earlier table),
+** compared as SQLite compares the columns of the ON or WHERE term it comes
+** from: under collation eColl (PAR_COLL_*: the left operand's column's),
+** and after numeric affinity applied to TEXT on both sides when bNumeric
+** (either column has INTEGER, REAL or NUMERIC affinity). */
+typedef struct ParJoinKey ParJoinKey;
+struct ParJoinKey {
+  int iProbeTab, iProbeCol;
+  int iBuildCol;
+  int eColl;
+  int bNumeric;
+  char *zText;       /* the term as written, for par_explain */
+};
+
+/* One table of a join, in the order the join runs (SQLite's loops: the
+** first is the outer loop).  pScan reads its rows: an extraction plan of
+** its own (SELECT columns FROM table AS alias WHERE its terms), read,
+** cached and invalidated like any other.  Table i > 0 is joined to the
+** tables before it by aKey (a hash join: built on this table, probed with
+** the rows joined so far, in their order). */
+typedef struct ParJoinTab ParJoinTab;
+struct ParJoinTab {
+  char *zName;       /* the name SQLite's plan gives it (alias or table) */
+  ParPlan *pScan;
+  int nKey;
+  ParJoinKey *aKey;
+  int bOrderKnown;   /* rows matching one probe row come in the order
+                     ** SQLite's loop would visit them (rowid order, which
+                     ** the scan reads in); else they must be unique when
+                     ** the order matters (checked at run time) */
+  char *zLoop;       /* SQLite's loop over it, for par_explain */
+};
+
+/* The join operator: extraction column j of the plan is column aOutCol[j]
+** of table aOutTab[j]'s scan. */
+typedef struct ParPlanJoin ParPlanJoin;
+struct ParPlanJoin {
+  int nTab;
+  ParJoinTab *aTab;
+  int *aOutTab, *aOutCol;
+  int bOrderMatters; /* the result depends on the order of the joined rows:
+                     ** they must come in SQLite's nested-loop order */
+};
+#define PAR_JOIN_MAX_TAB 8
+
 struct ParPlan {
   char *zSql;        /* the SELECT as given (its parameters written as
                      ** :par_p<i>: see parParamsRewrite) */
@@ -109,6 +159,9 @@ struct ParPlan {
                      ** view column i is result column aDirect[i] */
   ParPlanSort *pSort;   /* the sort operator instead of the group-by (no
                         ** final SQL: aDirect picks the columns), or NULL */
+  ParPlanJoin *pJoin;   /* the extraction's FROM is a join the kernels run
+                        ** (PAR_OP_JOIN), or NULL: SQLite reads it */
+  char *zJoinWhy;       /* ...why not, when the FROM joins tables */
   int nOp;              /* the pipeline: PAR_OP_* in the order they run */
   int aOp[PAR_MAX_OP];  /* (0 operators: native) */
   int nRef;          /* references: parPlanFree frees at the last (a
@@ -135,6 +188,7 @@ char *parParamsRewrite(const char *zSql, sqlite3_stmt *pStmt, int *pnParam,
 void parParamsNamesFree(char **azName, int nName);
 /* Drop a reference to p; the last frees it. */
 void parPlanFree(ParPlan *p);
+void parPlanJoinFree(ParPlanJoin *pJoin);
 
 /* As parPlanBuild(), through the connection's plan cache (plancache.c):
 ** the plan may be one kept from an earlier call, shared (read it only),
@@ -157,6 +211,7 @@ typedef struct ParExplainIn {
   char **azParam;        /* parameter i+1 as written (or NULL), to show */
   int nParam;            /* the SELECT's own names instead of :par_p<i> */
   int bVerbose;          /* add the extraction and final SQL */
+  char **azJoinMode;     /* how each table of the join is read (or NULL) */
 } ParExplainIn;
 
 /* The plan as a few lines of text, one per operator, for par_explain(). */

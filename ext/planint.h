@@ -77,6 +77,19 @@ void buildStripParens(const ParToken *a, int *pt0, int *pt1);
 ** plan for the SELECT does, when the result depends on it. */
 void buildCheckOrder(ParBuild *pB);
 
+/* Does the result depend on the order the rows are read in (SQLite's)?
+** Bare columns, a sort, or an aggregate whose value does (REAL sums...). */
+int buildOrderSensitive(ParBuild *pB);
+/* The loops of zSql's query plan, one "SCAN ..."/"SEARCH ..." line each,
+** and whether GROUP BY sorts; the SELECT's own, read once per build
+** (buildSelectLoops).  NULL when they cannot be read. */
+char *buildLoops(sqlite3 *db, const char *zSql, const ParParams *pParams, int *pbGroupSort);
+const char *buildSelectLoops(ParBuild *pB, int *pbGroupSort);
+
+/* Plan the join of the FROM clause's tables (plan_join.c): pPlan->pJoin,
+** or pPlan->zJoinWhy when SQLite reads the join. */
+void buildJoinPlan(ParBuild *pB);
+
 /* Plan a SELECT without GROUP BY and aggregates that has ORDER BY or
 ** DISTINCT (plan_sort.c). */
 void buildSortPlan(ParBuild *pB);

@@ -1610,7 +1610,21 @@ static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     in.azParam = azParam;
     in.nParam = nParam;
     in.bVerbose = bVerbose;
+    if( pPlan->pJoin ){
+      /* How each table of the join is read. */
+      int t;
+      in.azJoinMode = sqlite3_malloc64(sizeof(char*)*pPlan->pJoin->nTab);
+      for(t=0; in.azJoinMode && t<pPlan->pJoin->nTab; t++){
+        ParPlan *pScan = pPlan->pJoin->aTab[t].pScan;
+        in.azJoinMode[t] = parExtractExplain(pCtx, db, pScan, parExplainRows(db, pScan), 0);
+      }
+    }
     zOut = parPlanExplain(pPlan, &in);
+    if( in.azJoinMode ){
+      int t;
+      for(t=0; t<pPlan->pJoin->nTab; t++) sqlite3_free(in.azJoinMode[t]);
+      sqlite3_free(in.azJoinMode);
+    }
     sqlite3_free(zMode);
     sqlite3_free(zModeLong);
   }
@@ -1665,7 +1679,10 @@ static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   if( rc==SQLITE_OK ){
     /* The first keys for the scan and the one operator (as before the
     ** pipeline); then every operator, the cursor's last. */
-    const ParOpStat *pOp = x.nStat>1 ? &x.aStat[1] : 0;
+    const ParOpStat *pOp = 0;
+    for(i=1; i<x.nStat && pOp==0; i++){
+      if( x.aStat[i].eOp!=PAR_OP_JOIN ) pOp = &x.aStat[i];
+    }
     sqlite3_str *pStr = sqlite3_str_new(db);
     sqlite3_str_appendf(pStr, "{\"mode\":\"%s\",\"extract\":\"%s\",\"extract_ranges\":\"%s\","
         "\"extract_ms\":%.3f,\"extract_rows\":%lld,"
@@ -1686,6 +1703,10 @@ static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     }
     sqlite3_str_appendf(pStr, "{\"op\":\"%s\",\"ms\":%.3f,\"rows\":%lld}]", bNative
                         ? "native" : "final", tFinal, nRow);
+    if( x.zJoinSqlite ){
+      /* The join found at run time that SQLite must read it. */
+      sqlite3_str_appendf(pStr, ",\"join_sqlite\":\"%w\"", x.zJoinSqlite);
+    }
     if( x.bNative && x.iNativeOp>=0 ){
       /* An operator found at run time that SQLite must run the SELECT. */
       sqlite3_str_appendf(pStr, ",\"native_at\":\"%s\"",

@@ -1,0 +1,555 @@
+/*
+** op_join.c: the join operator: each table of a join read by a scan of
+** its own (extract.c: parallel, cached per table), then joined by the
+** hash-join kernels (kernels/join.h) into the columns the extraction
+** query would have returned, in SQLite's nested-loop order (plan_join.c
+** says why that order holds).
+**
+**   SELECT d.grp, count(*), sum(f.v) FROM fact f JOIN dim d ON d.id = f.k
+**     GROUP BY d.grp;
+**
+** Keys compare as SQLite compares the two columns of an equality:
+**   - NULL never matches;
+**   - numbers by value: an INTEGER and a REAL are equal when the REAL is
+**     that integer exactly (sqlite3IntFloatCompare), so a REAL with an
+**     integral value in range becomes that integer, any other keeps its
+**     bits in a class of its own;
+**   - with numeric comparison affinity, TEXT that looks like a number on
+**     either side is that number (SQLite itself converts each distinct
+**     text: "CAST(x AS NUMERIC)" when "x = CAST(x AS NUMERIC)", which is
+**     applyNumericAffinity's answer), other TEXT stays text;
+**   - TEXT under the key's collation: each distinct text is written in a
+**     form where the collation's equality is byte equality (NOCASE: ASCII
+**     letters folded, and bytes after a NUL ignored, as sqlite3StrNICmp
+**     does; RTRIM: trailing spaces dropped) and numbered in a dictionary
+**     both sides share;
+**   - BLOB by bytes, never equal to TEXT.
+** A key is then a class and a 64-bit payload per row: one word when every
+** value on both sides is an INTEGER (or NULL), else two.
+**
+** The rows of the tables are read at one snapshot: a commit that comes
+** between two tables' scans (the caller holds no transaction) is seen in
+** the data version, and the join is then left to SQLite, as it is when
+** the order of matches cannot be told (see ParJoinTab.bOrderKnown).
+*/
+#include "parext.h"
+#include "op_join.h"
+#include "join.h"
+#include "gather.h"
+
+#include <string.h>
+
+/* Classes of a key value. */
+#define JK_NULL 0
+#define JK_INT  1
+#define JK_REAL 2     /* not an integer in int64's range */
+#define JK_TEXT 3
+#define JK_BLOB 4
+
+/* One run of the join. */
+typedef struct JoinRun {
+  ParContext *pCtx;
+  sqlite3 *db;
+  const ParPlanJoin *pJoin;
+  ParBatch *apB[PAR_JOIN_MAX_TAB];   /* each table's rows */
+  sqlite3_stmt *pNum;                /* numeric affinity of a text */
+  int nThread;
+  char *zSqlite;                     /* why SQLite must read the join */
+} JoinRun;
+
+/* The canonical values of one key column of a table. */
+typedef struct JoinCanon {
+  uint8_t *aCls;
+  uint64_t *aPay;
+} JoinCanon;
+
+static void joinCanonFree(JoinCanon *p){
+  parBigFree(p->aCls);
+  parBigFree(p->aPay);
+  p->aCls = 0;
+  p->aPay = 0;
+}
+
+static inline void joinCanonReal(double r, uint8_t *pCls, uint64_t *pPay){
+  if( r>=-9223372036854775808.0 && r<9223372036854775808.0 && (double)(int64_t)r==r ){
+    *pCls = JK_INT;
+    *pPay = (uint64_t)(int64_t)r;
+  }else{
+    *pCls = JK_REAL;
+    memcpy(pPay, &r, 8);
+  }
+}
+
+/* The form of text (z, n) whose byte equality is eColl's equality, in
+** *pzOut (n bytes or fewer; aBuf when it differs from z). */
+static sqlite3_int64 joinCollForm(int eColl, const char *z, sqlite3_int64 n, char *aBuf,
+                                  const char **pzOut){
+  sqlite3_int64 i;
+  *pzOut = z;
+  if( eColl==PAR_COLL_RTRIM ){
+    while( n>0 && z[n-1]==' ' ) n--;
+  }else if( eColl==PAR_COLL_NOCASE ){
+    int bNul = 0;
+    for(i=0; i<n; i++){
+      char c = bNul ? 0 : z[i];
+      if( c>='A' && c<='Z' ) c += 'a'-'A';
+      aBuf[i] = c;
+      if( z[i]==0 ) bNul = 1;
+    }
+    *pzOut = aBuf;
+  }
+  return n;
+}
+
+/* The numeric value TEXT (z, n) takes under numeric affinity, as SQLite
+** gives it: *pCls JK_INT or JK_REAL with *pPay, or JK_TEXT when it stays
+** text. */
+static int joinNumeric(JoinRun *pR, const char *z, sqlite3_int64 n, uint8_t *pCls,
+                       uint64_t *pPay){
+  int rc;
+  if( pR->pNum==0 ){
+    rc = sqlite3_prepare_v2(pR->db,
+        "SELECT CASE WHEN ?1 = CAST(?1 AS NUMERIC) THEN CAST(?1 AS NUMERIC) END",
+        -1, &pR->pNum, 0);
+    if( rc ) return rc;
+  }
+  rc = sqlite3_bind_text64(pR->pNum, 1, z, (sqlite3_uint64)n, SQLITE_STATIC, SQLITE_UTF8);
+  if( rc ) return rc;
+  *pCls = JK_TEXT;
+  if( sqlite3_step(pR->pNum)==SQLITE_ROW ){
+    switch( sqlite3_column_type(pR->pNum, 0) ){
+      case SQLITE_INTEGER:
+        *pCls = JK_INT;
+        *pPay = (uint64_t)sqlite3_column_int64(pR->pNum, 0);
+        break;
+      case SQLITE_FLOAT:
+        joinCanonReal(sqlite3_column_double(pR->pNum, 0), pCls, pPay);
+        break;
+    }
+  }
+  rc = sqlite3_reset(pR->pNum);
+  return rc==SQLITE_ROW || rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Class and payload of every dictionary entry of pD as a key value under
+** eColl and bNumeric, texts numbered in pShared (both sides' dictionary). */
+static int joinDictCanon(JoinRun *pR, const ParDict *pD, int eColl, int bNumeric,
+                         ParBatch *pSharedB, ParDict *pShared, uint8_t *aCls, uint64_t *aPay){
+  char *aBuf = 0;
+  sqlite3_int64 nBuf = 0;
+  uint32_t e;
+  int rc = SQLITE_OK;
+  for(e=0; e<pD->nEntry && rc==SQLITE_OK; e++){
+    const char *z = parDictText(pD, e), *zForm;
+    sqlite3_int64 n = pD->aLen[e];
+    uint32_t iCode;
+    if( pD->aKind[e]==SQLITE_TEXT && bNumeric ){
+      rc = joinNumeric(pR, z, n, &aCls[e], &aPay[e]);
+      if( rc || aCls[e]!=JK_TEXT ) continue;
+    }
+    if( n>nBuf ){
+      sqlite3_free(aBuf);
+      nBuf = n*2;
+      aBuf = sqlite3_malloc64((sqlite3_uint64)nBuf);
+      if( aBuf==0 ){ rc = SQLITE_NOMEM; break; }
+    }
+    if( pD->aKind[e]==SQLITE_TEXT ){
+      n = joinCollForm(eColl, z, n, aBuf, &zForm);
+      aCls[e] = JK_TEXT;
+    }else{
+      zForm = z;
+      aCls[e] = JK_BLOB;
+    }
+    rc = parDictAdd(pSharedB, pShared, (const unsigned char*)zForm, n, pD->aKind[e], &iCode);
+    aPay[e] = iCode;
+  }
+  sqlite3_free(aBuf);
+  return rc;
+}
+
+static inline int joinIsNull(const ParColumn *pCol, sqlite3_int64 i){
+  return pCol->aNull && ((pCol->aNull[i>>3] >> (i&7)) & 1);
+}
+
+/* The key values of column pCol (nRow rows) into *pC. */
+static int joinCanonCol(JoinRun *pR, const ParColumn *pCol, sqlite3_int64 nRow, int eColl,
+                        int bNumeric, ParBatch *pSharedB, ParDict *pShared, JoinCanon *pC){
+  uint8_t *aDCls = 0;
+  uint64_t *aDPay = 0;
+  sqlite3_int64 i, n = nRow ? nRow : 1;
+  int rc = SQLITE_OK;
+  pC->aCls = parBigMalloc(n);
+  pC->aPay = parBigMalloc(n*8);
+  if( pC->aCls==0 || pC->aPay==0 ) return SQLITE_NOMEM;
+  if( pCol->pDict ){
+    uint32_t nE = pCol->pDict->nEntry ? pCol->pDict->nEntry : 1;
+    aDCls = sqlite3_malloc64(nE);
+    aDPay = sqlite3_malloc64((sqlite3_uint64)nE*8);
+    if( aDCls==0 || aDPay==0 ) rc = SQLITE_NOMEM;
+    if( rc==SQLITE_OK ){
+      rc = joinDictCanon(pR, pCol->pDict, eColl, bNumeric, pSharedB, pShared, aDCls, aDPay);
+    }
+  }
+  if( rc==SQLITE_OK ){
+    uint8_t *aCls = pC->aCls;
+    uint64_t *aPay = pC->aPay;
+    #pragma omp parallel for num_threads(pR->nThread) schedule(static)
+    for(i=0; i<nRow; i++){
+      uint8_t c = JK_NULL;
+      uint64_t v = 0;
+      if( !joinIsNull(pCol, i) ){
+        switch( pCol->eStore ){
+          case PAR_COL_INT:  c = JK_INT; v = (uint64_t)pCol->aInt[i]; break;
+          case PAR_COL_REAL: joinCanonReal(pCol->aReal[i], &c, &v); break;
+          case PAR_COL_TEXT: c = aDCls[pCol->aCode[i]]; v = aDPay[pCol->aCode[i]]; break;
+          case PAR_COL_MIXED:
+            switch( pCol->aType[i] ){
+              case SQLITE_INTEGER: c = JK_INT; v = pCol->aVal[i]; break;
+              case SQLITE_FLOAT: {
+                double r;
+                memcpy(&r, &pCol->aVal[i], 8);
+                joinCanonReal(r, &c, &v);
+                break;
+              }
+              case SQLITE_TEXT: case SQLITE_BLOB:
+                c = aDCls[pCol->aVal[i]]; v = aDPay[pCol->aVal[i]]; break;
+            }
+            break;
+        }
+      }
+      aCls[i] = c;
+      aPay[i] = v;
+    }
+  }
+  sqlite3_free(aDCls);
+  sqlite3_free(aDPay);
+  return rc;
+}
+
+/* Rows joined so far: aaIdx[t][r] is row r's row of table t (t < nTab);
+** aaIdx[t] NULL: row r itself (before the first step). */
+typedef struct JoinRows {
+  sqlite3_int64 n;
+  int nTab;
+  uint32_t *aaIdx[PAR_JOIN_MAX_TAB];
+} JoinRows;
+
+static void joinRowsClear(JoinRows *p){
+  int t;
+  for(t=0; t<p->nTab; t++) parBigFree(p->aaIdx[t]);
+  memset(p, 0, sizeof(*p));
+}
+
+/* The key words of one side: for key k, word aPay[...] (and the class
+** first when any value of either side is not an INTEGER), gathered by
+** aIdx (NULL: as they are) over n rows; aSkip for rows with a NULL key. */
+static int joinWords(JoinRun *pR, JoinCanon *aC, int nKey, const int *aTwo,
+                     const uint32_t *const *aaIdx, sqlite3_int64 n, uint64_t **aaWord,
+                     uint8_t *aSkip){
+  int k, w = 0;
+  sqlite3_int64 i, nA = n ? n : 1;
+  memset(aSkip, 0, (size_t)nA);
+  for(k=0; k<nKey; k++){
+    const uint32_t *aIdx = aaIdx ? aaIdx[k] : 0;
+    const uint8_t *aCls = aC[k].aCls;
+    const uint64_t *aPay = aC[k].aPay;
+    uint64_t *aW = aaWord[w] = parBigMalloc(nA*8), *aW2 = 0;
+    if( aW==0 ) return SQLITE_NOMEM;
+    w++;
+    if( aTwo[k] ){
+      aW2 = aaWord[w] = parBigMalloc(nA*8);
+      if( aW2==0 ) return SQLITE_NOMEM;
+      w++;
+    }
+    #pragma omp parallel for num_threads(pR->nThread) schedule(static)
+    for(i=0; i<n; i++){
+      uint32_t r = aIdx ? aIdx[i] : (uint32_t)i;
+      if( aCls[r]==JK_NULL ) aSkip[i] = 1;
+      if( aW2 ){
+        aW[i] = aCls[r];
+        aW2[i] = aPay[r];
+      }else{
+        aW[i] = aPay[r];
+      }
+    }
+  }
+  return SQLITE_OK;
+}
+
+/* Does any value of aC (n rows) have a class other than INTEGER/NULL? */
+static int joinNeedsClass(const JoinCanon *pC, sqlite3_int64 n){
+  sqlite3_int64 i;
+  for(i=0; i<n; i++) if( pC->aCls[i]>JK_INT ) return 1;
+  return 0;
+}
+
+static char *joinMemErr(JoinRun *pR){
+  return sqlite3_mprintf("memory limit of %lld MB exceeded while joining tables "
+                         "(see par_config('memory_mb'))", parMemLimit(pR->pCtx)/(1024*1024));
+}
+
+/* Join table iTab (> 0) to the rows joined so far (*pRows). */
+static int joinStep(JoinRun *pR, int iTab, JoinRows *pRows, char **pzErr){
+  const ParJoinTab *pT = &pR->pJoin->aTab[iTab];
+  ParBatch *pBuild = pR->apB[iTab];
+  JoinCanon aB[PAR_JOIN_MAX_TAB*2], aP[PAR_JOIN_MAX_TAB*2];
+  ParColumn aDict[PAR_JOIN_MAX_TAB*2];
+  ParBatch sharedB;
+  uint64_t *aaBW[PAR_JOIN_MAX_TAB*4], *aaPW[PAR_JOIN_MAX_TAB*4];
+  const uint32_t *aaPIdx[PAR_JOIN_MAX_TAB*2];
+  int aTwo[PAR_JOIN_MAX_TAB*2];
+  uint8_t *aSkipB = 0, *aSkipP = 0;
+  uint32_t *aProbe = 0, *aBuildIdx = 0;
+  px_join_table *pTable = 0;
+  px_join_result *pRes = 0;
+  size_t nOut = 0;
+  int k, t, nWord = 0, rc = SQLITE_OK, nKey = pT->nKey;
+  sqlite3_int64 nB = pBuild->nRow, nP = pRows->n, i;
+  JoinRows next;
+
+  if( nKey>PAR_JOIN_MAX_TAB*2 ){
+    *pzErr = sqlite3_mprintf("too many join keys");
+    return SQLITE_INTERNAL;
+  }
+  memset(aB, 0, sizeof(aB));
+  memset(aP, 0, sizeof(aP));
+  memset(aDict, 0, sizeof(aDict));
+  memset(aaBW, 0, sizeof(aaBW));
+  memset(aaPW, 0, sizeof(aaPW));
+  memset(&sharedB, 0, sizeof(sharedB));
+  memset(&next, 0, sizeof(next));
+  sharedB.nRef = 1;
+
+  /* Each key's values on both sides: the build table's rows, the probe
+  ** table's rows (gathered per joined row below). */
+  for(k=0; k<nKey && rc==SQLITE_OK; k++){
+    const ParJoinKey *pK = &pT->aKey[k];
+    ParBatch *pProbeB = pR->apB[pK->iProbeTab];
+    aDict[k].pDict = sqlite3_malloc(sizeof(ParDict));
+    if( aDict[k].pDict==0 ){ rc = SQLITE_NOMEM; break; }
+    memset(aDict[k].pDict, 0, sizeof(ParDict));
+    rc = joinCanonCol(pR, &pBuild->aCol[pK->iBuildCol], nB, pK->eColl, pK->bNumeric,
+                      &sharedB, aDict[k].pDict, &aB[k]);
+    if( rc==SQLITE_OK ){
+      rc = joinCanonCol(pR, &pProbeB->aCol[pK->iProbeCol], pProbeB->nRow, pK->eColl,
+                        pK->bNumeric, &sharedB, aDict[k].pDict, &aP[k]);
+    }
+    if( rc==SQLITE_OK ){
+      aTwo[k] = joinNeedsClass(&aB[k], nB) || joinNeedsClass(&aP[k], pProbeB->nRow);
+      nWord += 1 + aTwo[k];
+      aaPIdx[k] = pRows->aaIdx[pK->iProbeTab];
+    }
+  }
+  if( rc ) goto done;
+  aSkipB = parBigMalloc(nB ? nB : 1);
+  aSkipP = parBigMalloc(nP ? nP : 1);
+  if( aSkipB==0 || aSkipP==0 ){ rc = SQLITE_NOMEM; goto done; }
+  rc = joinWords(pR, aB, nKey, aTwo, 0, nB, aaBW, aSkipB);
+  if( rc==SQLITE_OK ) rc = joinWords(pR, aP, nKey, aTwo, aaPIdx, nP, aaPW, aSkipP);
+  for(k=0; k<nKey; k++){
+    joinCanonFree(&aB[k]);
+    joinCanonFree(&aP[k]);
+  }
+  if( rc ) goto done;
+
+  rc = parRcFromPx(px_join_build((const uint64_t *const*)aaBW, nWord, (size_t)nB, aSkipB,
+                                 pR->nThread, &pTable));
+  if( rc==SQLITE_OK ){
+    rc = parRcFromPx(px_join_probe(pTable, (const uint64_t *const*)aaPW, (size_t)nP,
+                                   aSkipP, PX_JOIN_INNER, pR->nThread, &pRes, &nOut));
+  }
+  if( rc ) goto done;
+  {
+    sqlite3_int64 mx = parMemLimit(pR->pCtx);
+    double nNeed = (double)nOut * 4.0 * (iTab + 2) + (double)px_join_table_bytes(pTable);
+    if( nOut>=0xFFFFFFFFu ){
+      *pzErr = sqlite3_mprintf("a join of more than 4294967294 rows");
+      rc = SQLITE_TOOBIG;
+      goto done;
+    }
+    if( mx>0 && nNeed>(double)mx ){
+      *pzErr = joinMemErr(pR);
+      rc = SQLITE_FULL;
+      goto done;
+    }
+  }
+  aProbe = parBigMalloc((sqlite3_int64)(nOut ? nOut : 1)*4);
+  aBuildIdx = parBigMalloc((sqlite3_int64)(nOut ? nOut : 1)*4);
+  if( aProbe==0 || aBuildIdx==0 ){ rc = SQLITE_NOMEM; goto done; }
+  rc = parRcFromPx(px_join_emit(pRes, aProbe, aBuildIdx, pR->nThread));
+  pRes = 0;
+  if( rc ) goto done;
+
+  if( pR->pJoin->bOrderMatters && !pT->bOrderKnown ){
+    /* SQLite's loop gives no order among the matches of one row: they
+    ** must be unique. */
+    for(i=1; i<(sqlite3_int64)nOut && aProbe[i]!=aProbe[i-1]; i++){}
+    if( i<(sqlite3_int64)nOut ){
+      pR->zSqlite = sqlite3_mprintf("several rows of %s match one row and SQLite's loop "
+                                    "(%s) does not tell their order", pT->zName, pT->zLoop);
+      if( pR->zSqlite==0 ) rc = SQLITE_NOMEM;
+      goto done;
+    }
+  }
+
+  /* The joined rows: each earlier table's row through the probe row. */
+  next.n = (sqlite3_int64)nOut;
+  next.nTab = iTab+1;
+  for(t=0; t<iTab; t++){
+    next.aaIdx[t] = parBigMalloc((sqlite3_int64)(nOut ? nOut : 1)*4);
+    if( next.aaIdx[t]==0 ){ rc = SQLITE_NOMEM; goto done; }
+    if( pRows->aaIdx[t] ){
+      px_gather_u32(pRows->aaIdx[t], aProbe, next.aaIdx[t], nOut, pR->nThread);
+    }else{
+      memcpy(next.aaIdx[t], aProbe, nOut*4);
+    }
+  }
+  next.aaIdx[iTab] = aBuildIdx;
+  aBuildIdx = 0;
+  joinRowsClear(pRows);
+  *pRows = next;
+  memset(&next, 0, sizeof(next));
+
+done:
+  joinRowsClear(&next);
+  px_join_result_free(pRes);
+  px_join_table_free(pTable);
+  parBigFree(aProbe);
+  parBigFree(aBuildIdx);
+  parBigFree(aSkipB);
+  parBigFree(aSkipP);
+  for(k=0; k<PAR_JOIN_MAX_TAB*4; k++){
+    parBigFree(aaBW[k]);
+    parBigFree(aaPW[k]);
+  }
+  for(k=0; k<PAR_JOIN_MAX_TAB*2; k++){
+    joinCanonFree(&aB[k]);
+    joinCanonFree(&aP[k]);
+    parColumnClear(&aDict[k]);
+  }
+  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+  return rc;
+}
+
+/* The data versions of every database of db, summed: a commit by another
+** connection to any of them changes it. */
+static sqlite3_int64 joinDataVersion(sqlite3 *db){
+  sqlite3_stmt *pList = 0;
+  sqlite3_int64 v = 0;
+  if( sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1, &pList, 0) ){
+    return -1;
+  }
+  while( sqlite3_step(pList)==SQLITE_ROW ){
+    char *zSql = sqlite3_mprintf("PRAGMA \"%w\".data_version",
+                                 (const char*)sqlite3_column_text(pList, 0));
+    v = v*31 + (zSql ? parQueryInt(db, zSql, -1) : -1);
+    sqlite3_free(zSql);
+  }
+  sqlite3_finalize(pList);
+  return v;
+}
+
+/* The output batch: extraction column j gathered from its table. */
+static int joinOutput(JoinRun *pR, const ParPlan *pPlan, JoinRows *pRows, ParBatch **ppOut){
+  const ParPlanJoin *pJoin = pR->pJoin;
+  ParBatch *pOut = sqlite3_malloc(sizeof(*pOut));
+  int j, t, rc = SQLITE_OK;
+  if( pOut==0 ) return SQLITE_NOMEM;
+  memset(pOut, 0, sizeof(*pOut));
+  pOut->nRef = 1;
+  pOut->nRow = pOut->nRowAlloc = pRows->n;
+  pOut->aCol = sqlite3_malloc64(sizeof(ParColumn)*(pPlan->nExtractCol+1));
+  pOut->apKeep = sqlite3_malloc64(sizeof(ParBatch*)*pJoin->nTab);
+  if( pOut->aCol==0 || pOut->apKeep==0 ){
+    parBatchFree(pOut);
+    return SQLITE_NOMEM;
+  }
+  memset(pOut->aCol, 0, sizeof(ParColumn)*(pPlan->nExtractCol+1));
+  for(t=0; t<pJoin->nTab; t++){
+    pOut->apKeep[pOut->nKeep++] = pR->apB[t];
+    pR->apB[t] = 0;
+  }
+  pOut->nCol = pPlan->nExtractCol;
+  for(j=0; j<pPlan->nExtractCol && rc==SQLITE_OK; j++){
+    const ParColumn *pSrc = &pOut->apKeep[pJoin->aOutTab[j]]->aCol[pJoin->aOutCol[j]];
+    rc = parColumnGather(pSrc, pRows->aaIdx[pJoin->aOutTab[j]], pRows->n, pR->nThread,
+                         &pOut->aCol[j]);
+    if( rc==SQLITE_OK ){
+      pOut->aCol[j].zName = sqlite3_mprintf("%s", pSrc->zName ? pSrc->zName : "");
+      if( pSrc->zDeclType ) pOut->aCol[j].zDeclType = sqlite3_mprintf("%s", pSrc->zDeclType);
+      if( pOut->aCol[j].zName==0 ) rc = SQLITE_NOMEM;
+    }
+  }
+  if( rc ){
+    parBatchFree(pOut);
+    return rc;
+  }
+  pOut->nMem = parBatchBytes(pOut);
+  *ppOut = pOut;
+  return SQLITE_OK;
+}
+
+int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
+               ParJoinOut *pO, char **pzErr){
+  const ParPlanJoin *pJoin = pPlan->pJoin;
+  JoinRun r;
+  JoinRows rows;
+  sqlite3_int64 v0, nMax = 0;
+  double t0 = parNowMs();
+  int i, rc = SQLITE_OK, nCached = 0, nPar = 0;
+  ParStop stop;
+
+  memset(&r, 0, sizeof(r));
+  memset(&rows, 0, sizeof(rows));
+  r.pCtx = pCtx;
+  r.db = db;
+  r.pJoin = pJoin;
+  pO->pOut = 0;
+  pO->zSqlite = 0;
+  pO->eMode = PAR_EXTRACT_SERIAL;
+  v0 = joinDataVersion(db);
+  for(i=0; i<pJoin->nTab && rc==SQLITE_OK; i++){
+    char *zWhy = 0;
+    int eMode;
+    rc = parExtract(pCtx, db, pJoin->aTab[i].pScan, pStamp, &r.apB[i], &eMode, &zWhy, pzErr);
+    sqlite3_free(zWhy);
+    if( rc==SQLITE_OK ){
+      nCached += eMode==PAR_EXTRACT_CACHED;
+      nPar += eMode==PAR_EXTRACT_PARALLEL || eMode==PAR_EXTRACT_COUNTED;
+      if( r.apB[i]->nRow>nMax ) nMax = r.apB[i]->nRow;
+    }
+  }
+  pO->eMode = nCached==pJoin->nTab ? PAR_EXTRACT_CACHED
+            : nPar ? PAR_EXTRACT_PARALLEL : PAR_EXTRACT_SERIAL;
+  pO->msScan = parNowMs() - t0;
+  if( rc ) goto done;
+  if( v0<0 || joinDataVersion(db)!=v0 ){
+    r.zSqlite = sqlite3_mprintf("a commit came while the tables were read");
+    goto done;
+  }
+
+  t0 = parNowMs();
+  r.nThread = parThreadsFor(pCtx, nMax);
+  rows.n = r.apB[0]->nRow;
+  rows.nTab = 1;
+  parStopBegin(db, &stop);
+  for(i=1; i<pJoin->nTab && rc==SQLITE_OK && r.zSqlite==0; i++){
+    rc = joinStep(&r, i, &rows, pzErr);
+  }
+  parStopEnd(&stop);
+  if( rc==SQLITE_OK && r.zSqlite==0 ) rc = joinOutput(&r, pPlan, &rows, &pO->pOut);
+  pO->msJoin = parNowMs() - t0;
+
+done:
+  joinRowsClear(&rows);
+  for(i=0; i<pJoin->nTab; i++) parBatchFree(r.apB[i]);
+  sqlite3_finalize(r.pNum);
+  if( rc ){
+    sqlite3_free(r.zSqlite);
+    parBatchFree(pO->pOut);
+    pO->pOut = 0;
+    return rc;
+  }
+  pO->zSqlite = r.zSqlite;
+  return SQLITE_OK;
+}

@@ -1,0 +1,706 @@
+/*
+** plan_join.c: planning the join operator (ParPlanJoin, plan.h): a FROM
+** clause that joins tables by equalities is read table by table, each by
+** a scan of its own, and joined by the kernels (op_join.c runs it).
+**
+**   SELECT d.grp, count(*), sum(f.v) FROM fact f JOIN dim d ON d.id = f.k
+**     GROUP BY d.grp;
+**   -> scan f: SELECT f.k, f.v FROM "fact" AS "f"
+**      scan d: SELECT d.id, d.grp FROM "dim" AS "d"
+**      join:   d built on d.id, probed with f.k, in f's order
+**
+** What is planned here, and why each rule holds:
+**  - Sources: tables only (rowid tables: their scans read in rowid order),
+**    joined by INNER, CROSS, NATURAL or "," joins.  For an inner join, ON
+**    terms are WHERE terms: every term is an AND-term of one list.
+**  - A term "a.x = b.y" between plain columns of two tables is a join key.
+**    SQLite compares them with the collation of the left operand's column
+**    (expr.c sqlite3BinaryCompareCollSeq) and, when either column has
+**    INTEGER, REAL or NUMERIC affinity, after numeric affinity applied to
+**    TEXT on both sides (sqlite3CompareAffinity of two columns: NUMERIC, or
+**    none at all: TEXT against a column of no affinity converts nothing).
+**    USING and NATURAL columns compare the leftmost table's column having
+**    the name with the right table's (select.c sqlite3ProcessJoin).
+**  - A term that names one table goes into that table's scan; a constant
+**    term into the first table's; one that names several tables (other
+**    than a key) leaves the join to SQLite.  Each extraction column must
+**    name one table (or none).
+**  - Order: the tables are joined in the order of SQLite's loops (its
+**    query plan), the first probed in the order it is read, each next one
+**    built and probed with the rows joined so far; a probe keeps its rows'
+**    order and gives a row's matches in the build table's reading order.
+**    So the joined rows come in SQLite's nested-loop order when each loop
+**    visits rows as the scans read them: the outer loop as its scan does
+**    (the same plan line), and each inner loop the rows matching one outer
+**    row in rowid order (a rowid lookup, an index on exactly the key
+**    columns, a full scan) or, when SQLite's loop gives no such order
+**    (an automatic index, an index with more columns), the matches are
+**    unique (op_join.c checks at run time).  Only results that depend on
+**    the order need this (ParPlanJoin.bOrderMatters).
+** Anything else leaves the join to SQLite, as before: the extraction
+** query runs on each worker over rowid ranges of the first table, and
+** par_explain says why (ParPlan.zJoinWhy).
+*/
+#include "parext.h"
+#include "planint.h"
+
+#include <string.h>
+
+/* The planner's state for one join. */
+typedef struct JoinBuild {
+  ParBuild *pB;
+  int nTab;
+  const ParFromSrc *apSrc[PAR_JOIN_MAX_TAB];  /* in FROM order */
+  char *azSrc[PAR_JOIN_MAX_TAB];   /* each as a FROM clause of its own */
+  int aPos[PAR_JOIN_MAX_TAB];      /* FROM order -> join order */
+  int aOrd[PAR_JOIN_MAX_TAB];      /* join order -> FROM order */
+  char *azLoop[PAR_JOIN_MAX_TAB];  /* SQLite's loop line, FROM order */
+  int nCol[PAR_JOIN_MAX_TAB];      /* scan columns so far, FROM order */
+  char **aazCol[PAR_JOIN_MAX_TAB];
+  sqlite3_str *apWhere[PAR_JOIN_MAX_TAB];
+  int nWhere[PAR_JOIN_MAX_TAB];
+  int nEdge;
+  struct JoinEdge {
+    int iTabL, iTabR;              /* FROM order; L the left operand's */
+    char *zColL, *zColR;           /* the operands' text */
+    int eColl, bNumeric;
+    char *zText;
+  } aEdge[64];
+} JoinBuild;
+
+static int joinWhy(JoinBuild *pJ, const char *zFmt, const char *zArg){
+  ParPlan *pPlan = pJ->pB->pPlan;
+  if( pPlan->zJoinWhy==0 ){
+    pPlan->zJoinWhy = sqlite3_mprintf(zFmt, zArg);
+    if( pPlan->zJoinWhy==0 ) buildNoMem(pJ->pB);
+  }
+  return 1;
+}
+
+/* Does zSql prepare on db? */
+static int joinPrepares(sqlite3 *db, const char *zSql){
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  if( zSql==0 ) return 0;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  sqlite3_finalize(pStmt);
+  return rc==SQLITE_OK;
+}
+
+/* The table (FROM order) expression zExpr names: -1 when it names none
+** (a constant: the caller picks), -2 when it names columns of several or
+** of none alone.  bTerm: zExpr is a WHERE term rather than a value. */
+static int joinExprTab(JoinBuild *pJ, const char *zExpr, int bTerm){
+  sqlite3 *db = pJ->pB->db;
+  char *zSql;
+  int i, iTab = -2, ok;
+  zSql = sqlite3_mprintf(bTerm ? "SELECT 1 WHERE (%s)" : "SELECT (%s)", zExpr);
+  ok = joinPrepares(db, zSql);
+  sqlite3_free(zSql);
+  if( ok ) return -1;
+  for(i=0; i<pJ->nTab; i++){
+    zSql = sqlite3_mprintf(bTerm ? "SELECT 1 FROM %s WHERE (%s)" : "SELECT (%s) FROM %s",
+                           bTerm ? pJ->azSrc[i] : zExpr, bTerm ? zExpr : pJ->azSrc[i]);
+    if( zSql==0 ){ buildNoMem(pJ->pB); return -2; }
+    ok = joinPrepares(db, zSql);
+    sqlite3_free(zSql);
+    if( ok ){
+      if( iTab>=0 ) return -2;     /* a USING column, say: both have it */
+      iTab = i;
+    }
+  }
+  return iTab;
+}
+
+/* Scan column of table iTab (FROM order) for expression zExpr (copied),
+** added when new; -1 when out of memory. */
+static int joinScanCol(JoinBuild *pJ, int iTab, const char *zExpr){
+  int i, n = pJ->nCol[iTab];
+  char **az;
+  for(i=0; i<n; i++) if( strcmp(pJ->aazCol[iTab][i], zExpr)==0 ) return i;
+  az = sqlite3_realloc64(pJ->aazCol[iTab], sizeof(char*)*(n+1));
+  if( az==0 ){ buildNoMem(pJ->pB); return -1; }
+  pJ->aazCol[iTab] = az;
+  if( (az[n] = sqlite3_mprintf("%s", zExpr))==0 ){ buildNoMem(pJ->pB); return -1; }
+  pJ->nCol[iTab] = n+1;
+  return n;
+}
+
+/* Is tokens [t0, t1) a plain column reference: name, table.name or
+** schema.table.name? */
+static int joinPlainColumn(const ParToken *a, int t0, int t1){
+  int i, n = t1-t0;
+  if( n!=1 && n!=3 && n!=5 ) return 0;
+  for(i=t0; i<t1; i++){
+    int bName = ((i-t0)&1)==0;
+    if( bName && a[i].eType!=PT_ID && a[i].eType!=PT_QID ) return 0;
+    if( !bName && a[i].eType!=PT_DOT ) return 0;
+  }
+  return 1;
+}
+
+/* The declared affinity and collation of plain column zCol of table iTab:
+** *pbNumeric (INTEGER, REAL or NUMERIC affinity), *peColl (PAR_COLL_*, or
+** PAR_COLL_UNKNOWN for another collation).  Returns 0 when it is not a
+** table's column read straight. */
+static int joinColumnInfo(JoinBuild *pJ, int iTab, const char *zCol, int *pbNumeric,
+                          int *peColl){
+  sqlite3 *db = pJ->pB->db;
+  sqlite3_stmt *pStmt = 0;
+  char *zSql = sqlite3_mprintf("SELECT %s FROM %s", zCol, pJ->azSrc[iTab]);
+  const char *zDb, *zTab, *zOrig, *zType = 0, *zColl = 0;
+  int ok = 0;
+  if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+    zDb = sqlite3_column_database_name(pStmt, 0);
+    zTab = sqlite3_column_table_name(pStmt, 0);
+    zOrig = sqlite3_column_origin_name(pStmt, 0);
+    if( zDb && zTab && zOrig
+     && sqlite3_table_column_metadata(db, zDb, zTab, zOrig, &zType, &zColl, 0, 0, 0)==SQLITE_OK ){
+      char c = parAffinityLetter(zType);
+      *pbNumeric = c=='i' || c=='r' || c=='u';
+      *peColl = zColl ? parCollFromName(zColl) : PAR_COLL_BINARY;
+      if( *peColl<0 ) *peColl = PAR_COLL_UNKNOWN;
+      ok = 1;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return ok;
+}
+
+/* Add the key "zL = zR" between tables iL and iR (FROM order). */
+static int joinAddEdge(JoinBuild *pJ, int iL, const char *zL, int iR, const char *zR,
+                       const char *zText){
+  struct JoinEdge *e;
+  int bNumL, bNumR, eCollL, eCollR;
+  if( pJ->nEdge>=(int)(sizeof(pJ->aEdge)/sizeof(pJ->aEdge[0])) ){
+    return joinWhy(pJ, "more join keys than the join operator takes%s", "");
+  }
+  if( !joinColumnInfo(pJ, iL, zL, &bNumL, &eCollL)
+   || !joinColumnInfo(pJ, iR, zR, &bNumR, &eCollR) ){
+    return joinWhy(pJ, "a join key that is not a table's column: %s", zText);
+  }
+  eCollL = buildKnownColl(eCollL, parCollReplaced(pJ->pB->db));
+  if( eCollL==PAR_COLL_UNKNOWN ){
+    return joinWhy(pJ, "a join key under a collation the kernels do not know: %s", zText);
+  }
+  e = &pJ->aEdge[pJ->nEdge++];
+  memset(e, 0, sizeof(*e));
+  e->iTabL = iL;
+  e->iTabR = iR;
+  e->zColL = sqlite3_mprintf("%s", zL);
+  e->zColR = sqlite3_mprintf("%s", zR);
+  e->zText = sqlite3_mprintf("%s", zText);
+  e->eColl = eCollL;
+  e->bNumeric = bNumL || bNumR;
+  if( e->zColL==0 || e->zColR==0 || e->zText==0 ){ buildNoMem(pJ->pB); return 1; }
+  return 0;
+}
+
+/* One AND-term, tokens [t0, t1) of the SELECT: a key, or a filter of one
+** table's scan.  Returns 1 when the join cannot be planned. */
+static int joinTerm(JoinBuild *pJ, int t0, int t1){
+  ParSelect *pSel = pJ->pB->pSel;
+  const ParToken *a = pSel->aTok;
+  ParSpan s;
+  char *zTerm;
+  int i, iTab, rc = 0;
+  buildStripParens(a, &t0, &t1);
+  if( t0>=t1 ) return joinWhy(pJ, "an empty term%s", "");
+  s.iTok = t0; s.iTokEnd = t1;
+  s.iStart = a[t0].i; s.iEnd = a[t1-1].i + a[t1-1].n;
+  zTerm = parSpanText(pSel->zSql, s);
+  if( zTerm==0 ){ buildNoMem(pJ->pB); return 1; }
+  for(i=t0+1; i<t1-1; i++){
+    if( a[i].eType==PT_OP && (a[i].n==1 || a[i].n==2)
+     && strncmp(pSel->zSql+a[i].i, "==", a[i].n)==0
+     && joinPlainColumn(a, t0, i) && joinPlainColumn(a, i+1, t1) ){
+      char *zL = sqlite3_mprintf("%.*s", a[i-1].i+a[i-1].n-a[t0].i, pSel->zSql+a[t0].i);
+      char *zR = sqlite3_mprintf("%.*s", a[t1-1].i+a[t1-1].n-a[i+1].i, pSel->zSql+a[i+1].i);
+      int iL = zL ? joinExprTab(pJ, zL, 0) : -2, iR = zR ? joinExprTab(pJ, zR, 0) : -2;
+      if( zL==0 || zR==0 ) buildNoMem(pJ->pB);
+      if( iL>=0 && iR>=0 && iL!=iR ){
+        rc = joinAddEdge(pJ, iL, zL, iR, zR, zTerm);
+        sqlite3_free(zL);
+        sqlite3_free(zR);
+        sqlite3_free(zTerm);
+        return rc;
+      }
+      sqlite3_free(zL);
+      sqlite3_free(zR);
+      break;
+    }
+  }
+  iTab = joinExprTab(pJ, zTerm, 1);
+  if( iTab==-2 ){
+    rc = joinWhy(pJ, "a term that names several tables: %s", zTerm);
+  }else{
+    if( iTab<0 ) iTab = 0;
+    sqlite3_str_appendf(pJ->apWhere[iTab], "%s(%s)", pJ->nWhere[iTab] ? " AND " : "", zTerm);
+    pJ->nWhere[iTab]++;
+  }
+  sqlite3_free(zTerm);
+  return rc;
+}
+
+/* Split tokens [t0, t1) into AND-terms (joinTerm each): ANDs outside
+** parentheses, CASE ... END, and the AND of a BETWEEN. */
+static int joinTerms(JoinBuild *pJ, int t0, int t1){
+  ParSelect *pSel = pJ->pB->pSel;
+  const ParToken *a = pSel->aTok;
+  int i, iStart = t0, nDepth = 0, nCase = 0, nBetween = 0;
+  for(i=t0; i<t1; i++){
+    if( a[i].eType==PT_LP ) nDepth++;
+    else if( a[i].eType==PT_RP ) nDepth--;
+    if( nDepth>0 ) continue;
+    if( parTokIs(pSel->zSql, &a[i], "CASE") ) nCase++;
+    else if( parTokIs(pSel->zSql, &a[i], "END") && nCase>0 ) nCase--;
+    else if( nCase==0 && parTokIs(pSel->zSql, &a[i], "BETWEEN") ) nBetween++;
+    else if( nCase==0 && parTokIs(pSel->zSql, &a[i], "AND") ){
+      if( nBetween>0 ){ nBetween--; continue; }
+      if( joinTerm(pJ, iStart, i) ) return 1;
+      iStart = i+1;
+    }
+  }
+  return joinTerm(pJ, iStart, t1);
+}
+
+/* The columns of table iTab (FROM order) that are not hidden, by name
+** (sqlite3_malloc'd, NULL-terminated), or NULL when out of memory. */
+static char **joinTableCols(JoinBuild *pJ, int iTab){
+  sqlite3_stmt *pStmt = 0;
+  const ParFromSrc *pS = pJ->apSrc[iTab];
+  char **az = 0;
+  int n = 0;
+  char *zSql = sqlite3_mprintf("SELECT name FROM pragma_table_info(%Q, %Q)", pS->zName,
+                               pS->zSchema ? pS->zSchema : "main");
+  if( zSql && sqlite3_prepare_v2(pJ->pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+    while( sqlite3_step(pStmt)==SQLITE_ROW ){
+      char **azNew = sqlite3_realloc64(az, sizeof(char*)*(n+2));
+      if( azNew==0 ) break;
+      az = azNew;
+      az[n] = sqlite3_mprintf("%s", (const char*)sqlite3_column_text(pStmt, 0));
+      if( az[n]==0 ) break;
+      az[++n] = 0;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  if( az==0 ) az = sqlite3_malloc64(sizeof(char*));
+  if( az && n==0 ) az[0] = 0;
+  return az;
+}
+
+static void joinColsFree(char **az){
+  int i;
+  for(i=0; az && az[i]; i++) sqlite3_free(az[i]);
+  sqlite3_free(az);
+}
+
+/* The key of USING column zCol (or a NATURAL one) of source iTab: the
+** leftmost source before it with the column, against iTab's. */
+static int joinUsing(JoinBuild *pJ, int iTab, const char *zCol){
+  int i, rc = 1;
+  for(i=0; i<iTab; i++){
+    char **az = joinTableCols(pJ, i);
+    int j, bHas = 0;
+    if( az==0 ){ buildNoMem(pJ->pB); return 1; }
+    for(j=0; az[j] && !bHas; j++) bHas = sqlite3_stricmp(az[j], zCol)==0;
+    joinColsFree(az);
+    if( bHas ){
+      const ParFromSrc *pL = pJ->apSrc[i], *pR = pJ->apSrc[iTab];
+      char *zL = sqlite3_mprintf("\"%w\".\"%w\"", pL->zAlias ? pL->zAlias : pL->zName, zCol);
+      char *zR = sqlite3_mprintf("\"%w\".\"%w\"", pR->zAlias ? pR->zAlias : pR->zName, zCol);
+      char *zText = sqlite3_mprintf("USING (%s)", zCol);
+      if( zL && zR && zText ) rc = joinAddEdge(pJ, i, zL, iTab, zR, zText);
+      else buildNoMem(pJ->pB);
+      sqlite3_free(zL);
+      sqlite3_free(zR);
+      sqlite3_free(zText);
+      return rc;
+    }
+  }
+  return joinWhy(pJ, "a USING column no table on its left has: %s", zCol);
+}
+
+/* The sources: tables joined by inner joins; their names and texts. */
+static int joinSources(JoinBuild *pJ){
+  ParBuild *pB = pJ->pB;
+  const ParFrom *pF = pB->pSel->pFrom;
+  int i, j;
+  pJ->nTab = pF->nSrc;
+  if( pF->nSrc>PAR_JOIN_MAX_TAB ){
+    return joinWhy(pJ, "more tables than the join operator takes (8)%s", "");
+  }
+  for(i=0; i<pF->nSrc; i++){
+    const ParFromSrc *pS = &pF->aSrc[i];
+    const char *zName = pS->zAlias ? pS->zAlias : pS->zName;
+    pJ->apSrc[i] = pS;
+    if( pS->eType!=PAR_SRC_TABLE ){
+      return joinWhy(pJ, "a source that is not a table%s", "");
+    }
+    if( pS->eJoin & (PAR_JOIN_LEFT|PAR_JOIN_RIGHT) ){
+      return joinWhy(pJ, "an outer join%s", "");
+    }
+    for(j=0; j<i; j++){
+      const ParFromSrc *pT = &pF->aSrc[j];
+      if( sqlite3_stricmp(pT->zAlias ? pT->zAlias : pT->zName, zName)==0 ){
+        return joinWhy(pJ, "two sources named alike: %s", zName);
+      }
+    }
+    {
+      sqlite3_stmt *pStmt = 0;
+      int bOk = 0;
+      char *zSql = sqlite3_mprintf(
+          "SELECT 1 FROM pragma_table_list WHERE schema=%Q AND name=%Q "
+          "AND type='table' AND wr=0", pS->zSchema ? pS->zSchema : "main", pS->zName);
+      if( zSql && sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+        bOk = sqlite3_step(pStmt)==SQLITE_ROW;
+      }
+      sqlite3_finalize(pStmt);
+      sqlite3_free(zSql);
+      if( !bOk ){
+        return joinWhy(pJ, "a source that is not a rowid table of this database: %s",
+                       pS->zName);
+      }
+    }
+    pJ->azSrc[i] = pS->zSchema
+        ? sqlite3_mprintf("\"%w\".\"%w\" AS \"%w\"", pS->zSchema, pS->zName, zName)
+        : sqlite3_mprintf("\"%w\" AS \"%w\"", pS->zName, zName);
+    pJ->apWhere[i] = sqlite3_str_new(pB->db);
+    if( pJ->azSrc[i]==0 ){ buildNoMem(pB); return 1; }
+  }
+  return 0;
+}
+
+/* Every key and filter: ON terms, USING and NATURAL columns, WHERE. */
+static int joinConditions(JoinBuild *pJ){
+  ParSelect *pSel = pJ->pB->pSel;
+  int i, j;
+  for(i=1; i<pJ->nTab; i++){
+    const ParFromSrc *pS = pJ->apSrc[i];
+    if( pS->bOn && joinTerms(pJ, pS->on.iTok, pS->on.iTokEnd) ) return 1;
+    for(j=0; j<pS->nUsing; j++){
+      if( joinUsing(pJ, i, pS->azUsing[j]) ) return 1;
+    }
+    if( pS->eJoin & PAR_JOIN_NATURAL ){
+      char **az = joinTableCols(pJ, i);
+      int k, rc = 0;
+      if( az==0 ){ buildNoMem(pJ->pB); return 1; }
+      for(k=0; az[k] && rc==0; k++){
+        int m, bLeft = 0;
+        for(m=0; m<i && !bLeft; m++){
+          char **azL = joinTableCols(pJ, m);
+          int q;
+          for(q=0; azL && azL[q] && !bLeft; q++) bLeft = sqlite3_stricmp(azL[q], az[k])==0;
+          joinColsFree(azL);
+        }
+        if( bLeft ) rc = joinUsing(pJ, i, az[k]);
+      }
+      joinColsFree(az);
+      if( rc ) return 1;
+    }
+  }
+  if( pSel->bWhere && joinTerms(pJ, pSel->where.iTok, pSel->where.iTokEnd) ) return 1;
+  return pJ->pB->rc!=SQLITE_OK;
+}
+
+/* SQLite's loops: the order of the join and each table's loop line. */
+static int joinLoops(JoinBuild *pJ){
+  int bSort, n = 0, i;
+  const char *zLoops = buildSelectLoops(pJ->pB, &bSort), *z;
+  if( zLoops==0 ) return joinWhy(pJ, "the query plan could not be read%s", "");
+  for(i=0; i<pJ->nTab; i++) pJ->aPos[i] = -1;
+  for(z=zLoops; *z; ){
+    const char *zEnd = strchr(z, '\n'), *zName;
+    int nName;
+    if( zEnd==0 ) zEnd = z + strlen(z);
+    zName = z + (z[1]=='C' ? 5 : 7);          /* "SCAN " or "SEARCH " */
+    for(nName=0; zName+nName<zEnd && zName[nName]!=' '; nName++){}
+    for(i=0; i<pJ->nTab; i++){
+      const ParFromSrc *pS = pJ->apSrc[i];
+      const char *zN = pS->zAlias ? pS->zAlias : pS->zName;
+      if( (int)strlen(zN)==nName && strncmp(zN, zName, nName)==0 ) break;
+    }
+    if( i==pJ->nTab || pJ->aPos[i]>=0 || n>=pJ->nTab ){
+      return joinWhy(pJ, "a query plan with loops other than the tables'%s", "");
+    }
+    pJ->aPos[i] = n;
+    pJ->aOrd[n++] = i;
+    pJ->azLoop[i] = sqlite3_mprintf("%.*s", (int)(zEnd-z), z);
+    if( pJ->azLoop[i]==0 ){ buildNoMem(pJ->pB); return 1; }
+    z = *zEnd ? zEnd+1 : zEnd;
+  }
+  if( n!=pJ->nTab ) return joinWhy(pJ, "a query plan with loops other than the tables'%s", "");
+  return 0;
+}
+
+/* The one loop line of a table's scan (as par_sink reads it), or NULL. */
+static char *joinScanLoop(ParBuild *pB, const ParPlan *pScan){
+  char *zSink = parSinkSql(pScan->zExtract, (int)strlen(pScan->zExtract), pScan->nExtractCol);
+  char *z;
+  int bSort, n;
+  if( zSink==0 ) return 0;
+  z = buildLoops(pB->db, zSink, pScan->pParams, &bSort);
+  sqlite3_free(zSink);
+  n = z ? (int)strlen(z) : 0;
+  if( n>0 && z[n-1]=='\n' ) z[--n] = 0;
+  if( z && strchr(z, '\n') ){ sqlite3_free(z); return 0; }
+  return z;
+}
+
+/* Does SQLite's inner loop zLoop over table zName give the rows matching
+** one outer row in rowid order?  A rowid lookup, a full scan, or an index
+** whose columns are exactly its equality constraints (ties by rowid). */
+static int joinLoopRowidOrder(JoinBuild *pJ, const char *zLoop, const char *zName){
+  char *zScan = sqlite3_mprintf("SCAN %s", zName);
+  char *zPk = sqlite3_mprintf("SEARCH %s USING INTEGER PRIMARY KEY (rowid=?)", zName);
+  char *zIdx = sqlite3_mprintf("SEARCH %s USING ", zName);
+  int bOk = 0;
+  if( zScan && zPk && zIdx ){
+    if( strcmp(zLoop, zScan)==0 || strcmp(zLoop, zPk)==0 ){
+      bOk = 1;
+    }else if( strncmp(zLoop, zIdx, strlen(zIdx))==0 ){
+      const char *z = zLoop + strlen(zIdx), *zP;
+      if( strncmp(z, "COVERING ", 9)==0 ) z += 9;
+      if( strncmp(z, "INDEX ", 6)==0 && (zP = strstr(z, " ("))!=0 && !strchr(zP, '<')
+       && !strchr(zP, '>') && strstr(zP, " OR ")==0 ){
+        char *zIndex = sqlite3_mprintf("%.*s", (int)(zP-z-6), z+6);
+        int nEq = 0;
+        const char *q;
+        for(q=zP; (q = strstr(q, "=?"))!=0; q+=2) nEq++;
+        if( zIndex ){
+          char *zSql = sqlite3_mprintf("SELECT count(*) FROM pragma_index_info(%Q)", zIndex);
+          bOk = zSql && nEq>0 && parQueryInt(pJ->pB->db, zSql, -1)==nEq;
+          sqlite3_free(zSql);
+        }
+        sqlite3_free(zIndex);
+      }
+    }
+  }
+  sqlite3_free(zScan);
+  sqlite3_free(zPk);
+  sqlite3_free(zIdx);
+  return bOk;
+}
+
+/* Table iTab's scan (FROM order) as a plan of its own. */
+static ParPlan *joinScanPlan(JoinBuild *pJ, int iTab){
+  ParPlan *pPlan = pJ->pB->pPlan, *p;
+  sqlite3_str *pStr;
+  int i, bNoMem = 0;
+  p = sqlite3_malloc(sizeof(*p));
+  if( p==0 ) return 0;
+  memset(p, 0, sizeof(*p));
+  p->nRef = 1;
+  p->pParams = parParamsDup(pPlan->pParams, &bNoMem);
+  pStr = sqlite3_str_new(pJ->pB->db);
+  for(i=0; i<pJ->nCol[iTab]; i++){
+    sqlite3_str_appendf(pStr, "%s%s", i ? ", " : "", pJ->aazCol[iTab][i]);
+  }
+  p->zExtractCols = sqlite3_str_finish(pStr);
+  p->zExtractFrom = sqlite3_mprintf("%s", pJ->azSrc[iTab]);
+  if( pJ->nWhere[iTab] ){
+    p->zExtractWhere = sqlite3_str_finish(pJ->apWhere[iTab]);
+    pJ->apWhere[iTab] = 0;
+  }
+  p->nExtractCol = pJ->nCol[iTab];
+  p->azExtractExpr = sqlite3_malloc64(sizeof(char*)*(pJ->nCol[iTab]+1));
+  if( p->azExtractExpr ){
+    for(i=0; i<pJ->nCol[iTab]; i++){
+      p->azExtractExpr[i] = pJ->aazCol[iTab][i];
+      pJ->aazCol[iTab][i] = 0;
+    }
+    p->nExtractExpr = pJ->nCol[iTab];
+  }
+  if( p->zExtractCols && p->zExtractFrom ){
+    p->zExtract = p->zExtractWhere
+        ? sqlite3_mprintf("SELECT %s FROM %s WHERE %s", p->zExtractCols, p->zExtractFrom,
+                          p->zExtractWhere)
+        : sqlite3_mprintf("SELECT %s FROM %s", p->zExtractCols, p->zExtractFrom);
+  }
+  if( bNoMem || p->zExtract==0 || p->azExtractExpr==0
+   || (pJ->nWhere[iTab] && p->zExtractWhere==0) ){
+    parPlanFree(p);
+    return 0;
+  }
+  return p;
+}
+
+void parPlanJoinFree(ParPlanJoin *pJoin){
+  int i, k;
+  if( pJoin==0 ) return;
+  for(i=0; i<pJoin->nTab; i++){
+    ParJoinTab *pT = &pJoin->aTab[i];
+    sqlite3_free(pT->zName);
+    sqlite3_free(pT->zLoop);
+    parPlanFree(pT->pScan);
+    for(k=0; k<pT->nKey; k++) sqlite3_free(pT->aKey[k].zText);
+    sqlite3_free(pT->aKey);
+  }
+  sqlite3_free(pJoin->aTab);
+  sqlite3_free(pJoin->aOutTab);
+  sqlite3_free(pJoin->aOutCol);
+  sqlite3_free(pJoin);
+}
+
+/* The operator from what pJ found: tables in join order, keys assigned to
+** the later table of each, the columns, the scans. */
+static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
+  ParBuild *pB = pJ->pB;
+  ParPlan *pPlan = pB->pPlan;
+  ParPlanJoin *pJoin;
+  int i, j, e;
+  int aKeyL[64], aKeyR[64];
+
+  /* Columns first: the keys', then the extraction's. */
+  for(e=0; e<pJ->nEdge; e++){
+    aKeyL[e] = joinScanCol(pJ, pJ->aEdge[e].iTabL, pJ->aEdge[e].zColL);
+    aKeyR[e] = joinScanCol(pJ, pJ->aEdge[e].iTabR, pJ->aEdge[e].zColR);
+    if( aKeyL[e]<0 || aKeyR[e]<0 ) return 1;
+  }
+  if( pPlan->nExtractExpr!=pPlan->nExtractCol
+   && !(pPlan->nExtractExpr==0 && strcmp(pPlan->zExtractCols, "0")==0) ){
+    return joinWhy(pJ, "the columns read are not known one by one%s", "");
+  }
+  pJoin = sqlite3_malloc(sizeof(*pJoin));
+  if( pJoin==0 ){ buildNoMem(pB); return 1; }
+  memset(pJoin, 0, sizeof(*pJoin));
+  pPlan->pJoin = pJoin;
+  pJoin->bOrderMatters = bOrderMatters;
+  pJoin->aOutTab = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractCol+1));
+  pJoin->aOutCol = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractCol+1));
+  pJoin->aTab = sqlite3_malloc64(sizeof(ParJoinTab)*pJ->nTab);
+  if( pJoin->aOutTab==0 || pJoin->aOutCol==0 || pJoin->aTab==0 ){ buildNoMem(pB); return 1; }
+  memset(pJoin->aTab, 0, sizeof(ParJoinTab)*pJ->nTab);
+  for(j=0; j<pPlan->nExtractCol; j++){
+    const char *zExpr = j<pPlan->nExtractExpr ? pPlan->azExtractExpr[j] : "0";
+    int iTab = joinExprTab(pJ, zExpr, 0);
+    if( iTab==-2 ) return joinWhy(pJ, "a column that names several tables: %s", zExpr);
+    if( iTab<0 ) iTab = pJ->aOrd[0];
+    pJoin->aOutTab[j] = pJ->aPos[iTab];
+    pJoin->aOutCol[j] = joinScanCol(pJ, iTab, zExpr);
+    if( pJoin->aOutCol[j]<0 ) return 1;
+  }
+  pJoin->nTab = pJ->nTab;
+  for(i=0; i<pJ->nTab; i++){
+    int iTab = pJ->aOrd[i];
+    const ParFromSrc *pS = pJ->apSrc[iTab];
+    ParJoinTab *pT = &pJoin->aTab[i];
+    pT->zName = sqlite3_mprintf("%s", pS->zAlias ? pS->zAlias : pS->zName);
+    pT->zLoop = pJ->azLoop[iTab];
+    pJ->azLoop[iTab] = 0;
+    pT->aKey = sqlite3_malloc64(sizeof(ParJoinKey)*(pJ->nEdge+1));
+    if( pT->zName==0 || pT->aKey==0 ){ buildNoMem(pB); return 1; }
+    for(e=0; e<pJ->nEdge; e++){
+      struct JoinEdge *pE = &pJ->aEdge[e];
+      int pL = pJ->aPos[pE->iTabL], pR = pJ->aPos[pE->iTabR];
+      ParJoinKey *pK;
+      if( (pL>pR ? pL : pR)!=i ) continue;
+      pK = &pT->aKey[pT->nKey++];
+      pK->eColl = pE->eColl;
+      pK->bNumeric = pE->bNumeric;
+      pK->zText = sqlite3_mprintf("%s", pE->zText);
+      if( pK->zText==0 ){ buildNoMem(pB); return 1; }
+      if( pL>pR ){
+        pK->iBuildCol = aKeyL[e];
+        pK->iProbeTab = pR;
+        pK->iProbeCol = aKeyR[e];
+      }else{
+        pK->iBuildCol = aKeyR[e];
+        pK->iProbeTab = pL;
+        pK->iProbeCol = aKeyL[e];
+      }
+    }
+    if( i>0 && pT->nKey==0 ){
+      return joinWhy(pJ, "SQLite's loop over %s has no equality with the tables before it "
+                     "(a cross product)", pT->zName);
+    }
+  }
+  for(i=0; i<pJ->nTab; i++){
+    ParJoinTab *pT = &pJoin->aTab[i];
+    pT->pScan = joinScanPlan(pJ, pJ->aOrd[i]);
+    if( pT->pScan==0 ){ buildNoMem(pB); return 1; }
+  }
+  return 0;
+}
+
+/* The order checks: see the header comment. */
+static int joinOrder(JoinBuild *pJ){
+  ParPlanJoin *pJoin = pJ->pB->pPlan->pJoin;
+  int i;
+  for(i=0; i<pJoin->nTab; i++){
+    ParJoinTab *pT = &pJoin->aTab[i];
+    char *zScan = joinScanLoop(pJ->pB, pT->pScan);
+    if( zScan==0 ) return joinWhy(pJ, "a table's scan has no plan SQLite tells%s", "");
+    if( i==0 ){
+      pT->bOrderKnown = 1;
+      if( pJoin->bOrderMatters && strcmp(zScan, pT->zLoop)!=0 ){
+        joinWhy(pJ, "SQLite's outer loop reads the rows in another order than the "
+                "table's scan, and the result depends on it (%s)", pT->zLoop);
+        sqlite3_free(zScan);
+        return 1;
+      }
+    }else{
+      char *zRowid = sqlite3_mprintf("SCAN %s", pT->zName);
+      int k;
+      for(k=0; k<pT->nKey && zRowid; k++){
+        if( pT->aKey[k].eColl==PAR_COLL_RTRIM && strcmp(pT->zLoop, zRowid)!=0 ){
+          /* SQLite 3.40 probes its index of such a loop through a Bloom
+          ** filter hashing a text by its length (vdbe.c filterHash): texts
+          ** that RTRIM finds equal but differ in length do not match
+          ** there.  SQLite's answer is SQLite's to give. */
+          joinWhy(pJ, "an RTRIM key SQLite looks up through an index and a Bloom "
+                  "filter (%s)", pT->zLoop);
+          sqlite3_free(zRowid);
+          sqlite3_free(zScan);
+          return 1;
+        }
+      }
+      pT->bOrderKnown = zRowid && strcmp(zScan, zRowid)==0
+                     && joinLoopRowidOrder(pJ, pT->zLoop, pT->zName);
+      sqlite3_free(zRowid);
+    }
+    sqlite3_free(zScan);
+  }
+  return 0;
+}
+
+/* Plan the join of the SELECT's FROM clause, when it has one: sets
+** pPlan->pJoin, or pPlan->zJoinWhy. */
+void buildJoinPlan(ParBuild *pB){
+  ParPlan *pPlan = pB->pPlan;
+  JoinBuild j;
+  int i, e;
+  if( pPlan->zWhy || pPlan->zExtract==0 ) return;
+  if( pB->pSel->pFrom==0 ){
+    if( pB->pSel->zTreeWhy && strchr(pPlan->zExtractFrom, ',') ){
+      pPlan->zJoinWhy = sqlite3_mprintf("%s", pB->pSel->zTreeWhy);
+    }
+    return;
+  }
+  if( pB->pSel->pFrom->nSrc<2 ) return;
+  memset(&j, 0, sizeof(j));
+  j.pB = pB;
+  if( joinSources(&j)==0 && joinConditions(&j)==0 && joinLoops(&j)==0
+   && joinAssemble(&j, buildOrderSensitive(pB))==0 ){
+    joinOrder(&j);
+  }
+  if( (pPlan->zJoinWhy || pB->rc) && pPlan->pJoin ){
+    parPlanJoinFree(pPlan->pJoin);
+    pPlan->pJoin = 0;
+  }
+  for(i=0; i<PAR_JOIN_MAX_TAB; i++){
+    int k;
+    sqlite3_free(j.azSrc[i]);
+    sqlite3_free(j.azLoop[i]);
+    for(k=0; k<j.nCol[i]; k++) sqlite3_free(j.aazCol[i][k]);
+    sqlite3_free(j.aazCol[i]);
+    sqlite3_free(sqlite3_str_finish(j.apWhere[i]));
+  }
+  for(e=0; e<j.nEdge; e++){
+    sqlite3_free(j.aEdge[e].zColL);
+    sqlite3_free(j.aEdge[e].zColR);
+    sqlite3_free(j.aEdge[e].zText);
+  }
+}
