@@ -10,7 +10,9 @@ one after another in one run.
     BENCH_QUERIES=Q1,Q2 make bench     # only these queries
 
 Generates (once, deterministically) bench/data/bench_<rows>.db in WAL mode
-with fact (BENCH_ROWS rows) and dim (BENCH_ROWS/10 rows).  For each query,
+with fact (BENCH_ROWS rows), dim (BENCH_ROWS/10 rows) and dim2 (dim's keys
+and groups in a column with no index, for Q10); a file made before dim2
+existed gets dim2 added, fact and dim untouched.  For each query,
 each repetition runs one after another: native SQLite; the extraction
 queries of the view's plan (par_explain) alone, natively; then at each
 thread count the extension cold (after par_cache_clear(), when it exists),
@@ -18,7 +20,7 @@ warm (again right after, only when a cache exists), par_profile (for the
 extraction time), cold with serial extraction (parallel_extract 0) and its
 par_profile (for the share of the kernels and the delivery of the rows),
 and DuckDB.  Every measurement reads every result row:
-Q1-Q7 and Q9 through the same aggregate over the result columns for every
+Q1-Q7, Q9 and Q10 through the same aggregate over the result columns for every
 system, Q8 as its (bin, count) rows.  Times are medians of BENCH_REPS runs.
 
 The floor of each query is the same read over a TEMP TABLE that holds the
@@ -72,6 +74,14 @@ QUERIES = [
            "PRECEDING) FROM fact"),
     ("Q8", None),   # the histogram, below
     ("Q9", "SELECT sum(v_int), sum(v_real) FROM fact"),
+    # Q6 on a key with no index.  SQLite 3.40.1's EXPLAIN QUERY PLAN:
+    #   SCAN f
+    #   SEARCH d USING AUTOMATIC COVERING INDEX (k=?)
+    #   USE TEMP B-TREE FOR GROUP BY
+    # (it builds an index on dim2.k for this one statement, then looks every
+    # fact row up in it).
+    ("Q10", "SELECT d.grp, count(*), sum(f.v_int) FROM fact f JOIN dim2 d ON d.k = f.k_large "
+            "GROUP BY d.grp"),
 ]
 
 # Q8: 100 equal-width bins over [lo, hi] = [min, max] of v_real, as
@@ -102,8 +112,35 @@ HISTOGRAM_DUCKDB = (
 
 # ---- the data ------------------------------------------------------------
 
+def add_dim2(c):
+    """dim2 := dim's rows as (k, grp, label) with k = dim.id, in one
+    transaction of c (isolation_level None).  No index on k; the rowid order
+    is k ordered by a 32-bit integer hash (xorshift-multiply, one to one on
+    32-bit values, so the order is total and deterministic; a multiplicative
+    hash alone would order k in an arithmetic progression)."""
+    c.execute("BEGIN")
+    c.execute("CREATE TABLE dim2(k INT, grp INT, label TEXT)")
+    c.execute("""
+        WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ?1),
+        a(i, x) AS (SELECT i, ((i | (i >> 16)) - (i & (i >> 16))) * 73244475 & 4294967295
+                    FROM s),
+        b(i, x) AS (SELECT i, ((x | (x >> 16)) - (x & (x >> 16))) * 73244475 & 4294967295
+                    FROM a),
+        h(i, x) AS (SELECT i, (x | (x >> 16)) - (x & (x >> 16)) FROM b)
+        INSERT INTO dim2(rowid, k, grp, label)
+        SELECT row_number() OVER (ORDER BY x), i, i % 1000, 'L' || (i % 5000) FROM h""",
+              (max(1, ROWS // 10),))
+    c.execute("COMMIT")
+
+
 def generate():
     if os.path.exists(DB):
+        c = sqlite3.connect(DB, isolation_level=None)
+        if c.execute("SELECT 1 FROM sqlite_schema WHERE name = 'dim2'").fetchone() is None:
+            t0 = time.time()
+            add_dim2(c)
+            print("added dim2 to %s in %.1f s" % (DB, time.time() - t0), flush=True)
+        c.close()
         return
     os.makedirs(DATA, exist_ok=True)
     tmp = DB + ".tmp"
@@ -111,9 +148,10 @@ def generate():
         if os.path.exists(tmp + suffix):
             os.remove(tmp + suffix)
     t0 = time.time()
-    c = sqlite3.connect(tmp)
+    c = sqlite3.connect(tmp, isolation_level=None)
     c.execute("PRAGMA journal_mode=WAL")
     c.execute("PRAGMA synchronous=OFF")
+    c.execute("BEGIN")
     c.execute("CREATE TABLE fact(id INTEGER PRIMARY KEY, k_small INT, k_large INT, "
               "k_text TEXT, v_int INT, v_real REAL, ts INT)")
     c.execute("CREATE TABLE dim(id INTEGER PRIMARY KEY, grp INT, label TEXT)")
@@ -129,7 +167,8 @@ def generate():
     c.execute("""
         WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ?1)
         INSERT INTO dim SELECT i, i % 1000, 'L' || (i % 5000) FROM s""", (max(1, ROWS // 10),))
-    c.commit()
+    c.execute("COMMIT")
+    add_dim2(c)
     c.close()
     os.rename(tmp, DB)
     for suffix in ("-wal", "-shm"):
@@ -496,7 +535,7 @@ def main():
     duck_note = "DuckDB: skipped (run make bench-duckdb)."
     if DuckDB.installed():
         duck = DuckDB()
-        load_s = sum(duck.load(table, *export_csv(conn, table)) for table in ("fact", "dim"))
+        load_s = sum(duck.load(table, *export_csv(conn, table)) for table in ("fact", "dim", "dim2"))
         version = duck.query("SELECT version()")[1][0][0]
         duck_note = ("DuckDB %s (@duckdb/node-api): the same rows in its own in-memory "
                      "tables, loaded from a CSV export in %.1f s (not timed), `SET threads` "
@@ -528,7 +567,7 @@ def main():
         duck.close()
 
     head = [
-        "Benchmark (`make bench`, bench/bench.py): %d rows in fact, %d in dim; %d cores; "
+        "Benchmark (`make bench`, bench/bench.py): %d rows in fact, %d in dim and dim2; %d cores; "
         "parallel systems at %s thread%s; median of %d run%s; %s." % (
             ROWS, max(1, ROWS // 10), os.cpu_count(), ",".join(map(str, thread_counts)),
             "" if thread_counts == [1] else "s", REPS, "" if REPS == 1 else "s",
@@ -550,7 +589,7 @@ def main():
         "(cold); stepped natively is the extraction SQL that `par_explain` shows (Q8: `%s`) "
         "run alone in SQLite on one connection through the same aggregate." % HISTOGRAM_READ,
         "- " + duck_note,
-        "- Every measurement reads every result row: Q1-Q7 and Q9 through `count(*)` and "
+        "- Every measurement reads every result row: Q1-Q7, Q9 and Q10 through `count(*)` and "
         "`total()` over each result column (text by its length; DuckDB: `kahan_sum`), Q8 as "
         "its rows. Same answer: every system's result equals native SQLite's (the views' "
         "bit for bit; DuckDB's REAL within a relative 1e-9; Q8: the same count in every "
