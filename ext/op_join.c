@@ -264,6 +264,13 @@ static int joinWords(JoinRun *pR, JoinCanon *aC, int nKey, const int *aTwo,
     #pragma omp parallel for num_threads(pR->nThread) schedule(static)
     for(i=0; i<n; i++){
       uint32_t r = aIdx ? aIdx[i] : (uint32_t)i;
+      if( r==PX_JOIN_NONE ){
+        /* NULL padding of a LEFT JOIN: a NULL key. */
+        aSkip[i] = 1;
+        aW[i] = 0;
+        if( aW2 ) aW2[i] = 0;
+        continue;
+      }
       if( aCls[r]==JK_NULL ) aSkip[i] = 1;
       if( aW2 ){
         aW[i] = aCls[r];
@@ -356,7 +363,8 @@ static int joinStep(JoinRun *pR, int iTab, JoinRows *pRows, char **pzErr){
                                  pR->nThread, &pTable));
   if( rc==SQLITE_OK ){
     rc = parRcFromPx(px_join_probe(pTable, (const uint64_t *const*)aaPW, (size_t)nP,
-                                   aSkipP, PX_JOIN_INNER, pR->nThread, &pRes, &nOut));
+                                   aSkipP, pT->bLeft ? PX_JOIN_LEFT : PX_JOIN_INNER,
+                                   pR->nThread, &pRes, &nOut));
   }
   if( rc ) goto done;
   {
@@ -399,6 +407,8 @@ static int joinStep(JoinRun *pR, int iTab, JoinRows *pRows, char **pzErr){
     next.aaIdx[t] = parBigMalloc((sqlite3_int64)(nOut ? nOut : 1)*4);
     if( next.aaIdx[t]==0 ){ rc = SQLITE_NOMEM; goto done; }
     if( pRows->aaIdx[t] ){
+      /* (A NULL-padded row's index stays PX_JOIN_NONE: probe rows are
+      ** real rows, and their indices are gathered as they are.) */
       px_gather_u32(pRows->aaIdx[t], aProbe, next.aaIdx[t], nOut, pR->nThread);
     }else{
       memcpy(next.aaIdx[t], aProbe, nOut*4);
@@ -449,6 +459,54 @@ static sqlite3_int64 joinDataVersion(sqlite3 *db){
   return v;
 }
 
+/* pDst = rows aIdx[0..n-1] of pSrc as parColumnGather() makes them,
+** except that an index PX_JOIN_NONE gives NULL (a LEFT JOIN's padding). */
+static int joinGatherPadded(const ParColumn *pSrc, sqlite3_int64 nSrc, const uint32_t *aIdx,
+                            sqlite3_int64 n, int nThread, ParColumn *pDst){
+  sqlite3_int64 i, nNone = 0, nNull = 0;
+  uint32_t *aSafe;
+  int rc;
+  for(i=0; i<n; i++) nNone += aIdx[i]==PX_JOIN_NONE;
+  if( nNone==0 ) return parColumnGather(pSrc, aIdx, n, nThread, pDst);
+  if( nSrc==0 || pSrc->eStore==PAR_COL_NULL ){
+    /* Nothing to gather: every row is padding (or NULL anyway). */
+    memset(pDst, 0, sizeof(*pDst));
+    pDst->eStore = PAR_COL_NULL;
+    pDst->nNull = n;
+    pDst->aNull = sqlite3_malloc64((sqlite3_uint64)(n+7)/8 + 1);
+    if( pDst->aNull==0 ) return SQLITE_NOMEM;
+    memset(pDst->aNull, 0xff, (size_t)(n+7)/8 + 1);   /* (as batch.c's: every bit) */
+    return SQLITE_OK;
+  }
+  /* Gather row 0 (any row) for the padding, then mark it NULL. */
+  aSafe = parBigMalloc((n ? n : 1)*4);
+  if( aSafe==0 ) return SQLITE_NOMEM;
+  for(i=0; i<n; i++) aSafe[i] = aIdx[i]==PX_JOIN_NONE ? 0 : aIdx[i];
+  rc = parColumnGather(pSrc, aSafe, n, nThread, pDst);
+  if( rc==SQLITE_OK && pDst->aNull==0 ){
+    pDst->aNull = sqlite3_malloc64((sqlite3_uint64)(n+7)/8);
+    if( pDst->aNull==0 ) rc = SQLITE_NOMEM;
+    else memset(pDst->aNull, 0, (size_t)(n+7)/8);
+  }
+  parBigFree(aSafe);
+  if( rc ) return rc;
+  for(i=0; i<n; i++){
+    if( aIdx[i]==PX_JOIN_NONE ){
+      pDst->aNull[i>>3] |= (uint8_t)(1<<(i&7));
+      if( pDst->aType ){
+        pDst->aType[i] = SQLITE_NULL;
+        pDst->aVal[i] = 0;
+      }
+      if( pDst->aInt ) pDst->aInt[i] = 0;
+      if( pDst->aReal ) pDst->aReal[i] = 0.0;
+      if( pDst->aCode ) pDst->aCode[i] = 0;
+    }
+  }
+  for(i=0; i<n; i++) nNull += (pDst->aNull[i>>3] >> (i&7)) & 1;
+  pDst->nNull = nNull;
+  return SQLITE_OK;
+}
+
 /* The output batch: extraction column j gathered from its table. */
 static int joinOutput(JoinRun *pR, const ParPlan *pPlan, JoinRows *pRows, ParBatch **ppOut){
   const ParPlanJoin *pJoin = pR->pJoin;
@@ -472,8 +530,9 @@ static int joinOutput(JoinRun *pR, const ParPlan *pPlan, JoinRows *pRows, ParBat
   pOut->nCol = pPlan->nExtractCol;
   for(j=0; j<pPlan->nExtractCol && rc==SQLITE_OK; j++){
     const ParColumn *pSrc = &pOut->apKeep[pJoin->aOutTab[j]]->aCol[pJoin->aOutCol[j]];
-    rc = parColumnGather(pSrc, pRows->aaIdx[pJoin->aOutTab[j]], pRows->n, pR->nThread,
-                         &pOut->aCol[j]);
+    rc = joinGatherPadded(pSrc, pOut->apKeep[pJoin->aOutTab[j]]->nRow,
+                          pRows->aaIdx[pJoin->aOutTab[j]], pRows->n, pR->nThread,
+                          &pOut->aCol[j]);
     if( rc==SQLITE_OK ){
       pOut->aCol[j].zName = sqlite3_mprintf("%s", pSrc->zName ? pSrc->zName : "");
       if( pSrc->zDeclType ) pOut->aCol[j].zDeclType = sqlite3_mprintf("%s", pSrc->zDeclType);

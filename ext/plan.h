@@ -104,6 +104,8 @@ struct ParJoinTab {
   ParPlan *pScan;
   int nKey;
   ParJoinKey *aKey;
+  int bLeft;         /* LEFT JOIN: a row before it with no match is kept,
+                     ** this table's columns NULL */
   int bOrderKnown;   /* rows matching one probe row come in the order
                      ** SQLite's loop would visit them (rowid order, which
                      ** the scan reads in); else they must be unique when

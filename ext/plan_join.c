@@ -11,8 +11,12 @@
 **
 ** What is planned here, and why each rule holds:
 **  - Sources: tables only (rowid tables: their scans read in rowid order),
-**    joined by INNER, CROSS, NATURAL or "," joins.  For an inner join, ON
-**    terms are WHERE terms: every term is an AND-term of one list.
+**    joined by INNER, CROSS, NATURAL, "," or LEFT joins.  For an inner
+**    join, ON terms are WHERE terms: every term is an AND-term of one
+**    list.  A LEFT JOIN's ON terms are its keys (to tables on its left) and
+**    filters of its own table (pushed into its scan: they decide which of
+**    its rows can match); a term there that filters the left side, and any
+**    WHERE term on a NULL-padded table, leave the join to SQLite.
 **  - A term "a.x = b.y" between plain columns of two tables is a join key.
 **    SQLite compares them with the collation of the left operand's column
 **    (expr.c sqlite3BinaryCompareCollSeq) and, when either column has
@@ -59,8 +63,15 @@ typedef struct JoinBuild {
   char **aazCol[PAR_JOIN_MAX_TAB];
   sqlite3_str *apWhere[PAR_JOIN_MAX_TAB];
   int nWhere[PAR_JOIN_MAX_TAB];
+  int aLeft[PAR_JOIN_MAX_TAB];     /* FROM order: joined by LEFT JOIN */
+  int aNullable[PAR_JOIN_MAX_TAB]; /* ...or after one: its columns can be
+                                   ** NULL padding in the joined rows */
+  int iOn;                         /* the LEFT JOIN whose ON terms are being
+                                   ** read, or -1 */
   int nEdge;
   struct JoinEdge {
+    int iOn;                       /* the LEFT JOIN source whose ON it is
+                                   ** part of, or -1 */
     int iTabL, iTabR;              /* FROM order; L the left operand's */
     char *zColL, *zColR;           /* the operands' text */
     int eColl, bNumeric;
@@ -186,6 +197,7 @@ static int joinAddEdge(JoinBuild *pJ, int iL, const char *zL, int iR, const char
   }
   e = &pJ->aEdge[pJ->nEdge++];
   memset(e, 0, sizeof(*e));
+  e->iOn = pJ->iOn;
   e->iTabL = iL;
   e->iTabR = iR;
   e->zColL = sqlite3_mprintf("%s", zL);
@@ -219,7 +231,8 @@ static int joinTerm(JoinBuild *pJ, int t0, int t1){
       char *zR = sqlite3_mprintf("%.*s", a[t1-1].i+a[t1-1].n-a[i+1].i, pSel->zSql+a[i+1].i);
       int iL = zL ? joinExprTab(pJ, zL, 0) : -2, iR = zR ? joinExprTab(pJ, zR, 0) : -2;
       if( zL==0 || zR==0 ) buildNoMem(pJ->pB);
-      if( iL>=0 && iR>=0 && iL!=iR ){
+      if( iL>=0 && iR>=0 && iL!=iR
+       && (pJ->iOn<0 || (iL==pJ->iOn && iR<iL) || (iR==pJ->iOn && iL<iR)) ){
         rc = joinAddEdge(pJ, iL, zL, iR, zR, zTerm);
         sqlite3_free(zL);
         sqlite3_free(zR);
@@ -232,10 +245,14 @@ static int joinTerm(JoinBuild *pJ, int t0, int t1){
     }
   }
   iTab = joinExprTab(pJ, zTerm, 1);
+  if( iTab==-1 ) iTab = pJ->iOn>=0 ? pJ->iOn : 0;
   if( iTab==-2 ){
     rc = joinWhy(pJ, "a term that names several tables: %s", zTerm);
+  }else if( pJ->iOn>=0 && iTab!=pJ->iOn ){
+    rc = joinWhy(pJ, "a LEFT JOIN's ON term that filters the rows on its left: %s", zTerm);
+  }else if( pJ->iOn<0 && pJ->aNullable[iTab] ){
+    rc = joinWhy(pJ, "a term on the NULL-padded side of a LEFT JOIN: %s", zTerm);
   }else{
-    if( iTab<0 ) iTab = 0;
     sqlite3_str_appendf(pJ->apWhere[iTab], "%s(%s)", pJ->nWhere[iTab] ? " AND " : "", zTerm);
     pJ->nWhere[iTab]++;
   }
@@ -339,9 +356,11 @@ static int joinSources(JoinBuild *pJ){
     if( pS->eType!=PAR_SRC_TABLE ){
       return joinWhy(pJ, "a source that is not a table%s", "");
     }
-    if( pS->eJoin & (PAR_JOIN_LEFT|PAR_JOIN_RIGHT) ){
-      return joinWhy(pJ, "an outer join%s", "");
+    if( pS->eJoin & PAR_JOIN_RIGHT ){
+      return joinWhy(pJ, "a RIGHT or FULL join%s", "");
     }
+    pJ->aLeft[i] = (pS->eJoin & PAR_JOIN_LEFT)!=0;
+    pJ->aNullable[i] = pJ->aLeft[i];
     for(j=0; j<i; j++){
       const ParFromSrc *pT = &pF->aSrc[j];
       if( sqlite3_stricmp(pT->zAlias ? pT->zAlias : pT->zName, zName)==0 ){
@@ -377,8 +396,10 @@ static int joinSources(JoinBuild *pJ){
 static int joinConditions(JoinBuild *pJ){
   ParSelect *pSel = pJ->pB->pSel;
   int i, j;
+  pJ->iOn = -1;
   for(i=1; i<pJ->nTab; i++){
     const ParFromSrc *pS = pJ->apSrc[i];
+    pJ->iOn = pJ->aLeft[i] ? i : -1;
     if( pS->bOn && joinTerms(pJ, pS->on.iTok, pS->on.iTokEnd) ) return 1;
     for(j=0; j<pS->nUsing; j++){
       if( joinUsing(pJ, i, pS->azUsing[j]) ) return 1;
@@ -401,6 +422,7 @@ static int joinConditions(JoinBuild *pJ){
       if( rc ) return 1;
     }
   }
+  pJ->iOn = -1;
   if( pSel->bWhere && joinTerms(pJ, pSel->where.iTok, pSel->where.iTokEnd) ) return 1;
   return pJ->pB->rc!=SQLITE_OK;
 }
@@ -588,6 +610,7 @@ static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
     const ParFromSrc *pS = pJ->apSrc[iTab];
     ParJoinTab *pT = &pJoin->aTab[i];
     pT->zName = sqlite3_mprintf("%s", pS->zAlias ? pS->zAlias : pS->zName);
+    pT->bLeft = pJ->aLeft[iTab];
     pT->zLoop = pJ->azLoop[iTab];
     pJ->azLoop[iTab] = 0;
     pT->aKey = sqlite3_malloc64(sizeof(ParJoinKey)*(pJ->nEdge+1));
@@ -597,6 +620,10 @@ static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
       int pL = pJ->aPos[pE->iTabL], pR = pJ->aPos[pE->iTabR];
       ParJoinKey *pK;
       if( (pL>pR ? pL : pR)!=i ) continue;
+      if( pE->iOn!=(pJ->aLeft[iTab] ? iTab : -1) ){
+        return joinWhy(pJ, "SQLite's loops join a LEFT JOIN's table by another "
+                       "table's terms: %s", pE->zText);
+      }
       pK = &pT->aKey[pT->nKey++];
       pK->eColl = pE->eColl;
       pK->bNumeric = pE->bNumeric;
