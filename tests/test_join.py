@@ -610,8 +610,9 @@ def check(conn, sql, view_sql=None):
 
 
 def replay_command(seed, case):
-    return "/usr/bin/python3 tests/test_join.py %s --seed %d --case %d" % (
-        os.path.relpath(EXT) if not os.path.relpath(EXT).startswith("..") else EXT, seed, case)
+    ext = os.path.relpath(EXT)
+    ext = EXT if ext.startswith("..") else ext if "/" in ext else "./" + ext
+    return "/usr/bin/python3 tests/test_join.py %s --seed %d --case %d" % (ext, seed, case)
 
 
 # ---- the tests ----------------------------------------------------------------------
