@@ -159,7 +159,6 @@ class Table:
         self.cols = []          # (name, declared type)
         self.keys = []          # the join key columns
         self.indexes = []       # index names
-        self.nrows = 0
 
     def col(self, stem):
         return stem + self.name[1:]
@@ -194,7 +193,6 @@ class World:
     def make_table(self, rng, name, extremes):
         t = Table(name, rng.random() < 0.5)
         n = rng.choices(SIZES, SIZE_WEIGHTS)[0]
-        t.nrows = n
         styles = {}
         for c in ["k", "k2", t.col("x")]:
             if c == "k2" and rng.random() < 0.3:
@@ -327,7 +325,7 @@ def table_filter(rng, r):
 
 
 def gen_from(rng, w):
-    """(FROM clause, WHERE terms, refs, outer): 2-5 references joined."""
+    """(FROM clause, WHERE terms, refs): 2-5 references joined."""
     m = rng.choice([2, 2, 2, 3, 3, 3, 4, 5])
     tables = []
     for i in range(m):
@@ -342,7 +340,6 @@ def gen_from(rng, w):
         refs.append(Ref(t, "abcde"[i] if aliased else t.name, aliased))
     shape = rng.choice(["chain", "chain", "star", "tree"])
     wheres = []
-    outer = False
 
     def source(r):
         s = r.t.name + (" AS %s" % r.name if r.aliased and rng.random() < 0.7
@@ -377,7 +374,6 @@ def gen_from(rng, w):
                 using = rng.sample(common, rng.randint(1, len(common)))
                 frm += " %s %s USING (%s)" % ("JOIN" if op == "USING" else "LEFT JOIN",
                                               source(n), ", ".join(using))
-                outer |= op == "LEFT USING"
                 continue
         if op.startswith("NATURAL"):
             frm += " %s %s" % (op, source(n))
@@ -390,7 +386,6 @@ def gen_from(rng, w):
                 frm += " ON " + " AND ".join(terms)
             elif op != "CROSS JOIN":
                 frm += " ON 1"
-        outer |= "LEFT" in op or "RIGHT" in op or "FULL" in op
     for _ in range(rng.choice([0, 0, 1, 1, 2])):
         if rng.random() < 0.2:
             a, b = rng.sample(refs, 2)
@@ -399,7 +394,7 @@ def gen_from(rng, w):
                                       "%s <> %s" % (a.stem("z"), b.stem("z"))]))
         else:
             wheres.append(table_filter(rng, rng.choice(refs)))
-    return frm, wheres, refs, outer
+    return frm, wheres, refs
 
 
 GROUP_KEY_FORMS = ["{k}", "{k2}", "{x}", "{s}", "{z}", "typeof({k})", "{s} COLLATE NOCASE",
@@ -506,7 +501,7 @@ def gen_query(w, case):
     an error of SQLite's counts as small)."""
     rng = random.Random("query %d %d" % (w.seed, case))
     for _ in range(30):
-        frm, wheres, refs, _ = gen_from(rng, w)
+        frm, wheres, refs = gen_from(rng, w)
         where = " WHERE " + " AND ".join(wheres) if wheres else ""
         sel, tail = gen_select(rng, refs)
         n = join_rows(w.conn, frm, where)
