@@ -124,6 +124,8 @@ struct ParPlanJoin {
                      ** they must come in SQLite's nested-loop order */
 };
 #define PAR_JOIN_MAX_TAB 8
+#define PAR_JOIN_MAX_KEY 4   /* keys per table: two words each at most, and the
+                             ** kernel takes 8 (kernels/join.h) */
 
 struct ParPlan {
   char *zSql;        /* the SELECT as given (its parameters written as

@@ -566,6 +566,33 @@ void parPlanJoinFree(ParPlanJoin *pJoin){
   sqlite3_free(pJoin);
 }
 
+/* Is expression zExpr of table iTab (FROM order) NULL on a row of
+** NULLs, the padding a LEFT JOIN gives?  Asked of SQLite: zExpr over a
+** row of NULLs under the table's name (typeof(x), coalesce(x, 0), x IS
+** NULL are not). */
+static int joinPadsToNull(JoinBuild *pJ, int iTab, const char *zExpr){
+  const ParFromSrc *pS = pJ->apSrc[iTab];
+  char **az = joinTableCols(pJ, iTab);
+  sqlite3_str *pStr = sqlite3_str_new(pJ->pB->db);
+  sqlite3_stmt *pStmt = 0;
+  char *zSql;
+  int i, bNull = 0;
+  sqlite3_str_appendall(pStr, "SELECT ");
+  for(i=0; az && az[i]; i++) sqlite3_str_appendf(pStr, "%sNULL AS \"%w\"", i ? ", " : "", az[i]);
+  if( i==0 ) sqlite3_str_appendall(pStr, "NULL");
+  zSql = sqlite3_mprintf("SELECT (%s) FROM (%s) AS \"%w\"", zExpr, sqlite3_str_value(pStr),
+                         pS->zAlias ? pS->zAlias : pS->zName);
+  if( zSql && sqlite3_prepare_v2(pJ->pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+    parParamsBind(pStmt, pJ->pB->pPlan->pParams);
+    bNull = sqlite3_step(pStmt)==SQLITE_ROW && sqlite3_column_type(pStmt, 0)==SQLITE_NULL;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  sqlite3_free(sqlite3_str_finish(pStr));
+  joinColsFree(az);
+  return bNull;
+}
+
 /* The operator from what pJ found: tables in join order, keys assigned to
 ** the later table of each, the columns, the scans. */
 static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
@@ -600,6 +627,10 @@ static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
     int iTab = joinExprTab(pJ, zExpr, 0);
     if( iTab==-2 ) return joinWhy(pJ, "a column that names several tables: %s", zExpr);
     if( iTab<0 ) iTab = pJ->aOrd[0];
+    if( pJ->aNullable[iTab] && !joinPadsToNull(pJ, iTab, zExpr) ){
+      return joinWhy(pJ, "a column of the NULL-padded side of a LEFT JOIN that is not NULL "
+                     "on padding: %s", zExpr);
+    }
     pJoin->aOutTab[j] = pJ->aPos[iTab];
     pJoin->aOutCol[j] = joinScanCol(pJ, iTab, zExpr);
     if( pJoin->aOutCol[j]<0 ) return 1;
@@ -638,6 +669,9 @@ static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
         pK->iProbeTab = pL;
         pK->iProbeCol = aKeyL[e];
       }
+    }
+    if( pT->nKey>PAR_JOIN_MAX_KEY ){
+      return joinWhy(pJ, "more than 4 keys join %s (the kernel's limit)", pT->zName);
     }
     if( i>0 && pT->nKey==0 ){
       return joinWhy(pJ, "SQLite's loop over %s has no equality with the tables before it "

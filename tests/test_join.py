@@ -572,8 +572,11 @@ def classify(conn, sql):
     lines = plan.strip().split("\n")
     if lines[0].startswith("native:"):
         return squash(lines[0])
-    if any(l.split()[0] == "join" for l in lines if l.split()):
-        return "accelerated, a join operator line"
+    for l in lines:
+        if l.startswith("join      hash join"):
+            return "accelerated, hash join"
+        if l.startswith("join      SQLite joins"):
+            return squash("accelerated, SQLite joins in the scan: " + l.split("(", 1)[1])
     m = re.search(r": (cached when still current, else )?(parallel|serial)(.*)$", lines[0])
     how = m.group(2) + m.group(3) if m else lines[0]
     return squash("accelerated, the join read by SQLite in the scan: " + how)
