@@ -277,6 +277,20 @@ done:
 
 /* ---- ORDER BY over a group-by's result ------------------------------------------ */
 
+/* Are tokens [s0, s1) and [t0, t1) the same, names compared without
+** regard to case? */
+static int sortSameTokens(const ParSelect *pSel, int s0, int s1, int t0, int t1){
+  int i;
+  if( s1-s0!=t1-t0 || s1<=s0 ) return 0;
+  for(i=0; i<s1-s0; i++){
+    const ParToken *x = &pSel->aTok[s0+i], *y = &pSel->aTok[t0+i];
+    if( x->eType!=y->eType || x->n!=y->n ) return 0;
+    if( x->eType==PT_ID ? sqlite3_strnicmp(pSel->zSql + x->i, pSel->zSql + y->i, x->n)
+                        : memcmp(pSel->zSql + x->i, pSel->zSql + y->i, x->n) ) return 0;
+  }
+  return 1;
+}
+
 /* The par_rows column ORDER BY term j reads, and the collation it sorts
 ** under, when the term is one column of the group-by's result: an
 ** aggregate, a bare column (a GROUP BY key's column among them) or an item
@@ -297,6 +311,17 @@ static int sortGroupTerm(ParBuild *pB, int j, int mReplaced, int *piCol, int *pe
     buildStripParens(pSel->aTok, &t0, &t1);
   }else{
     sortCore(pSel, &t0, &t1);
+    for(k=0; k<pSel->nCol; k++){
+      /* SQLite takes a term written as an item for that item
+      ** (resolveOrderByTermToExprList): the same value. */
+      int i0 = pSel->aCol[k].span.iTok, i1 = pSel->aCol[k].span.iTokEnd;
+      buildStripParens(pSel->aTok, &i0, &i1);
+      if( sortSameTokens(pSel, i0, i1, t0, t1) ){
+        t0 = i0;
+        t1 = i1;
+        break;
+      }
+    }
   }
   for(k=0; k<pB->nRepl && pR==0; k++){
     int r0 = pB->aRepl[k].span.iTok, r1 = pB->aRepl[k].span.iTokEnd;

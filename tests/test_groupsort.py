@@ -70,7 +70,7 @@ COLUMNS = [
 ]
 COLNAMES = [c for c, _, _ in COLUMNS]
 
-KEYS = ["k", "sn", "sr", "x", "i % 3", "typeof(x)", "x COLLATE NOCASE", "k, sn", "sr, k",
+KEYS = ["k", "sn", "sr", "x", "i % 3", "(i % 3)", "i % 3, k", "typeof(x)", "x COLLATE NOCASE", "k, sn", "sr, k",
         "sn, x", "k, i % 2"]
 AGGS = ["count(*)", "count(x)", "sum(k)", "sum(i)", "total(r)", "avg(i)", "min(sn)", "max(sr)",
         "min(x)", "max(x)", "max(i)", "min(r)", "count(DISTINCT sn)", "max(x COLLATE NOCASE)"]
@@ -313,11 +313,13 @@ def test_shapes():
                "SELECT sn, max(sr) FROM ts GROUP BY sn ORDER BY (max(sr)) COLLATE NOCASE DESC",
                "SELECT i % 3, sum(i) FROM ts GROUP BY i % 3 ORDER BY 1 DESC",
                "SELECT sum(i) FROM ts ORDER BY 1",
+               "SELECT i % 3, sum(i) FROM ts GROUP BY i % 3 ORDER BY i % 3 DESC",
                "SELECT k, count(*) FROM ts GROUP BY k HAVING count(*) > 1 ORDER BY 2 LIMIT 2"]
     final = ["SELECT k, count(*) FROM ts GROUP BY k ORDER BY count(*) * 2",
              "SELECT k, sum(i), count(*) FROM ts GROUP BY k ORDER BY sum(i) / count(*)",
              "SELECT DISTINCT k, count(*) FROM ts GROUP BY k ORDER BY 2",
-             "SELECT k, count(*) FROM ts GROUP BY k ORDER BY k + 1"]
+             "SELECT k, count(*) FROM ts GROUP BY k ORDER BY k + 1",
+             "SELECT count(*) FROM ts GROUP BY i % 3 ORDER BY i % 3"]
     for q in sorted_:
         assert uses_sort(q), "no sort operator: %s\n%s" % (
             q, w.conn.execute("SELECT par_explain(?)", (q,)).fetchone()[0])
