@@ -5,6 +5,7 @@
 **   SELECT DISTINCT k_text FROM fact;                      -- distinct
 **   SELECT id, v_real FROM fact ORDER BY v_real;           -- sort
 **   SELECT id, v_real FROM fact ORDER BY v_real LIMIT 5;   -- top-k
+**   SELECT k_small, count(*) AS n FROM fact GROUP BY 1 ORDER BY n;  -- groups
 **
 ** How it works, over the rows in the order they were read (SQLite's):
 **  1. DISTINCT: the rows' sort keys over the select list (batch.h:
@@ -19,6 +20,9 @@
 **     reading order.
 **  3. OFFSET and LIMIT cut the order; the result batch gathers the
 **     columns the view returns.
+** After a group-by (ParPlanSort.bGroup) the rows are the groups, in
+** ascending key order (bReverse: taken in reverse before the stable
+** sort), and the result keeps every column for the final SQL.
 ** LIMIT and OFFSET are evaluated by SQLite on the caller's connection;
 ** a value that is not an integer (SQLite converts some, fails on others)
 ** makes the SELECT run natively, as does text under a collation the

@@ -22,7 +22,10 @@
 **  4. The final SQL is the select list, HAVING (as WHERE), ORDER BY and
 **     LIMIT with each aggregate call and each column reference replaced by
 **     a column of par_rows(:par_rows), which serves the group-by result.  Bare
-**     columns keep their affinity through par_rows' column names.
+**     columns keep their affinity through par_rows' column names.  When
+**     every ORDER BY term is one column of that result, the sort operator
+**     orders the groups instead (plan_sort.c, buildGroupSortPlan) and the
+**     final SQL has no ORDER BY (nor LIMIT, unless HAVING remains).
 **  5. Both queries must prepare, or the statement runs natively.
 */
 #include "plan.h"

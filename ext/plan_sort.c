@@ -1,7 +1,8 @@
 /*
 ** plan_sort.c: planning the sort operator, for a SELECT without GROUP BY
 ** and aggregates that has ORDER BY or DISTINCT, with or without LIMIT and
-** OFFSET:
+** OFFSET (buildSortPlan), and for ORDER BY over a group-by's result
+** (buildGroupSortPlan, at the end of this file):
 **
 **   SELECT [DISTINCT] items FROM src [WHERE w] [ORDER BY terms] [LIMIT ...]
 **
@@ -275,7 +276,25 @@ done:
   sqlite3_free(aTermItem);
 }
 
-/* ---- ORDER BY over a group-by's result ------------------------------------------ */
+/* ---- ORDER BY over a group-by's result ------------------------------------------
+**
+**   SELECT g, count(*) AS n FROM t GROUP BY g [HAVING h] ORDER BY n DESC [LIMIT ...]
+**
+** runs as scan -> group by -> sort -> final SQL when every ORDER BY term is
+** one column of the group-by's result (sortGroupTerm); the final SQL keeps
+** the select list and HAVING, and LIMIT only with HAVING.
+**
+** The order of ties (select.c of SQLite 3.40): the aggregate loop hands its
+** output rows, in the order it makes the groups, to the sorter of case 1
+** or 2 above: ties in that order.  It makes them in key order, each key
+** ascending, or, with as many ORDER BY terms as GROUP BY terms, in the
+** direction of the ORDER BY term in its place (select.c copies the DESC
+** flags into the GROUP BY, orderByGrp); through an index, in the index's
+** order (eGroupOrder 1, checked by buildGroupOrder to be ascending key
+** order).  The group-by's result is in ascending key order, so: stable
+** sort of it (bReverse: of its reverse when every key is descending), or
+** with the keys as further terms when their directions mix -- the
+** tie-break buildTieBreak (plan.c) writes for the final SQL. */
 
 /* Are tokens [s0, s1) and [t0, t1) the same, names compared without
 ** regard to case? */

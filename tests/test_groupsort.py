@@ -73,7 +73,7 @@ COLNAMES = [c for c, _, _ in COLUMNS]
 KEYS = ["k", "sn", "sr", "x", "i % 3", "(i % 3)", "i % 3, k", "typeof(x)", "x COLLATE NOCASE", "k, sn", "sr, k",
         "sn, x", "k, i % 2"]
 AGGS = ["count(*)", "count(x)", "sum(k)", "sum(i)", "total(r)", "avg(i)", "min(sn)", "max(sr)",
-        "min(x)", "max(x)", "max(i)", "min(r)", "count(DISTINCT sn)", "max(x COLLATE NOCASE)"]
+        "min(x)", "max(x)", "max(i)", "min(r)", "count(DISTINCT sn)", "max(x COLLATE NOCASE)", "group_concat(sr)"]
 EXPR_TERMS = ["count(*) * 2", "sum(i) / count(*)", "-count(*)", "max(i) + 1",
               "count(*) || ''", "coalesce(min(x), 0)"]
 DIRS = ["", "", " ASC", " DESC", " DESC"]
