@@ -111,18 +111,14 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   if( rc ) return rc;
 
   /* The operators between the scan and the cursor, each over the batch
-  ** of the one before (the scan's, for the first). */
+  ** of the one before (the scan's, for the first).  A batch between two
+  ** operators is dropped once the second has run: what the second's batch
+  ** needs of it, it takes (the sort takes the group-by's dictionaries);
+  ** every batch may borrow the scan's text, which the run keeps. */
   parStopBegin(db, &stop);
   for(i=1; i<pPlan->nOp && pPlan->aOp[i]!=PAR_OP_FINAL && rc==SQLITE_OK; i++){
     ParBatch *pPrev = pX->pOut ? pX->pOut : pX->pIn, *pNext = 0;
     if( pPlan->aOp[i]==PAR_OP_JOIN ) continue;      /* ran with the scan */
-    if( pPrev!=pX->pIn ){
-      /* A third operator would need the second's batch kept alive as
-      ** well; no plan has one yet. */
-      *pzErr = sqlite3_mprintf("a pipeline of more than two operators");
-      rc = SQLITE_INTERNAL;
-      break;
-    }
     t1 = parNowMs();
     pStat = &pX->aStat[pX->nStat++];
     pStat->eOp = pPlan->aOp[i];
@@ -130,6 +126,7 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
                 &pStat->zStrategy);
     pStat->ms = parNowMs() - t1;
     pStat->nRow = pNext ? pNext->nRow : 0;
+    if( pPrev!=pX->pIn ) parBatchFree(pPrev);
     pX->pOut = pNext;
     if( pX->bNative ){
       pX->iNativeOp = i;

@@ -5,6 +5,7 @@
 **   SELECT DISTINCT k_text FROM fact;                      -- distinct
 **   SELECT id, v_real FROM fact ORDER BY v_real;           -- sort
 **   SELECT id, v_real FROM fact ORDER BY v_real LIMIT 5;   -- top-k
+**   SELECT k_small, count(*) AS n FROM fact GROUP BY 1 ORDER BY n;  -- groups
 **
 ** How it works, over the rows in the order they were read (SQLite's):
 **  1. DISTINCT: the rows' sort keys over the select list (batch.h:
@@ -19,6 +20,9 @@
 **     reading order.
 **  3. OFFSET and LIMIT cut the order; the result batch gathers the
 **     columns the view returns.
+** After a group-by (ParPlanSort.bGroup) the rows are the groups, in
+** ascending key order (bReverse: taken in reverse before the stable
+** sort), and the result keeps every column for the final SQL.
 ** LIMIT and OFFSET are evaluated by SQLite on the caller's connection;
 ** a value that is not an integer (SQLite converts some, fails on others)
 ** makes the SELECT run natively, as does text under a collation the
@@ -244,9 +248,13 @@ static int sortOrder(ParBatch *pIn, const ParPlanSort *pS, const uint32_t *aRow,
 }
 
 /* The result: nRow rows of pIn, aRow[0..nRow-1], of the columns the view
-** returns (the others all NULL, never read). */
+** returns (the others all NULL, never read), or of every column of a
+** group-by's result.  That result is the pipeline's own and is dropped
+** after the sort: the dictionaries its columns own move to the sorted
+** columns (whose text then borrows only the extraction's). */
 static int sortResult(ParBatch *pIn, const ParPlan *pPlan, const uint32_t *aRow, size_t nRow,
                       int nThread, ParBatch **ppOut){
+  int bAll = pPlan->pSort->bGroup;
   ParBatch *pOut = sqlite3_malloc(sizeof(ParBatch));
   int c, i, rc = SQLITE_OK;
   *ppOut = pOut;
@@ -262,10 +270,14 @@ static int sortResult(ParBatch *pIn, const ParPlan *pPlan, const uint32_t *aRow,
     pOut->aCol[c].eStore = PAR_COL_NULL;
     pOut->aCol[c].nNull = pOut->nRow;
   }
-  for(i=0; i<pPlan->nCol && rc==SQLITE_OK; i++){
-    c = pPlan->aDirect[i];
+  for(i=0; i<(bAll ? pIn->nCol : pPlan->nCol) && rc==SQLITE_OK; i++){
+    c = bAll ? i : pPlan->aDirect[i];
     if( pOut->aCol[c].eStore!=PAR_COL_NULL || pIn->aCol[c].eStore==PAR_COL_NULL ) continue;
     rc = parColumnGather(&pIn->aCol[c], aRow, (sqlite3_int64)nRow, nThread, &pOut->aCol[c]);
+    if( rc==SQLITE_OK && bAll && pIn->aCol[c].pDict && !pIn->aCol[c].bBorrowDict ){
+      pIn->aCol[c].bBorrowDict = 1;
+      pOut->aCol[c].bBorrowDict = 0;
+    }
   }
   if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
   return rc;
@@ -276,16 +288,16 @@ static int sortResult(ParBatch *pIn, const ParPlan *pPlan, const uint32_t *aRow,
 ** twice while they are gathered, the permutation and the radix sort's
 ** scratch, the result's columns)?  Else *pzErr, before anything is made. */
 static int sortFits(const ParContext *pCtx, const ParPlan *pPlan, const ParBatch *pIn,
-                    double nWant, char **pzErr){
+                    int nCol, double nWant, char **pzErr){
   const ParPlanSort *pS = pPlan->pSort;
   sqlite3_int64 mx = parMemLimit(pCtx);
   double n = (double)pIn->nRow, nExtra;
   if( pS->nDistinct==0 && pS->nKey>0 && nWant<=n/PX_TOPK_SORT_DIV ){
     /* Top-k: the keys (or none), the kept rows, the few rows returned. */
-    nExtra = n * 16.0 * pS->nKey + nWant * (16.0 + 16.0 * pPlan->nCol);
+    nExtra = n * 16.0 * pS->nKey + nWant * (16.0 + 16.0 * nCol);
   }else{
     nExtra = n * (16.0*2*(pS->nKey + pS->nDistinct) + 4 + 4 + 12 + 8 + 1)
-           + nWant * 16.0 * pPlan->nCol;
+           + nWant * 16.0 * nCol;
   }
   if( mx>0 && (double)parBatchBytes(pIn) + nExtra > (double)mx ){
     *pzErr = sqlite3_mprintf("memory limit of %lld MB exceeded while sorting rows "
@@ -320,13 +332,19 @@ int parSortRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   }
   rc = sortLimit(db, pPlan, &iLimit, &iOffset, pbNative);
   if( rc || *pbNative ) return rc;
-  rc = sortFits(pCtx, pPlan, pIn, (iLimit<0 || iOffset>=(sqlite3_int64)n
+  rc = sortFits(pCtx, pPlan, pIn, pS->bGroup ? pIn->nCol : pPlan->nCol, (iLimit<0 || iOffset>=(sqlite3_int64)n
                                   || iLimit>(sqlite3_int64)n - iOffset)
                                  ? (double)n : (double)(iLimit + iOffset), pzErr);
   if( rc ) return rc;
 
   if( pS->nDistinct ){
     rc = sortDistinct(pIn, pS, nThread, &aRow, &nRow);
+  }else if( pS->bReverse ){
+    /* Ties in the reverse of the input's order: sort the rows reversed. */
+    size_t j;
+    aRow = parBigMalloc((sqlite3_int64)(n ? n : 1)*4);
+    if( aRow==0 ) rc = SQLITE_NOMEM;
+    for(j=0; rc==SQLITE_OK && j<n; j++) aRow[j] = (uint32_t)(n - 1 - j);
   }
   /* The rows [iFrom, iFrom+nOut) of the order. */
   iFrom = (size_t)iOffset<nRow ? (size_t)iOffset : nRow;

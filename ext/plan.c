@@ -22,7 +22,10 @@
 **  4. The final SQL is the select list, HAVING (as WHERE), ORDER BY and
 **     LIMIT with each aggregate call and each column reference replaced by
 **     a column of par_rows(:par_rows), which serves the group-by result.  Bare
-**     columns keep their affinity through par_rows' column names.
+**     columns keep their affinity through par_rows' column names.  When
+**     every ORDER BY term is one column of that result, the sort operator
+**     orders the groups instead (plan_sort.c, buildGroupSortPlan) and the
+**     final SQL has no ORDER BY (nor LIMIT, unless HAVING remains).
 **  5. Both queries must prepare, or the statement runs natively.
 */
 #include "plan.h"
@@ -1411,14 +1414,18 @@ static int buildBareAffinities(ParBuild *pB, ParGroupBuild *pG){
 }
 
 /* ParPlan.aDirect.  A final SQL that only picks result columns (no
-** HAVING, ORDER BY, LIMIT, DISTINCT, each item one aggregate or one bare
-** column) is skipped: the view reads the result batch directly.  Returns
-** 1 when memory ran out, else 0. */
+** HAVING, DISTINCT, ORDER BY or LIMIT but the sort operator's, each item
+** one aggregate or one bare column) is skipped: the view reads the result
+** batch directly.  Returns 1 when memory ran out, else 0. */
 static int buildDirect(ParBuild *pB){
   ParSelect *pSel = pB->pSel;
+  const ParPlanSort *pS = pB->pPlan->pSort;
   int *aDirect;
   int i;
-  if( pSel->bHaving || pSel->nOrder>0 || pSel->bLimit || pSel->bDistinct ) return 0;
+  if( pSel->bHaving || pSel->bDistinct || (pSel->nOrder>0 && pS==0)
+   || (pSel->bLimit && (pS==0 || pS->zLimit==0)) ){
+    return 0;
+  }
   aDirect = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));
   if( aDirect==0 ){ buildNoMem(pB); return 1; }
   for(i=0; i<pSel->nCol && aDirect; i++){
@@ -1476,8 +1483,11 @@ static int buildTieBreak(ParBuild *pB, ParGroupBuild *pG, sqlite3_str *pStr){
 
 /* The final SQL: the select list, HAVING as WHERE, ORDER BY (with the
 ** terms that break its ties: buildTieBreak) and LIMIT, each with its
-** replacements applied (buildRewrite), over par_rows(:par_rows).  It must
-** prepare, or the SELECT runs natively. */
+** replacements applied (buildRewrite), over par_rows(:par_rows).  When
+** the sort operator orders the groups (pPlan->pSort), ORDER BY is left
+** out, and LIMIT too when the operator applies it: SQLite then reads
+** par_rows in its order with no sorter, HAVING a filter that keeps it.
+** It must prepare, or the SELECT runs natively. */
 static void buildFinal(ParBuild *pB, ParGroupBuild *pG){
   ParSelect *pSel = pB->pSel;
   ParPlan *pPlan = pB->pPlan;
@@ -1501,18 +1511,18 @@ static void buildFinal(ParBuild *pB, ParGroupBuild *pG){
     sqlite3_str_appendf(pStr, " WHERE %s", zH ? zH : "");
     sqlite3_free(zH);
   }
-  for(i=0; i<pSel->nOrder; i++){
+  for(i=0; i<pSel->nOrder && pPlan->pSort==0; i++){
     char *zO = buildRewrite(pB, pSel->aOrder[i].span);
     sqlite3_str_appendf(pStr, "%s%s %.*s", i ? ", " : " ORDER BY ", zO ? zO : "",
                         pSel->aOrder[i].suffix.iEnd - pSel->aOrder[i].suffix.iStart,
                         z + pSel->aOrder[i].suffix.iStart);
     sqlite3_free(zO);
   }
-  if( pSel->nOrder>0 && pSel->nGroup>0 && buildTieBreak(pB, pG, pStr) ){
+  if( pSel->nOrder>0 && pSel->nGroup>0 && pPlan->pSort==0 && buildTieBreak(pB, pG, pStr) ){
     sqlite3_free(sqlite3_str_finish(pStr));
     return;
   }
-  if( pSel->bLimit ){
+  if( pSel->bLimit && (pPlan->pSort==0 || pPlan->pSort->zLimit==0) ){
     sqlite3_str_appendf(pStr, " LIMIT %.*s", pSel->limit.iEnd - pSel->limit.iStart,
                         z + pSel->limit.iStart);
   }
@@ -1566,6 +1576,8 @@ static void buildPlan(ParBuild *pB){
     if( g.eGroupOrder<0 ) goto done;
   }
   if( buildBareAffinities(pB, &g) ) goto done;
+  buildGroupSortPlan(pB, g.eGroupOrder);
+  if( pB->rc || pPlan->zWhy ) goto done;
   if( buildDirect(pB) ) goto done;
   buildFinal(pB, &g);
 
@@ -1658,11 +1670,12 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
         rc = b.rc;
       }
       if( rc==SQLITE_OK && pPlan->zWhy==0 ){
-        /* The pipeline: one scan (and the join of its tables), one
-        ** operator, the cursor. */
+        /* The pipeline: the scan (and the join of its tables), the
+        ** group-by and/or the sort, the cursor. */
         pPlan->aOp[pPlan->nOp++] = PAR_OP_SCAN;
         if( pPlan->pJoin ) pPlan->aOp[pPlan->nOp++] = PAR_OP_JOIN;
-        pPlan->aOp[pPlan->nOp++] = pPlan->pSort ? PAR_OP_SORT : PAR_OP_GROUP;
+        if( pPlan->pSort==0 || pPlan->pSort->bGroup ) pPlan->aOp[pPlan->nOp++] = PAR_OP_GROUP;
+        if( pPlan->pSort ) pPlan->aOp[pPlan->nOp++] = PAR_OP_SORT;
         pPlan->aOp[pPlan->nOp++] = PAR_OP_FINAL;
       }
       for(i=0; i<b.nExpr; i++) sqlite3_free(b.azExpr[i]);
@@ -1747,7 +1760,8 @@ static void explainGroup(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn
   sqlite3_str_appendall(pStr, "\n");
 }
 
-/* The sort operator's lines: DISTINCT, ORDER BY, LIMIT. */
+/* The sort operator's lines: DISTINCT, ORDER BY (the terms, not the
+** ones that break their ties), LIMIT. */
 static void explainSort(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn *pIn){
   const ParPlanSort *pS = p->pSort;
   int i;
@@ -1758,7 +1772,7 @@ static void explainSort(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn 
   }
   if( pS->nKey ){
     sqlite3_str_appendall(pStr, "sort      ");
-    for(i=0; i<pS->nKey; i++){
+    for(i=0; i<pS->nTerm; i++){
       const ParSortKey *pK = &pS->aKey[i];
       int e = pK->eColl;
       if( i ) sqlite3_str_appendall(pStr, ", ");
@@ -1772,7 +1786,11 @@ static void explainSort(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn 
                             ? ((pK->flags & PAR_KEY_DESC) ? "" : " NULLS LAST")
                             : ((pK->flags & PAR_KEY_DESC) ? " NULLS FIRST" : ""));
     }
-    sqlite3_str_appendf(pStr, "; stable, ties in reading order; %s\n", pS->zLimit
+    sqlite3_str_appendf(pStr, "; stable, ties in %s; %s\n",
+                        !pS->bGroup ? "reading order"
+                        : pS->nKey>pS->nTerm ? "the order of the GROUP BY keys' directions"
+                        : pS->bReverse ? "descending GROUP BY order"
+                        : "GROUP BY order", pS->zLimit
                         ? "top-k selection when LIMIT + OFFSET is small, else radix sort"
                         : "radix sort");
   }
@@ -1858,8 +1876,11 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
       case PAR_OP_SORT:  explainSort(pStr, p, pIn); break;
       case PAR_OP_JOIN:  explainJoin(pStr, p, pIn); break;
       default:
-        sqlite3_str_appendf(pStr, "final     %s\n", p->pSort ? "the rows as they are"
+        sqlite3_str_appendf(pStr, "final     %s\n",
+            p->pSort && !p->pSort->bGroup ? "the rows as they are"
             : p->aDirect ? "the groups as they are (no expression left for SQLite)"
+            : p->pSort ? "SQLite evaluates the select list, HAVING, LIMIT over the sorted "
+                         "groups, in their order"
             : "SQLite evaluates the select list, HAVING, ORDER BY, LIMIT over the groups");
         break;
     }

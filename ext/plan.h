@@ -64,15 +64,23 @@ struct ParSortKey {
 /* The sort operator: of the extraction's rows, keep the first of each set
 ** of rows whose aDistinct columns are equal (DISTINCT), order them by the
 ** aKey terms (stable: ties keep the order the rows were read in, which is
-** SQLite's: see plan_sort.c), then skip OFFSET rows and keep LIMIT. */
+** SQLite's: see plan_sort.c), then skip OFFSET rows and keep LIMIT.  After
+** a group-by (bGroup) it sorts the groups instead: aKey's iCol are columns
+** of the group-by's result, ties in the order SQLite makes the groups (the
+** result's order, or its reverse: bReverse), and every column is kept. */
 typedef struct ParPlanSort ParPlanSort;
 struct ParPlanSort {
-  int nKey;              /* ORDER BY terms (0: none) */
+  int nKey;              /* ORDER BY terms (0: none), then the terms that
+                         ** break their ties (nTerm..nKey-1) */
   ParSortKey *aKey;
+  int nTerm;             /* the ORDER BY terms among aKey */
   int nDistinct;         /* DISTINCT: the select list's columns (0: none) */
   ParSortKey *aDistinct;
   char *zLimit;          /* "SELECT (limit), (offset)" evaluated on the
                          ** caller's connection at run time, or NULL */
+  int bGroup;            /* over the group-by's result (PAR_OP_GROUP runs
+                         ** first), not the extraction's rows */
+  int bReverse;          /* ties in the reverse of the input's order */
 };
 
 typedef struct ParPlan ParPlan;
@@ -161,8 +169,10 @@ struct ParPlan {
   char *zFinal;      /* final SQL over par_rows(:par_rows) */
   int *aDirect;      /* when not NULL the final SQL only picks columns:
                      ** view column i is result column aDirect[i] */
-  ParPlanSort *pSort;   /* the sort operator instead of the group-by (no
-                        ** final SQL: aDirect picks the columns), or NULL */
+  ParPlanSort *pSort;   /* the sort operator: instead of the group-by (no
+                        ** final SQL: aDirect picks the columns), or after
+                        ** it (bGroup: the final SQL has no ORDER BY), or
+                        ** NULL */
   ParPlanJoin *pJoin;   /* the extraction's FROM is a join the kernels run
                         ** (PAR_OP_JOIN), or NULL: SQLite reads it */
   char *zJoinWhy;       /* ...why not, when the FROM joins tables */

@@ -1,7 +1,8 @@
 /*
 ** plan_sort.c: planning the sort operator, for a SELECT without GROUP BY
 ** and aggregates that has ORDER BY or DISTINCT, with or without LIMIT and
-** OFFSET:
+** OFFSET (buildSortPlan), and for ORDER BY over a group-by's result
+** (buildGroupSortPlan, at the end of this file):
 **
 **   SELECT [DISTINCT] items FROM src [WHERE w] [ORDER BY terms] [LIMIT ...]
 **
@@ -238,7 +239,7 @@ void buildSortPlan(ParBuild *pB){
     pS->aKey = sqlite3_malloc64(sizeof(ParSortKey)*pSel->nOrder);
     if( pS->aKey==0 ){ buildNoMem(pB); goto done; }
     memset(pS->aKey, 0, sizeof(ParSortKey)*pSel->nOrder);
-    pS->nKey = pSel->nOrder;
+    pS->nKey = pS->nTerm = pSel->nOrder;
     for(j=0; j<pSel->nOrder; j++){
       sortKey(pB, pExtract, nStar, bUtf8, mReplaced, j, aTermItem[j], aTermCol[j]);
     }
@@ -273,4 +274,180 @@ done:
   sqlite3_free(aItem);
   sqlite3_free(aTermCol);
   sqlite3_free(aTermItem);
+}
+
+/* ---- ORDER BY over a group-by's result ------------------------------------------
+**
+**   SELECT g, count(*) AS n FROM t GROUP BY g [HAVING h] ORDER BY n DESC [LIMIT ...]
+**
+** runs as scan -> group by -> sort -> final SQL when every ORDER BY term is
+** one column of the group-by's result (sortGroupTerm); the final SQL keeps
+** the select list and HAVING, and LIMIT only with HAVING.
+**
+** The order of ties (select.c of SQLite 3.40): the aggregate loop hands its
+** output rows, in the order it makes the groups, to the sorter of case 1
+** or 2 above: ties in that order.  It makes them in key order, each key
+** ascending, or, with as many ORDER BY terms as GROUP BY terms, in the
+** direction of the ORDER BY term in its place (select.c copies the DESC
+** flags into the GROUP BY, orderByGrp); through an index, in the index's
+** order (eGroupOrder 1, checked by buildGroupOrder to be ascending key
+** order).  The group-by's result is in ascending key order, so: stable
+** sort of it (bReverse: of its reverse when every key is descending), or
+** with the keys as further terms when their directions mix -- the
+** tie-break buildTieBreak (plan.c) writes for the final SQL. */
+
+/* Are tokens [s0, s1) and [t0, t1) the same, names compared without
+** regard to case? */
+static int sortSameTokens(const ParSelect *pSel, int s0, int s1, int t0, int t1){
+  int i;
+  if( s1-s0!=t1-t0 || s1<=s0 ) return 0;
+  for(i=0; i<s1-s0; i++){
+    const ParToken *x = &pSel->aTok[s0+i], *y = &pSel->aTok[t0+i];
+    if( x->eType!=y->eType || x->n!=y->n ) return 0;
+    if( x->eType==PT_ID ? sqlite3_strnicmp(pSel->zSql + x->i, pSel->zSql + y->i, x->n)
+                        : memcmp(pSel->zSql + x->i, pSel->zSql + y->i, x->n) ) return 0;
+  }
+  return 1;
+}
+
+/* The par_rows column ORDER BY term j reads, and the collation it sorts
+** under, when the term is one column of the group-by's result: an
+** aggregate, a bare column (a GROUP BY key's column among them) or an item
+** a key stands for, written as itself or through an alias or ordinal,
+** with or without a COLLATE of a built-in collation.  0 when it is not
+** (an expression over them: the final SQL sorts). */
+static int sortGroupTerm(ParBuild *pB, int j, int mReplaced, int *piCol, int *peColl){
+  const ParSelect *pSel = pB->pSel;
+  const ParExpr *pO = &pSel->aOrder[j];
+  const char *z = pSel->zSql;
+  int t0 = pO->span.iTok, t1 = pO->span.iTokEnd, iItem, k, e = -1;
+  const ParRepl *pR = 0;
+  iItem = sortTermItem(pSel, pO, pSel->nCol);
+  if( iItem==-2 ) return 0;
+  if( iItem>=0 ){
+    t0 = pSel->aCol[iItem].span.iTok;
+    t1 = pSel->aCol[iItem].span.iTokEnd;
+    buildStripParens(pSel->aTok, &t0, &t1);
+  }else{
+    sortCore(pSel, &t0, &t1);
+    for(k=0; k<pSel->nCol; k++){
+      /* SQLite takes a term written as an item for that item
+      ** (resolveOrderByTermToExprList): the same value. */
+      int i0 = pSel->aCol[k].span.iTok, i1 = pSel->aCol[k].span.iTokEnd;
+      buildStripParens(pSel->aTok, &i0, &i1);
+      if( sortSameTokens(pSel, i0, i1, t0, t1) ){
+        t0 = i0;
+        t1 = i1;
+        break;
+      }
+    }
+  }
+  for(k=0; k<pB->nRepl && pR==0; k++){
+    int r0 = pB->aRepl[k].span.iTok, r1 = pB->aRepl[k].span.iTokEnd;
+    buildStripParens(pSel->aTok, &r0, &r1);
+    if( r0==t0 && r1==t1 ) pR = &pB->aRepl[k];
+  }
+  if( pR==0 || pO->iCollTok==-2 ) return 0;
+  if( pO->iCollTok>=0 ){
+    e = pO->zCollate ? parCollFromName(pO->zCollate) : -1;
+  }else if( pR->eKind==PAR_REPL_AGG ){
+    /* A function's result takes the COLLATE of its arguments, if any. */
+    if( pR->iCollTok<0 ){
+      e = PAR_COLL_BINARY;
+    }else{
+      char *zName = parDequote(z + pSel->aTok[pR->iCollTok].i, pSel->aTok[pR->iCollTok].n);
+      if( zName==0 ){ buildNoMem(pB); return 0; }
+      e = parCollFromName(zName);
+      sqlite3_free(zName);
+    }
+  }else if( pR->eKind==PAR_REPL_ITEM ){
+    e = PAR_COLL_BINARY;
+  }else{
+    const char *zC = strchr(PAR_ROWS_COLL, pR->cColl);
+    e = zC && pR->cColl ? (int)(zC - PAR_ROWS_COLL) : -1;
+  }
+  e = buildKnownColl(e, mReplaced);
+  if( e<0 ) return 0;
+  *piCol = pR->iCol;
+  *peColl = e;
+  return 1;
+}
+
+void buildGroupSortPlan(ParBuild *pB, int eGroupOrder){
+  ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  ParPlanSort *pS;
+  int mReplaced = parCollReplaced(pB->db);
+  int *aCol, *aColl;
+  int j, k, nDesc = 0, nKey;
+
+  if( pSel->nOrder==0 || pSel->bDistinct || pSel->nOrder>PAR_ROWS_MAX ) return;
+  aCol = sqlite3_malloc64(sizeof(int)*2*(pSel->nOrder+1));
+  if( aCol==0 ){ buildNoMem(pB); return; }
+  aColl = aCol + pSel->nOrder + 1;
+  for(j=0; j<pSel->nOrder; j++){
+    if( !sortGroupTerm(pB, j, mReplaced, &aCol[j], &aColl[j]) ){
+      sqlite3_free(aCol);
+      return;
+    }
+  }
+
+  /* Ties: in the order SQLite makes the groups, as buildTieBreak (plan.c)
+  ** writes it for the final SQL: the result's order (ascending keys), its
+  ** reverse, or by the keys in mixed directions. */
+  if( pSel->nOrder==pSel->nGroup && eGroupOrder==0 ){
+    for(j=0; j<pSel->nOrder; j++) nDesc += pSel->aOrder[j].bDesc;
+  }
+  nKey = pSel->nOrder;
+  if( nDesc>0 && nDesc<pSel->nGroup ) nKey += pSel->nGroup;
+  pS = pPlan->pSort = sqlite3_malloc(sizeof(ParPlanSort));
+  if( pS ){
+    memset(pS, 0, sizeof(*pS));
+    pS->aKey = sqlite3_malloc64(sizeof(ParSortKey)*nKey);
+  }
+  if( pS==0 || pS->aKey==0 ){ sqlite3_free(aCol); buildNoMem(pB); return; }
+  memset(pS->aKey, 0, sizeof(ParSortKey)*nKey);
+  pS->bGroup = 1;
+  pS->nKey = nKey;
+  pS->nTerm = pSel->nOrder;
+  for(j=0; j<pSel->nOrder; j++){
+    const ParExpr *pO = &pSel->aOrder[j];
+    ParSortKey *pK = &pS->aKey[j];
+    pK->iCol = aCol[j];
+    pK->eColl = aColl[j];
+    pK->zText = parSpanText(pSel->zSql, pO->span);
+    if( pK->zText==0 ) buildNoMem(pB);
+    pK->flags = pO->bDesc ? PAR_KEY_DESC : 0;
+    if( pO->eNulls==PAR_NULLS_LAST || (pO->eNulls==PAR_NULLS_DEFAULT && pO->bDesc) ){
+      pK->flags |= PAR_KEY_NULLS_LAST;
+    }
+  }
+  sqlite3_free(aCol);
+  if( nKey>pSel->nOrder ){
+    /* Each key under its collation, through the bare column that holds
+    ** it (buildBareCols added one for each), in SQLite's direction. */
+    for(k=0; k<pSel->nGroup; k++){
+      ParSortKey *pK = &pS->aKey[pSel->nOrder + k];
+      for(j=0; j<pPlan->nBare && pPlan->aBareCol[j]!=k; j++){}
+      if( j==pPlan->nBare ){
+        buildWhy(pB, "a GROUP BY key without its column in the result%s", "");
+        return;
+      }
+      pK->iCol = pPlan->nAgg + j;
+      pK->eColl = pPlan->aKeyColl[k];
+      pK->flags = pSel->aOrder[k].bDesc ? PAR_KEY_DESC|PAR_KEY_NULLS_LAST : 0;
+    }
+  }else{
+    pS->bReverse = nDesc>0;
+  }
+  if( pSel->bLimit && !pSel->bHaving ){
+    /* Without HAVING the sort's rows are the result's: LIMIT moves too. */
+    ParSpan l = pSel->limitExpr, o = pSel->offsetExpr;
+    const char *z = pSel->zSql;
+    pS->zLimit = pSel->bOffset
+        ? sqlite3_mprintf("SELECT (%.*s), (%.*s)", l.iEnd - l.iStart, z + l.iStart,
+                          o.iEnd - o.iStart, z + o.iStart)
+        : sqlite3_mprintf("SELECT (%.*s), 0", l.iEnd - l.iStart, z + l.iStart);
+    if( pS->zLimit==0 ) buildNoMem(pB);
+  }
 }

@@ -94,4 +94,11 @@ void buildJoinPlan(ParBuild *pB);
 ** DISTINCT (plan_sort.c). */
 void buildSortPlan(ParBuild *pB);
 
+/* The sort operator after the group-by (pPlan->pSort, bGroup), when
+** every ORDER BY term of pB's SELECT is one column of the group-by's
+** result; else nothing, and the final SQL sorts.  eGroupOrder: the order
+** SQLite makes the groups in (plan.c, buildGroupOrder).  Call it once the
+** replacements and their letters are known (buildBareAffinities). */
+void buildGroupSortPlan(ParBuild *pB, int eGroupOrder);
+
 #endif /* PAR_PLANINT_H */
