@@ -59,15 +59,15 @@ typedef struct JoinRun {
 
 /* The canonical values of one key column of a table. */
 typedef struct JoinCanon {
-  uint8_t *aCls;
-  uint64_t *aPay;
+  uint8_t *aCls;     /* per row: JK_*; NULL when every row is JK_INT */
+  uint64_t *aPay;    /* per row: the payload */
+  int bBorrow;       /* aPay is the column's own aInt: not to free */
 } JoinCanon;
 
 static void joinCanonFree(JoinCanon *p){
   parBigFree(p->aCls);
-  parBigFree(p->aPay);
-  p->aCls = 0;
-  p->aPay = 0;
+  if( !p->bBorrow ) parBigFree(p->aPay);
+  memset(p, 0, sizeof(*p));
 }
 
 static inline void joinCanonReal(double r, uint8_t *pCls, uint64_t *pPay){
@@ -178,6 +178,18 @@ static int joinCanonCol(JoinRun *pR, const ParColumn *pCol, sqlite3_int64 nRow, 
   uint64_t *aDPay = 0;
   sqlite3_int64 i, n = nRow ? nRow : 1;
   int rc = SQLITE_OK;
+  if( pCol->eStore==PAR_COL_INT ){
+    /* The integers are the payloads: no copy (the common key). */
+    pC->aPay = (uint64_t*)pCol->aInt;
+    pC->bBorrow = 1;
+    if( pCol->nNull>0 ){
+      uint8_t *aCls = pC->aCls = parBigMalloc(n);
+      if( aCls==0 ) return SQLITE_NOMEM;
+      #pragma omp parallel for num_threads(pR->nThread) schedule(static)
+      for(i=0; i<nRow; i++) aCls[i] = joinIsNull(pCol, i) ? JK_NULL : JK_INT;
+    }
+    return SQLITE_OK;
+  }
   pC->aCls = parBigMalloc(n);
   pC->aPay = parBigMalloc(n*8);
   if( pC->aCls==0 || pC->aPay==0 ) return SQLITE_NOMEM;
@@ -245,7 +257,7 @@ static void joinRowsClear(JoinRows *p){
 ** aIdx (NULL: as they are) over n rows; aSkip for rows with a NULL key. */
 static int joinWords(JoinRun *pR, JoinCanon *aC, int nKey, const int *aTwo,
                      const uint32_t *const *aaIdx, sqlite3_int64 n, uint64_t **aaWord,
-                     uint8_t *aSkip){
+                     int *abBorrow, uint8_t *aSkip){
   int k, w = 0;
   sqlite3_int64 i, nA = n ? n : 1;
   memset(aSkip, 0, (size_t)nA);
@@ -253,7 +265,20 @@ static int joinWords(JoinRun *pR, JoinCanon *aC, int nKey, const int *aTwo,
     const uint32_t *aIdx = aaIdx ? aaIdx[k] : 0;
     const uint8_t *aCls = aC[k].aCls;
     const uint64_t *aPay = aC[k].aPay;
-    uint64_t *aW = aaWord[w] = parBigMalloc(nA*8), *aW2 = 0;
+    uint64_t *aW, *aW2 = 0;
+    if( aIdx==0 && !aTwo[k] ){
+      /* The payloads as they are: the word itself. */
+      aaWord[w] = aC[k].aPay;
+      abBorrow[w] = aC[k].bBorrow;
+      if( !aC[k].bBorrow ) aC[k].aPay = 0;     /* the words own it now */
+      w++;
+      if( aCls ){
+        #pragma omp parallel for num_threads(pR->nThread) schedule(static)
+        for(i=0; i<n; i++) if( aCls[i]==JK_NULL ) aSkip[i] = 1;
+      }
+      continue;
+    }
+    aW = aaWord[w] = parBigMalloc(nA*8);
     if( aW==0 ) return SQLITE_NOMEM;
     w++;
     if( aTwo[k] ){
@@ -271,9 +296,9 @@ static int joinWords(JoinRun *pR, JoinCanon *aC, int nKey, const int *aTwo,
         if( aW2 ) aW2[i] = 0;
         continue;
       }
-      if( aCls[r]==JK_NULL ) aSkip[i] = 1;
+      if( aCls && aCls[r]==JK_NULL ) aSkip[i] = 1;
       if( aW2 ){
-        aW[i] = aCls[r];
+        aW[i] = aCls ? aCls[r] : JK_INT;
         aW2[i] = aPay[r];
       }else{
         aW[i] = aPay[r];
@@ -286,6 +311,7 @@ static int joinWords(JoinRun *pR, JoinCanon *aC, int nKey, const int *aTwo,
 /* Does any value of aC (n rows) have a class other than INTEGER/NULL? */
 static int joinNeedsClass(const JoinCanon *pC, sqlite3_int64 n){
   sqlite3_int64 i;
+  if( pC->aCls==0 ) return 0;
   for(i=0; i<n; i++) if( pC->aCls[i]>JK_INT ) return 1;
   return 0;
 }
@@ -303,6 +329,7 @@ static int joinStep(JoinRun *pR, int iTab, JoinRows *pRows, char **pzErr){
   ParColumn aDict[PAR_JOIN_MAX_TAB*2];
   ParBatch sharedB;
   uint64_t *aaBW[PAR_JOIN_MAX_TAB*4], *aaPW[PAR_JOIN_MAX_TAB*4];
+  int abBW[PAR_JOIN_MAX_TAB*4], abPW[PAR_JOIN_MAX_TAB*4];   /* borrowed words */
   const uint32_t *aaPIdx[PAR_JOIN_MAX_TAB*2];
   int aTwo[PAR_JOIN_MAX_TAB*2];
   uint8_t *aSkipB = 0, *aSkipP = 0;
@@ -323,6 +350,8 @@ static int joinStep(JoinRun *pR, int iTab, JoinRows *pRows, char **pzErr){
   memset(aDict, 0, sizeof(aDict));
   memset(aaBW, 0, sizeof(aaBW));
   memset(aaPW, 0, sizeof(aaPW));
+  memset(abBW, 0, sizeof(abBW));
+  memset(abPW, 0, sizeof(abPW));
   memset(&sharedB, 0, sizeof(sharedB));
   memset(&next, 0, sizeof(next));
   sharedB.nRef = 1;
@@ -351,8 +380,8 @@ static int joinStep(JoinRun *pR, int iTab, JoinRows *pRows, char **pzErr){
   aSkipB = parBigMalloc(nB ? nB : 1);
   aSkipP = parBigMalloc(nP ? nP : 1);
   if( aSkipB==0 || aSkipP==0 ){ rc = SQLITE_NOMEM; goto done; }
-  rc = joinWords(pR, aB, nKey, aTwo, 0, nB, aaBW, aSkipB);
-  if( rc==SQLITE_OK ) rc = joinWords(pR, aP, nKey, aTwo, aaPIdx, nP, aaPW, aSkipP);
+  rc = joinWords(pR, aB, nKey, aTwo, 0, nB, aaBW, abBW, aSkipB);
+  if( rc==SQLITE_OK ) rc = joinWords(pR, aP, nKey, aTwo, aaPIdx, nP, aaPW, abPW, aSkipP);
   for(k=0; k<nKey; k++){
     joinCanonFree(&aB[k]);
     joinCanonFree(&aP[k]);
@@ -429,8 +458,8 @@ done:
   parBigFree(aSkipB);
   parBigFree(aSkipP);
   for(k=0; k<PAR_JOIN_MAX_TAB*4; k++){
-    parBigFree(aaBW[k]);
-    parBigFree(aaPW[k]);
+    if( !abBW[k] ) parBigFree(aaBW[k]);
+    if( !abPW[k] ) parBigFree(aaPW[k]);
   }
   for(k=0; k<PAR_JOIN_MAX_TAB*2; k++){
     joinCanonFree(&aB[k]);
