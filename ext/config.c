@@ -39,7 +39,8 @@
 /* Settings: name, accepted range, and meaning (par_settings shows it). */
 typedef enum ParSettingId {
   PAR_THREADS, PAR_MEMORY_MB, PAR_MIN_ROWS, PAR_PARALLEL_EXTRACT, PAR_CACHE_MB,
-  PAR_GROUP_STRATEGY
+  PAR_GROUP_STRATEGY,
+  PAR_JOIN_STRATEGY
 } ParSettingId;
 static const struct ParSetting {
   const char *zName;
@@ -61,6 +62,9 @@ static const struct ParSetting {
   { "group_strategy", PAR_GROUP_STRATEGY, PAR_GROUP_AUTO, PAR_GROUP_RADIX,
     "GROUP BY: 0 chooses from the data; 1 direct, 2 dense, 3 counting sort, "
     "4 radix sort when they apply" },
+  { "join_strategy", PAR_JOIN_STRATEGY, PAR_JOIN_AUTO, PAR_JOIN_SQLITE,
+    "joins: 0 the join operator's hash join where it applies; 1 SQLite joins the "
+    "tables inside the scan" },
 };
 #define N_SETTING (int)(sizeof(aSetting)/sizeof(aSetting[0]))
 
@@ -286,6 +290,7 @@ static sqlite3_int64 parSettingGet(const ParContext *p, ParSettingId eId){
     case PAR_PARALLEL_EXTRACT: return p->bParExtract;
     case PAR_CACHE_MB:  return parCacheBudgetMb();
     case PAR_GROUP_STRATEGY: return p->eGroupStrategy;
+    case PAR_JOIN_STRATEGY: return p->eJoinStrategy;
     default:            return p->nMinRow;
   }
 }
@@ -298,6 +303,7 @@ static sqlite3_int64 parSettingDefault(ParSettingId eId){
     case PAR_PARALLEL_EXTRACT: return 1;
     case PAR_CACHE_MB:  return parDefaultMemMb(4);
     case PAR_GROUP_STRATEGY: return PAR_GROUP_AUTO;
+    case PAR_JOIN_STRATEGY: return PAR_JOIN_AUTO;
     default:            return PAR_DEFAULT_MIN_ROWS;
   }
 }
@@ -309,6 +315,7 @@ static void parSettingSet(ParContext *p, ParSettingId eId, sqlite3_int64 v){
     case PAR_PARALLEL_EXTRACT: p->bParExtract = (int)v; break;
     case PAR_CACHE_MB:  parCacheSetBudgetMb(v); break;
     case PAR_GROUP_STRATEGY: p->eGroupStrategy = (int)v; break;
+    case PAR_JOIN_STRATEGY: p->eJoinStrategy = (int)v; break;
     default:            p->nMinRow = v; break;
   }
 }
@@ -360,7 +367,7 @@ static void parConfigFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   zName = parTextArg(argv[0]);
   if( zName==0 ){
     sqlite3_result_error(ctx, "par_config: the first argument must be a "
-                         "setting name (threads, memory_mb, min_rows, parallel_extract, cache_mb, group_strategy)", -1);
+                         "setting name (threads, memory_mb, min_rows, parallel_extract, cache_mb, group_strategy, join_strategy)", -1);
     return;
   }
   for(i=0; i<N_SETTING; i++){
@@ -368,7 +375,7 @@ static void parConfigFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
   if( pSet==0 ){
     char *zErr = sqlite3_mprintf("par_config: unknown setting '%s' (known: "
-                                 "threads, memory_mb, min_rows, parallel_extract, cache_mb, group_strategy)", zName);
+                                 "threads, memory_mb, min_rows, parallel_extract, cache_mb, group_strategy, join_strategy)", zName);
     sqlite3_result_error(ctx, zErr ? zErr : "par_config: unknown setting", -1);
     sqlite3_free(zErr);
     return;

@@ -69,7 +69,7 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     pX->bNative = 1;
     return SQLITE_OK;
   }
-  if( pPlan->pJoin ){
+  if( pPlan->pJoin && pCtx->eJoinStrategy==PAR_JOIN_AUTO ){
     /* The tables, each by its own scan, joined by the kernels; or, when
     ** the join finds it must, the extraction query read by SQLite. */
     ParJoinOut jo;

@@ -54,6 +54,7 @@ typedef struct JoinRun {
   ParBatch *apB[PAR_JOIN_MAX_TAB];   /* each table's rows */
   sqlite3_stmt *pNum;                /* numeric affinity of a text */
   int nThread;
+  int nOutCol;                       /* the extraction's columns */
   char *zSqlite;                     /* why SQLite must read the join */
 } JoinRun;
 
@@ -316,9 +317,19 @@ static int joinNeedsClass(const JoinCanon *pC, sqlite3_int64 n){
   return 0;
 }
 
-static char *joinMemErr(JoinRun *pR){
-  return sqlite3_mprintf("memory limit of %lld MB exceeded while joining tables "
-                         "(see par_config('memory_mb'))", parMemLimit(pR->pCtx)/(1024*1024));
+/* Is there room under memory_mb for the tables' rows and nExtra bytes
+** more?  Else *pzErr. */
+static int joinFits(JoinRun *pR, double nExtra, char **pzErr){
+  sqlite3_int64 mx = parMemLimit(pR->pCtx);
+  double n = nExtra;
+  int t;
+  for(t=0; t<pR->pJoin->nTab; t++) if( pR->apB[t] ) n += (double)parBatchBytes(pR->apB[t]);
+  if( mx>0 && n>(double)mx ){
+    *pzErr = sqlite3_mprintf("memory limit of %lld MB exceeded while joining tables "
+                             "(see par_config('memory_mb'))", mx/(1024*1024));
+    return SQLITE_FULL;
+  }
+  return SQLITE_OK;
 }
 
 /* Join table iTab (> 0) to the rows joined so far (*pRows). */
@@ -345,6 +356,10 @@ static int joinStep(JoinRun *pR, int iTab, JoinRows *pRows, char **pzErr){
     *pzErr = sqlite3_mprintf("too many join keys");
     return SQLITE_INTERNAL;
   }
+  /* The keys: a class and a payload per row and key, the words, the rows
+  ** joined so far (an upper bound). */
+  rc = joinFits(pR, (double)(nB + nP)*(2.0 + 25.0*nKey) + (double)nP*4*iTab, pzErr);
+  if( rc ) return rc;
   memset(aB, 0, sizeof(aB));
   memset(aP, 0, sizeof(aP));
   memset(aDict, 0, sizeof(aDict));
@@ -396,20 +411,16 @@ static int joinStep(JoinRun *pR, int iTab, JoinRows *pRows, char **pzErr){
                                    pR->nThread, &pRes, &nOut));
   }
   if( rc ) goto done;
-  {
-    sqlite3_int64 mx = parMemLimit(pR->pCtx);
-    double nNeed = (double)nOut * 4.0 * (iTab + 2) + (double)px_join_table_bytes(pTable);
-    if( nOut>=0xFFFFFFFFu ){
-      *pzErr = sqlite3_mprintf("a join of more than 4294967294 rows");
-      rc = SQLITE_TOOBIG;
-      goto done;
-    }
-    if( mx>0 && nNeed>(double)mx ){
-      *pzErr = joinMemErr(pR);
-      rc = SQLITE_FULL;
-      goto done;
-    }
+  if( nOut>=0xFFFFFFFFu ){
+    *pzErr = sqlite3_mprintf("a join of more than 4294967294 rows");
+    rc = SQLITE_TOOBIG;
+    goto done;
   }
+  /* The joined rows (an index per table, twice while they are made), the
+  ** hash table, and the extraction's columns over them. */
+  rc = joinFits(pR, (double)nOut*(4.0*(iTab + 3) + 8.0*pR->nOutCol)
+                    + (double)px_join_table_bytes(pTable) + (double)nP*4*iTab, pzErr);
+  if( rc ) goto done;
   aProbe = parBigMalloc((sqlite3_int64)(nOut ? nOut : 1)*4);
   aBuildIdx = parBigMalloc((sqlite3_int64)(nOut ? nOut : 1)*4);
   if( aProbe==0 || aBuildIdx==0 ){ rc = SQLITE_NOMEM; goto done; }
@@ -592,6 +603,7 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   r.pCtx = pCtx;
   r.db = db;
   r.pJoin = pJoin;
+  r.nOutCol = pPlan->nExtractCol;
   pO->pOut = 0;
   pO->zSqlite = 0;
   pO->eMode = PAR_EXTRACT_SERIAL;

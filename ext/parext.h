@@ -38,6 +38,7 @@ struct ParContext {
   sqlite3_int64 nMinRow;     /* "min_rows": below this, run serially */
   int bParExtract;           /* "parallel_extract": 0 or 1 */
   int eGroupStrategy;        /* "group_strategy": PAR_GROUP_* */
+  int eJoinStrategy;         /* "join_strategy": PAR_JOIN_AUTO or _SQLITE */
   struct ParPool *pPool;     /* worker connections, one pool per database
                              ** file, most recently used first (extract.c) */
   unsigned iPoolGen;         /* pools opened so far (a pool's identity) */
@@ -48,6 +49,12 @@ struct ParContext {
   struct ParPlanCache *pPlanCache;   /* plans kept while a parallel view is
                              ** connected (plancache.c), or NULL */
 };
+
+/* join_strategy: whether a join the operator can run is run by it (AUTO)
+** or by SQLite inside the scan, as a join it cannot run is (SQLITE): to
+** compare the two, and for tests of the latter. */
+#define PAR_JOIN_AUTO    0
+#define PAR_JOIN_SQLITE  1
 
 /* group_strategy: how GROUP BY groups its rows.  AUTO picks from the
 ** data; the others are used whenever they apply to the query (else AUTO

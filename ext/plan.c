@@ -1850,14 +1850,14 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
     sqlite3_str_appendall(pStr, " WHERE ");
     explainText(pStr, p->zExtractWhere, pIn);
   }
-  if( p->pJoin ){
+  if( p->pJoin && !pIn->bJoinSqlite ){
     sqlite3_str_appendall(pStr, ": each table by a scan of its own (join, below)\n");
   }else{
     sqlite3_str_appendf(pStr, ": %s\n", pIn->zMode ? pIn->zMode : "?");
   }
-  if( p->zJoinWhy ){
+  if( p->zJoinWhy || (p->pJoin && pIn->bJoinSqlite) ){
     sqlite3_str_appendf(pStr, "join      SQLite joins the tables in the scan (%s)\n",
-                        p->zJoinWhy);
+                        p->zJoinWhy ? p->zJoinWhy : "join_strategy is 1");
   }
   if( pIn->nRow>=0 ){
     int bPar = pIn->nRow>=pIn->nMinRow && pIn->nThread>1;
@@ -1874,7 +1874,7 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
     switch( p->aOp[i] ){
       case PAR_OP_GROUP: explainGroup(pStr, p, pIn); break;
       case PAR_OP_SORT:  explainSort(pStr, p, pIn); break;
-      case PAR_OP_JOIN:  explainJoin(pStr, p, pIn); break;
+      case PAR_OP_JOIN:  if( !pIn->bJoinSqlite ) explainJoin(pStr, p, pIn); break;
       default:
         sqlite3_str_appendf(pStr, "final     %s\n",
             p->pSort && !p->pSort->bGroup ? "the rows as they are"

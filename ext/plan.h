@@ -226,6 +226,7 @@ typedef struct ParExplainIn {
   int nParam;            /* the SELECT's own names instead of :par_p<i> */
   int bVerbose;          /* add the extraction and final SQL */
   char **azJoinMode;     /* how each table of the join is read (or NULL) */
+  int bJoinSqlite;       /* join_strategy says SQLite joins the tables */
 } ParExplainIn;
 
 /* The plan as a few lines of text, one per operator, for par_explain(). */

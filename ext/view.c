@@ -1610,13 +1610,28 @@ static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     in.azParam = azParam;
     in.nParam = nParam;
     in.bVerbose = bVerbose;
-    if( pPlan->pJoin ){
+    in.bJoinSqlite = pCtx->eJoinStrategy==PAR_JOIN_SQLITE;
+    if( pPlan->pJoin && !in.bJoinSqlite ){
       /* How each table of the join is read. */
       int t;
       in.azJoinMode = sqlite3_malloc64(sizeof(char*)*pPlan->pJoin->nTab);
       for(t=0; in.azJoinMode && t<pPlan->pJoin->nTab; t++){
         ParPlan *pScan = pPlan->pJoin->aTab[t].pScan;
         in.azJoinMode[t] = parExtractExplain(pCtx, db, pScan, parExplainRows(db, pScan), 0);
+      }
+      if( bVerbose ){
+        /* The extraction mode: each table's, in full. */
+        sqlite3_str *pM = sqlite3_str_new(db);
+        for(t=0; t<pPlan->pJoin->nTab; t++){
+          ParPlan *pScan = pPlan->pJoin->aTab[t].pScan;
+          char *z = parExtractExplain(pCtx, db, pScan, parExplainRows(db, pScan), 1);
+          sqlite3_str_appendf(pM, "%s%s: %s", t ? "; " : "", pPlan->pJoin->aTab[t].zName,
+                              z ? z : "?");
+          sqlite3_free(z);
+        }
+        sqlite3_free(zModeLong);
+        zModeLong = sqlite3_str_finish(pM);
+        in.zModeLong = zModeLong;
       }
     }
     zOut = parPlanExplain(pPlan, &in);

@@ -501,8 +501,11 @@ def test_join_ranges():
     table, each joined on its worker: the same rows in the same order as
     native SQLite (group_concat shows it), at any thread count, with more
     rows than rowids (a key matching several rows) and gaps in the rowids.
-    Anything else in a join is read serially, and says why."""
+    Anything else in a join is read serially, and says why.  (Joins the
+    join operator runs are read so when join_strategy is 1, as here; and
+    when it cannot run them, by any join_strategy: test_join.py.)"""
     path, c = fresh("joins.db")
+    c.execute("SELECT par_config('join_strategy', 1)")
     fill(c, "t", 3000, seed=31)
     c.execute("DELETE FROM t WHERE rowid % 7 = 3 OR rowid BETWEEN 1000 AND 1400")
     c.execute("CREATE TABLE d(id INTEGER PRIMARY KEY, grp, label TEXT)")
@@ -1229,8 +1232,10 @@ def test_cache_serial_reads():
     (an outer join, a table at one thread) and calls nothing volatile, and is
     never stale: commits from any connection or process, schema changes,
     ATTACH and DETACH; never cached inside a transaction, over temp tables,
-    across two files or with random()."""
+    across two files or with random().  (SQLite joins the tables in the
+    scan: join_strategy 1.)"""
     path, c = fresh("serial_cache.db")
+    c.execute("SELECT par_config('join_strategy', 1)")
     fill(c, "t", 3000, seed=12)
     c.execute("CREATE TABLE d(id INTEGER PRIMARY KEY, grp, label TEXT)")
     c.executemany("INSERT INTO d VALUES(?,?,?)",
@@ -1379,7 +1384,10 @@ def test_dates_fixed_are_cached():
             "GROUP BY y",
             "SELECT grp.g, strftime('%Y', ev.ts, 'unixepoch') AS y, count(*) FROM ev "
             "JOIN grp ON grp.id = ev.k AND date(ev.d) IS NOT NULL GROUP BY 1, 2"):
-        assert explain_mode(c, sql).startswith("extraction mode: parallel"), explain_mode(c, sql)
+        m = explain_mode(c, sql)
+        # (A join: each table's mode, "ev: mode; grp: mode".)
+        assert (m.startswith("extraction mode: ev: parallel") and "; grp: parallel" in m
+                if " JOIN " in sql else m.startswith("extraction mode: parallel")), m
         assert runs(c, sql) == ["parallel", "cached"], (sql, runs(c, sql))
         same(c, sql)
     # The same at one thread: read serially, and cached.
@@ -1561,6 +1569,9 @@ def test_interrupt_stops_kernels():
     c.execute("INSERT INTO t SELECT i * 1.5, i % 7000, i % 97, 'v' || (i % 1013) FROM "
               "(WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM r WHERE i<300000) "
               "SELECT i FROM r)")
+    c.execute("CREATE TABLE d(id INTEGER PRIMARY KEY, g INT)")
+    c.execute("INSERT INTO d SELECT i, i % 13 FROM (WITH RECURSIVE r(i) AS (SELECT 0 "
+              "UNION ALL SELECT i+1 FROM r WHERE i<7000) SELECT i FROM r)")
     c.execute("SELECT par_config('min_rows', 0)")
     cases = [(0, "SELECT a, count(*), min(s) FROM t GROUP BY a"),
              (0, "SELECT k, b, sum(a), max(s) FROM t GROUP BY k, b"),
@@ -1570,6 +1581,8 @@ def test_interrupt_stops_kernels():
     # The sort: a full sort of text and REAL keys, DISTINCT, a top-k.
     cases += [(0, "SELECT a, s FROM t ORDER BY s, a DESC"), (0, "SELECT DISTINCT s, b FROM t"),
               (0, "SELECT k, a FROM t ORDER BY a DESC LIMIT 10")]
+    # The join: each table cached, the hash join over them.
+    cases += [(0, "SELECT d.g, count(*), total(t.a) FROM t JOIN d ON d.id = t.k GROUP BY d.g")]
     stopped = 0
     for strategy, sql in cases:
         c.execute("SELECT par_config('group_strategy', ?)", (strategy,))
@@ -1679,13 +1692,18 @@ def test_memory_limit_keeps_transaction():
     c.execute("INSERT INTO t SELECT i, 'text ' || i FROM (WITH RECURSIVE s(i) AS "
               "(SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<200000) SELECT i FROM s)")
     c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("CREATE TABLE d(id INTEGER PRIMARY KEY, g)")
+    c.execute("INSERT INTO d SELECT a, a % 7 FROM t")
     for sql, where in [("SELECT a % 10, count(*), max(b) FROM t GROUP BY 1", "reading rows"),
-                       ("SELECT a, count(*) FROM t GROUP BY a", "grouping rows")]:
+                       ("SELECT a, count(*) FROM t GROUP BY a", "grouping rows"),
+                       ("SELECT d.g, count(*) FROM t JOIN d ON d.id = t.a GROUP BY d.g",
+                        "joining tables")]:
         c.execute("CREATE VIRTUAL TABLE temp.v USING parallel('%s')" % sql)
         for begin, end in [("BEGIN", "COMMIT"), ("SAVEPOINT s", "RELEASE s")]:
             c.execute(begin)
             c.execute("INSERT INTO t VALUES(-1, 'uncommitted')")
-            c.execute("SELECT par_config('memory_mb', %d)" % (1 if where == "reading rows" else 4))
+            c.execute("SELECT par_config('memory_mb', %d)"
+                      % {"reading rows": 1, "grouping rows": 4, "joining tables": 8}[where])
             try:
                 c.execute("SELECT * FROM v").fetchall()
                 raise AssertionError("no memory limit error: " + sql)
@@ -1998,6 +2016,9 @@ def test_authorizer_ignore_attached():
             assert "cached" in explain_mode(c, sql), (sql, explain_mode(c, sql))
             c.set_authorizer(ignore_s)
             m = explain_mode(c, sql)
+            if "; y: " in m:
+                # The join operator: the scan of y reads s, that of x not.
+                m = m.split("; y: ", 1)[1]
             assert "cached" not in m, (sql, threads, m)
             for _ in range(2):
                 assert [r[2] for r in same(c, sql)] == [hidden, hidden], (sql, threads)

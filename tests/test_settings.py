@@ -17,7 +17,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
 EXT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./parallel.so")
-NAMES = ["threads", "memory_mb", "min_rows", "parallel_extract", "cache_mb", "group_strategy"]
+NAMES = ["threads", "memory_mb", "min_rows", "parallel_extract", "cache_mb", "group_strategy",
+         "join_strategy"]
 
 expect_error = harness.expect_error
 
@@ -66,6 +67,7 @@ def test_listing_fresh_connection():
         assert rows[name][1] == rows[name][2], rows[name]
     assert values["threads"] == ncores() or os.environ.get("OMP_NUM_THREADS")
     assert values["parallel_extract"] == 1 and values["group_strategy"] == 0
+    assert values["join_strategy"] == 0
     assert values["min_rows"] == 100000
 
 
@@ -74,7 +76,8 @@ def test_listing_follows_changes():
     _, rows = check_agrees(c)
     for name, v in [("threads", 3), ("memory_mb", 77), ("min_rows", 0),
                     ("parallel_extract", 0), ("group_strategy", 4), ("threads", 1),
-                    ("min_rows", 2**62), ("group_strategy", 0)]:
+                    ("min_rows", 2**62), ("group_strategy", 0), ("join_strategy", 1),
+                    ("join_strategy", 0)]:
         assert c.execute("SELECT par_config(?, ?)", (name, v)).fetchone()[0] == v
         values, now = check_agrees(c)
         assert values[name] == v
