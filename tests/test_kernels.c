@@ -2357,15 +2357,15 @@ static void test_join_skew(void){
 }
 
 /* Out of memory: the address space limited to a little more than the
-** process uses, in steps of 8 MiB from nothing spare to 160 MiB, so that
-** each allocation of the build (24 bytes per row and the sort's scratch)
-** and of the probe (8 per row) is the one that fails at some step: each
+** process uses, from nothing spare to 512 MiB in steps of half as much
+** again, so that the allocations of the build (4M rows: 24 bytes per row
+** and the sort's scratch) and of the probe (8 per row) fail at some steps: each
 ** call returns PX_OK with the right count, or PX_ENOMEM with nothing
 ** returned.  (Not under ASan, whose shadow memory needs an unlimited
 ** address space, nor with tags of a few bits, where 2M rows probe slowly.) */
 static void test_join_enomem(void){
 #if defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && PX_JOIN_HASH_BITS>=64
-  size_t n = (size_t)1 << 21, i, nPage = 0, nWant, nOut, nExtra;
+  size_t n = (size_t)1 << 22, i, nPage = 0, nWant, nOut, nExtra;
   uint64_t *aK = xmalloc(n*8);
   const uint64_t *aa[1];
   struct rlimit old, lim;
@@ -2384,7 +2384,7 @@ static void test_join_enomem(void){
   px_join_result_free(pR);
   if( getrlimit(RLIMIT_AS, &old) ){ free(aK); px_join_table_free(pT0); return; }
   check_case("join without memory is PX_ENOMEM");
-  for(nExtra=0; nExtra<=((size_t)160<<20); nExtra+=(size_t)8<<20){
+  for(nExtra=0; nExtra<=((size_t)512<<20); nExtra = nExtra ? nExtra*3/2 : (size_t)4<<20){
     f = fopen("/proc/self/statm", "r");
     if( f==0 || fscanf(f, "%zu", &nPage)!=1 ){ if( f ) fclose(f); break; }
     fclose(f);
