@@ -49,6 +49,7 @@
 #include "segment.h"
 #include "topk.h"
 #include "keys.h"
+#include "join.h"
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +150,28 @@ static void run_topk1000(int nt){ run_topk(1, 1000, nt); }
 static void run_topk5_w2(int nt){ run_topk(2, 5, nt); }
 static void run_topk1000_w2(int nt){ run_topk(2, 1000, nt); }
 static void run_topk_switch(int nt){ run_topk(1, n / PX_TOPK_SORT_DIV, nt); }
+/* The equi-joins: build keys aJoinB (nJoinB rows), probe keys aJoinP (n
+** rows); the output arrays hold up to 2n rows (a larger output is not
+** written: the count is enough to time the probe). */
+static uint64_t *aJoinU, *aJoinR, *aJoinS, *aJoinP, *aJoinPS;
+static uint32_t *aJoinOutP, *aJoinOutB;
+static void run_join(const uint64_t *aB, size_t nB, const uint64_t *aP, int nt){
+  const uint64_t *aaB[1], *aaP[1];
+  px_join_table *pT;
+  px_join_result *pR;
+  size_t nOut;
+  aaB[0] = aB;
+  aaP[0] = aP;
+  if( px_join_build(aaB, 1, nB, 0, nt, &pT) ) return;
+  if( px_join_probe(pT, aaP, n, 0, PX_JOIN_INNER, nt, &pR, &nOut)==PX_OK ){
+    if( nOut<=2*n ) px_join_emit(pR, aJoinOutP, aJoinOutB, nt); else px_join_result_free(pR);
+  }
+  px_join_table_free(pT);
+}
+static void run_join_pk(int nt){ run_join(aJoinU, n/10, aJoinP, nt); }
+static void run_join_nn(int nt){ run_join(aJoinR, n, aJoinP, nt); }
+static void run_join_skew(int nt){ run_join(aJoinS, n, aJoinPS, nt); }
+
 static void run_pack(int nt){
   const uint64_t *aa[2];
   uint64_t *aaOut[2];
@@ -197,6 +220,9 @@ static const bench aBench[] = {
   { "topk 2 words k=1000",  8, run_topk1000_w2, 0, 0, 0 },
   { "topk k=n/SORT_DIV",    8, run_topk_switch, 0, 0, 0 },
   { "keys pack 2 words",   16, run_pack,       0, 0, 0 },
+  { "join n x n/10 pk",      8, run_join_pk,    0, 0, 0 },
+  { "join n x n",            8, run_join_nn,    0, 0, 0 },
+  { "join skew 1e4 dups",    8, run_join_skew,  0, 0, 0 },
 };
 #define N_BENCH ((int)(sizeof(aBench)/sizeof(aBench[0])))
 #define MAX_REP 64
@@ -240,6 +266,9 @@ int main(int argc, char **argv){
   aBinBig = xmalloc(n * 4); aWord1 = xmalloc(n * 8); aLead = xmalloc(n * 8);
   aOff = xmalloc((n + 2) * sizeof(size_t));
   aTie = xmalloc(n * 8); aPacked = xmalloc(n * 8);
+  aJoinU = xmalloc(n/10 * 8 + 8); aJoinR = xmalloc(n * 8); aJoinS = xmalloc(n * 8);
+  aJoinP = xmalloc(n * 8); aJoinPS = xmalloc(n * 8);
+  aJoinOutP = xmalloc(2 * n * 4 + 4); aJoinOutB = xmalloc(2 * n * 4 + 4);
   px_edges_uniform(-1.0, 1.0, 100, aEdge);
   for(i=0; i<n; i++){
     uint64_t x = rnd();
@@ -255,7 +284,14 @@ int main(int argc, char **argv){
     aWord1[i] = aKey0[i] >> 40;
     aLead[i] = i / 10;
     aTie[i] = aKey0[i] % 1000;
+    aJoinR[i] = rnd() % n;
+    aJoinP[i] = rnd() % (n/10 ? n/10 : 1);          /* a key of aJoinU */
+    aJoinPS[i] = rnd() % n;
+    aJoinS[i] = (rnd() % (n/10000 ? n/10000 : 1)) * 10000;   /* one of n/1e4 keys */
   }
+  /* n/10 unique keys, in random order: i*2654435761 mod n/10 is a
+  ** permutation when n/10 is coprime to it; the identity otherwise. */
+  for(i=0; i<n/10; i++) aJoinU[i] = (n/10) % 2654435761u ? i * 2654435761u % (n/10) : i;
 
   /* Round r times every kernel once at every thread count, so that a
   ** burst of load from other processes spoils one run of many kernels

@@ -31,7 +31,11 @@
 **   - top k: the first min(k, n) rows of px_sort_words_perm(), for k from
 **     0 past n, on keys with many ties and on decreasing keys;
 **   - packed keys: the words of an independent packing, whose order and
-**     equal keys are those of the original keys (a stable qsort by each).
+**     equal keys are those of the original keys (a stable qsort by each);
+**   - joins: the exact pairs, in order, of a reference that sorts the build
+**     side and binary-searches each probe row (itself checked against the
+**     literal nested loop on small sides), for every kind; the tiny-block
+**     build keeps 5 bits of hash (join.h), so there every key collides.
 **
 ** Run it with CHECK_SEED=n to change the random inputs.
 */
@@ -46,6 +50,7 @@
 #include "quantile.h"
 #include "topk.h"
 #include "keys.h"
+#include "join.h"
 #include <float.h>
 #include <math.h>
 #include <omp.h>
@@ -2026,6 +2031,446 @@ static void test_stop_wait(void){
   }
 }
 
+/* ---- join.h: the equi-join kernel ------------------------------------------ */
+
+/* Join keys: nWord words per row; shape 0: each word one of about n/2
+** values (duplicates on both sides, some rows unmatched); 1: word 0
+** unique on the build side (a primary key), the probe side in twice that
+** range; 2: every key equal; 3: each word one of 3 values (few keys, many
+** duplicates); 4: random 64-bit words, every third probe row copied from a
+** random build row.  The words after the first take few values, so rows
+** often tie on word 0 and differ later. */
+static void fill_join(uint64_t **aaB, uint64_t **aaP, int nWord, size_t nB, size_t nP,
+                      int shape){
+  size_t dom = (nB > nP ? nB : nP)/2 + 1, i;
+  int w;
+  for(w=0; w<nWord; w++){
+    uint64_t d = w==0 ? dom : 3;
+    for(i=0; i<nB; i++){
+      switch( shape ){
+        case 0: aaB[w][i] = check_below(&rng, d); break;
+        case 1: aaB[w][i] = w==0 ? i*7 : check_below(&rng, 2); break;
+        case 2: aaB[w][i] = 42; break;
+        case 3: aaB[w][i] = check_below(&rng, 3) << 40; break;
+        default: aaB[w][i] = check_next(&rng); break;
+      }
+    }
+    for(i=0; i<nP; i++){
+      switch( shape ){
+        case 0: aaP[w][i] = check_below(&rng, d); break;
+        case 1: aaP[w][i] = w==0 ? check_below(&rng, 2*nB + 1)*7/2 : check_below(&rng, 2); break;
+        case 2: aaP[w][i] = 42; break;
+        case 3: aaP[w][i] = check_below(&rng, 3) << 40; break;
+        default: aaP[w][i] = check_next(&rng); break;
+      }
+    }
+  }
+  if( shape==4 && nB>0 ){
+    for(i=0; i<nP; i+=3){
+      size_t r = check_below(&rng, nB);
+      for(w=0; w<nWord; w++) aaP[w][i] = aaB[w][r];
+    }
+  }
+}
+
+/* Skip flags: none (NULL), about one row in 8, or every row. */
+static uint8_t *fill_skip(size_t n, int eSkip){
+  uint8_t *a;
+  size_t i;
+  if( eSkip==0 ) return 0;
+  a = xmalloc(n);
+  for(i=0; i<n; i++) a[i] = eSkip==2 ? 1 : check_below(&rng, 8)==0;
+  return a;
+}
+
+/* The reference join: the build rows not skipped, sorted by (words, row)
+** with qsort (ref_join_sort(), into aSort, returning how many); each probe
+** row's matches found by binary search (ref_join_match()); then for each
+** probe row in order, its matches in increasing row order (ref_join(),
+** which writes the pairs, unless aP is NULL, and returns their number). */
+static size_t ref_join_sort(uint64_t *const *aaB, int nWord, size_t nB,
+                            const uint8_t *aSkipB, uint32_t *aSort){
+  size_t nS = 0, i;
+  for(i=0; i<nB; i++) if( aSkipB==0 || !aSkipB[i] ) aSort[nS++] = (uint32_t)i;
+  gWords.aaW = (const uint64_t *const *)aaB;
+  gWords.nWord = nWord;
+  qsort(aSort, nS, sizeof(uint32_t), words_cmp);
+  return nS;
+}
+
+/* The first of aSort[0..nS-1] whose key is above (bAbove) or at least
+** the key of probe row i. */
+static size_t ref_join_bound(uint64_t *const *aaB, uint64_t *const *aaP, int nWord,
+                             const uint32_t *aSort, size_t nS, size_t i, int bAbove){
+  size_t lo = 0, hi = nS, mid;
+  int w, c;
+  while( lo<hi ){
+    mid = lo + (hi - lo)/2;
+    for(w=0, c=0; w<nWord && c==0; w++){
+      uint64_t u = aaB[w][aSort[mid]], v = aaP[w][i];
+      c = u<v ? -1 : u>v;
+    }
+    if( c<0 || (bAbove && c==0) ) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+/* For each probe row i: aLo[i] and aCnt[i], the range of aSort that holds
+** its matches (empty for a skipped row). */
+static void ref_join_match(uint64_t *const *aaB, uint64_t *const *aaP, int nWord,
+                           const uint32_t *aSort, size_t nS, size_t nP,
+                           const uint8_t *aSkipP, size_t *aLo, size_t *aCnt){
+  size_t i;
+  for(i=0; i<nP; i++){
+    aLo[i] = aCnt[i] = 0;
+    if( aSkipP==0 || !aSkipP[i] ){
+      aLo[i] = ref_join_bound(aaB, aaP, nWord, aSort, nS, i, 0);
+      aCnt[i] = ref_join_bound(aaB, aaP, nWord, aSort, nS, i, 1) - aLo[i];
+    }
+  }
+}
+
+static size_t ref_join(const uint32_t *aSort, const size_t *aLo, const size_t *aCnt,
+                       size_t nP, int eKind, uint32_t *aP, uint32_t *aB){
+  size_t nOut = 0, i, k;
+  for(i=0; i<nP; i++){
+    if( eKind==PX_JOIN_INNER || eKind==PX_JOIN_LEFT ){
+      if( aP ){
+        for(k=0; k<aCnt[i]; k++){ aP[nOut+k] = (uint32_t)i; aB[nOut+k] = aSort[aLo[i]+k]; }
+      }
+      nOut += aCnt[i];
+      if( aCnt[i]==0 && eKind==PX_JOIN_LEFT ){
+        if( aP ){ aP[nOut] = (uint32_t)i; aB[nOut] = PX_JOIN_NONE; }
+        nOut++;
+      }
+    }else if( (aCnt[i]>0)==(eKind==PX_JOIN_SEMI) ){
+      if( aP ) aP[nOut] = (uint32_t)i;
+      nOut++;
+    }
+  }
+  return nOut;
+}
+
+/* The literal nested loop, for small sides: CHECKs that ref_join() agrees
+** (so that the reference itself is checked). */
+static void check_ref_join(uint64_t *const *aaB, uint64_t *const *aaP, int nWord,
+                           size_t nB, size_t nP, const uint8_t *aSkipB,
+                           const uint8_t *aSkipP, int eKind, const uint32_t *aP,
+                           const uint32_t *aB, size_t nRef){
+  size_t nOut = 0, i, j;
+  int w, bBad = 0;
+  for(i=0; i<nP && !bBad; i++){
+    size_t nMatch = 0;
+    for(j=0; j<nB && !(aSkipP && aSkipP[i]); j++){
+      if( aSkipB && aSkipB[j] ) continue;
+      for(w=0; w<nWord && aaB[w][j]==aaP[w][i]; w++){}
+      if( w<nWord ) continue;
+      nMatch++;
+      if( eKind<=PX_JOIN_LEFT ){
+        bBad = nOut>=nRef || aP[nOut]!=i || aB[nOut]!=j;
+        nOut++;
+      }
+    }
+    if( (eKind==PX_JOIN_LEFT && nMatch==0) || (eKind==PX_JOIN_SEMI && nMatch>0)
+     || (eKind==PX_JOIN_ANTI && nMatch==0) ){
+      bBad = bBad || nOut>=nRef || aP[nOut]!=i
+          || (eKind==PX_JOIN_LEFT && aB[nOut]!=PX_JOIN_NONE);
+      nOut++;
+    }
+  }
+  CHECK(!bBad && nOut==nRef, "the reference is not the nested loop (row %zu)", i);
+}
+
+static const char *azJoinKind[] = { "inner", "left", "semi", "anti" };
+
+/* Probes table pT with the probe rows and emits (both sides, then for
+** INNER and LEFT the probe side alone), CHECKing the rows against the
+** reference's nRef rows aRefP, aRefB; aGotP, aGotB have room for nRef+1. */
+static void check_join_probe(const px_join_table *pT, uint64_t *const *aaP, size_t nP,
+                             const uint8_t *aSkipP, int eKind, int nthreads,
+                             const uint32_t *aRefP, const uint32_t *aRefB, size_t nRef,
+                             uint32_t *aGotP, uint32_t *aGotB){
+  int bBuild, rc;
+  size_t i;
+  for(bBuild=1; bBuild>=0; bBuild--){
+    px_join_result *pR = 0;
+    size_t nOut = 0;
+    int bB = bBuild && eKind<=PX_JOIN_LEFT;     /* aBuild passed */
+    if( bBuild==0 && eKind!=PX_JOIN_LEFT ) break;
+    rc = px_join_probe(pT, (const uint64_t *const *)aaP, nP, aSkipP, eKind, nthreads,
+                       &pR, &nOut);
+    CHECK(rc==PX_OK && pR, "probe rc %d", rc);
+    CHECK(nOut==nRef, "nOut %zu want %zu", nOut, nRef);
+    if( rc || nOut!=nRef ){
+      px_join_result_free(pR);
+      return;
+    }
+    aGotP[nRef] = aGotB[nRef] = 0xa5a5a5a5u;
+    if( !bB ) memset(aGotB, 0x5a, nRef*4);
+    rc = px_join_emit(pR, aGotP, bB ? aGotB : 0, nthreads);
+    CHECK(rc==PX_OK, "emit rc %d", rc);
+    check_u32s(aGotP, aRefP, nRef, "probe row");
+    if( bB ) check_u32s(aGotB, aRefB, nRef, "build row");
+    CHECK(aGotP[nRef]==0xa5a5a5a5u && aGotB[nRef]==0xa5a5a5a5u, "wrote past nOut");
+    if( !bB ){
+      for(i=0; i<nRef && aGotB[i]==0x5a5a5a5au; i++){}
+      CHECK(i==nRef, "aBuild written");
+    }
+  }
+}
+
+/* Every kind of join against the reference, exact pairs in order, on sizes
+** 0, 1, 2, block-1, block, block+1, ... for both sides, nWord 1..3, the
+** key shapes of fill_join(), skipped rows on either side, every thread
+** count (one table per thread count, probed for every kind).  Kinds whose
+** output would exceed 4M rows are left out (the skewed shapes on large
+** sides), and the larger sizes run fewer cases (the tiny-block build runs
+** all of them through many blocks). */
+static void test_join(void){
+  int iz, iq, nWord, shape, eSkip, eKind, it, w;
+  for(iz=0; iz<nSize; iz++){
+    for(iq=0; iq<3; iq++){
+      size_t nB = aSize[iz];
+      size_t nP = iq==0 ? nB : iq==1 ? aSize[(iz + 3) % nSize] : aSize[(iz + 7) % nSize];
+      size_t nMax = nB > nP ? nB : nP;
+      uint64_t *aaB[3], *aaP[3];
+      size_t *aLo, *aCnt;
+      if( iq>0 && nB==nP ) continue;
+      /* With 5-bit tags every probe walks 1/32 of the keys: small sides. */
+      if( PX_JOIN_HASH_BITS<64 && nMax>1000 ) continue;
+      /* The large size: a large side against a smaller one. */
+      if( nMax>100*B && (nB==nP || nP<B) ) continue;
+      for(w=0; w<3; w++){ aaB[w] = xmalloc(nB*8); aaP[w] = xmalloc(nP*8); }
+      aLo = xmalloc(nP*sizeof(size_t));
+      aCnt = xmalloc(nP*sizeof(size_t));
+      for(nWord=1; nWord<=3; nWord++){
+        for(shape=0; shape<5; shape++){
+          /* Medium sides: the skewed shapes with one word; large: one
+          ** or two words, shapes 0, 1 and 4. */
+          if( nMax>8*B && (nWord==3 || shape==2 || shape==3 || (nWord==2 && shape>0)) ) continue;
+          if( nMax>100*B && nWord>1 ) continue;
+          fill_join(aaB, aaP, nWord, nB, nP, shape);
+          for(eSkip=0; eSkip<4; eSkip++){
+            /* eSkip: 0 none, 1 some on both sides, 2 every build row, 3
+            ** every probe row. */
+            uint8_t *aSkipB, *aSkipP;
+            uint32_t *aSort, *aRefP[4], *aRefB[4], *aGotP, *aGotB;
+            size_t nS, nRef[4], nGot = 0;
+            if( eSkip>=2 && (nWord>1 || shape>0 || nMax>8*B) ) continue;
+            aSkipB = fill_skip(nB, eSkip==1 ? 1 : eSkip==2 ? 2 : 0);
+            aSkipP = fill_skip(nP, eSkip==1 ? 1 : eSkip==3 ? 2 : 0);
+            aSort = xmalloc(nB*4);
+            nS = ref_join_sort(aaB, nWord, nB, aSkipB, aSort);
+            ref_join_match(aaB, aaP, nWord, aSort, nS, nP, aSkipP, aLo, aCnt);
+            for(eKind=PX_JOIN_INNER; eKind<=PX_JOIN_ANTI; eKind++){
+              nRef[eKind] = ref_join(aSort, aLo, aCnt, nP, eKind, 0, 0);
+              aRefP[eKind] = aRefB[eKind] = 0;
+              if( nRef[eKind]>((size_t)4<<20) ) continue;
+              if( nRef[eKind]>nGot ) nGot = nRef[eKind];
+              aRefP[eKind] = xmalloc(nRef[eKind]*4);
+              aRefB[eKind] = xmalloc(nRef[eKind]*4);
+              ref_join(aSort, aLo, aCnt, nP, eKind, aRefP[eKind], aRefB[eKind]);
+              if( nB*nP<=(size_t)40000 ){
+                check_case("join reference n=%zu x %zu words=%d shape=%d skip=%d %s",
+                           nP, nB, nWord, shape, eSkip, azJoinKind[eKind]);
+                check_ref_join(aaB, aaP, nWord, nB, nP, aSkipB, aSkipP, eKind,
+                               aRefP[eKind], aRefB[eKind], nRef[eKind]);
+              }
+            }
+            aGotP = xmalloc((nGot+1)*4);
+            aGotB = xmalloc((nGot+1)*4);
+            for(it=0; it<nThr; it++){
+              px_join_table *pT = 0;
+              int rc;
+              /* Beyond a few blocks, thread counts 2 and 3 on one case. */
+              if( nMax>8*B && it>0 && it<nThr-1 && (nWord>1 || shape>0 || eSkip>0) ) continue;
+              check_case("join build n=%zu words=%d shape=%d skip=%d threads=%d",
+                         nB, nWord, shape, eSkip, aThr[it]);
+              rc = px_join_build((const uint64_t *const *)aaB, nWord, nB, aSkipB, aThr[it], &pT);
+              CHECK(rc==PX_OK && pT, "build rc %d", rc);
+              if( rc ) continue;
+              CHECK(px_join_table_bytes(pT)>=(nS ? 20 : 4), "table bytes");
+              for(eKind=PX_JOIN_INNER; eKind<=PX_JOIN_ANTI; eKind++){
+                if( aRefP[eKind]==0 ) continue;
+                check_case("join n=%zu x %zu words=%d shape=%d skip=%d %s threads=%d",
+                           nP, nB, nWord, shape, eSkip, azJoinKind[eKind], aThr[it]);
+                check_join_probe(pT, aaP, nP, aSkipP, eKind, aThr[it], aRefP[eKind],
+                                 aRefB[eKind], nRef[eKind], aGotP, aGotB);
+              }
+              px_join_table_free(pT);
+            }
+            for(eKind=PX_JOIN_INNER; eKind<=PX_JOIN_ANTI; eKind++){
+              free(aRefP[eKind]); free(aRefB[eKind]);
+            }
+            free(aGotP); free(aGotB); free(aSort); free(aSkipB); free(aSkipP);
+          }
+        }
+      }
+      for(w=0; w<3; w++){ free(aaB[w]); free(aaP[w]); }
+      free(aLo); free(aCnt);
+    }
+  }
+}
+
+/* Skew and sizes: 3000 probe rows of one key against 3000 build rows of
+** it (9M pairs: work must follow the output, not its square), and a probe
+** that frees its state without emitting; limits (PX_ETOOBIG). */
+static void test_join_skew(void){
+  size_t n = 3000, i, nOut = 0, nWant = n*n;
+  uint64_t *aK = xmalloc(n*8);
+  uint32_t *aP = xmalloc(nWant*4), *aB = xmalloc(nWant*4);
+  const uint64_t *aa[1];
+  px_join_table *pT = 0;
+  px_join_result *pR = 0;
+  int rc, it;
+  for(i=0; i<n; i++) aK[i] = 7;
+  aa[0] = aK;
+  for(it=0; it<nThr; it++){
+    check_case("join skew: %zu x %zu rows of one key, threads=%d", n, n, aThr[it]);
+    rc = px_join_build(aa, 1, n, 0, aThr[it], &pT);
+    CHECK(rc==PX_OK, "build rc %d", rc);
+    if( rc ) continue;
+    rc = px_join_probe(pT, aa, n, 0, PX_JOIN_LEFT, aThr[it], &pR, &nOut);
+    CHECK(rc==PX_OK && nOut==nWant, "probe rc %d nOut %zu", rc, nOut);
+    if( rc==PX_OK && nOut==nWant ){
+      rc = px_join_emit(pR, aP, aB, aThr[it]);
+      for(i=0; i<nWant && aP[i]==i/n && aB[i]==i%n; i++){}
+      CHECK(rc==PX_OK && i==nWant, "rc %d pair %zu", rc, i);
+    }
+    rc = px_join_probe(pT, aa, n, 0, PX_JOIN_INNER, aThr[it], &pR, &nOut);
+    CHECK(rc==PX_OK && nOut==nWant, "probe rc %d", rc);
+    px_join_result_free(pR);
+    px_join_table_free(pT);
+  }
+  check_case("join: more than UINT32_MAX - 1 rows on a side is PX_ETOOBIG");
+  pT = (px_join_table*)1;
+  CHECK(px_join_build(aa, 1, UINT32_MAX, 0, 1, &pT)==PX_ETOOBIG && pT==0, "build");
+  rc = px_join_build(aa, 1, 1, 0, 1, &pT);
+  CHECK(rc==PX_OK, "build rc %d", rc);
+  if( rc==PX_OK ){
+    pR = (px_join_result*)1;
+    CHECK(px_join_probe(pT, aa, UINT32_MAX, 0, PX_JOIN_INNER, 1, &pR, &nOut)==PX_ETOOBIG
+          && pR==0, "probe");
+    px_join_table_free(pT);
+  }
+  free(aK); free(aP); free(aB);
+}
+
+/* Out of memory: the address space limited to a little more than the
+** process uses, from nothing spare to 512 MiB in steps of half as much
+** again, so that the allocations of the build (4M rows: 24 bytes per row
+** and the sort's scratch) and of the probe (8 per row) fail at some steps: each
+** call returns PX_OK with the right count, or PX_ENOMEM with nothing
+** returned.  (Not under ASan, whose shadow memory needs an unlimited
+** address space, nor with tags of a few bits, where 2M rows probe slowly.) */
+static void test_join_enomem(void){
+#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && PX_JOIN_HASH_BITS>=64
+  size_t n = (size_t)1 << 22, i, nPage = 0, nWant, nOut, nExtra;
+  uint64_t *aK = xmalloc(n*8);
+  const uint64_t *aa[1];
+  struct rlimit old, lim;
+  px_join_table *pT = 0, *pT0 = 0;
+  px_join_result *pR = 0;
+  int rcB, rcP, nOk = 0, nFail = 0;
+  FILE *f;
+  for(i=0; i<n; i++) aK[i] = check_below(&rng, n);
+  aa[0] = aK;
+  if( px_join_build(aa, 1, n, 0, 2, &pT0) ){
+    CHECK(0, "join build without a limit");
+    free(aK);
+    return;
+  }
+  px_join_probe(pT0, aa, n, 0, PX_JOIN_INNER, 2, &pR, &nWant);
+  px_join_result_free(pR);
+  if( getrlimit(RLIMIT_AS, &old) ){ free(aK); px_join_table_free(pT0); return; }
+  check_case("join without memory is PX_ENOMEM");
+  for(nExtra=0; nExtra<=((size_t)512<<20); nExtra = nExtra ? nExtra*3/2 : (size_t)4<<20){
+    f = fopen("/proc/self/statm", "r");
+    if( f==0 || fscanf(f, "%zu", &nPage)!=1 ){ if( f ) fclose(f); break; }
+    fclose(f);
+    lim = old;
+    lim.rlim_cur = nPage * (size_t)sysconf(_SC_PAGESIZE) + nExtra;
+    setrlimit(RLIMIT_AS, &lim);
+    pT = (px_join_table*)1;
+    rcB = px_join_build(aa, 1, n, 0, 2, &pT);
+    pR = (px_join_result*)1;
+    rcP = px_join_probe(pT0, aa, n, 0, PX_JOIN_INNER, 2, &pR, &nOut);
+    setrlimit(RLIMIT_AS, &old);
+    CHECK(rcB==PX_OK ? pT!=0 : rcB==PX_ENOMEM && pT==0, "build rc %d at +%zu MiB", rcB,
+          nExtra>>20);
+    CHECK(rcP==PX_OK ? pR!=0 && nOut==nWant : rcP==PX_ENOMEM && pR==0,
+          "probe rc %d at +%zu MiB", rcP, nExtra>>20);
+    nOk += rcB==PX_OK;
+    nFail += rcB==PX_ENOMEM;
+    if( rcB==PX_OK ) px_join_table_free(pT);
+    if( rcP==PX_OK ) px_join_result_free(pR);
+  }
+  CHECK(nOk>0 && nFail>0, "%d builds ran, %d ran out of memory", nOk, nFail);
+  px_join_table_free(pT0);
+  free(aK);
+#endif
+}
+
+/* Stopping: told to stop at the first ask, build, probe and emit return
+** PX_EINTR (emit freeing its state), nothing is returned and nothing
+** written past the output; never told to, the result of no px_stop. */
+static void test_join_stop(void){
+  size_t n = PX_JOIN_HASH_BITS<64 ? 2003 : 1000003, i, nOut = 0, nWant = 0;
+  uint64_t *aK = xmalloc(n*8);
+  uint32_t *aP = xmalloc((n+1)*4), *aB = xmalloc((n+1)*4);
+  const uint64_t *aa[1];
+  px_join_table *pT = 0, *pT0 = 0;
+  px_join_result *pR = 0;
+  int iCase, it, rc;
+  for(i=0; i<n; i++) aK[i] = check_below(&rng, n);
+  aa[0] = aK;
+  rc = px_join_build(aa, 1, n, 0, 2, &pT0);
+  if( rc==PX_OK ) rc = px_join_probe(pT0, aa, n, 0, PX_JOIN_LEFT, 2, &pR, &nWant);
+  px_join_result_free(pR);
+  check_case("join without a px_stop");
+  CHECK(rc==PX_OK && nWant>=n, "rc %d nOut %zu", rc, nWant);
+  if( rc ){ free(aK); free(aP); free(aB); return; }
+  if( nWant>n ){ aP = realloc(aP, (nWant+1)*4); aB = realloc(aB, (nWant+1)*4); }
+  for(iCase=0; iCase<2; iCase++){
+    for(it=0; it<nThr; it++){
+      stop_after s;
+      check_case("join with a px_stop that stops at ask %d, %d threads", iCase, aThr[it]);
+      stop_arm(&s, iCase);
+      pT = (px_join_table*)1;
+      rc = px_join_build(aa, 1, n, 0, aThr[it], &pT);
+      px_stop_install(0);
+      CHECK(iCase ? rc==PX_EINTR && pT==0 : rc==PX_OK, "build rc %d", rc);
+      if( rc==PX_OK ) px_join_table_free(pT);
+
+      stop_arm(&s, iCase);
+      pR = (px_join_result*)1;
+      rc = px_join_probe(pT0, aa, n, 0, PX_JOIN_LEFT, aThr[it], &pR, &nOut);
+      px_stop_install(0);
+      CHECK(iCase ? rc==PX_EINTR && pR==0 : rc==PX_OK && nOut==nWant, "probe rc %d", rc);
+      if( rc ) continue;
+
+      stop_arm(&s, iCase);
+      aP[nWant] = aB[nWant] = 0xa5a5a5a5u;
+      rc = px_join_emit(pR, aP, aB, aThr[it]);
+      px_stop_install(0);
+      CHECK(rc==PX_OK, "emit rc %d", rc);
+      CHECK(aP[nWant]==0xa5a5a5a5u && aB[nWant]==0xa5a5a5a5u, "wrote past nOut");
+      if( iCase==0 ) continue;
+      /* Emit told to stop: a probe unstopped, then an emit stopped. */
+      rc = px_join_probe(pT0, aa, n, 0, PX_JOIN_LEFT, aThr[it], &pR, &nOut);
+      CHECK(rc==PX_OK, "probe rc %d", rc);
+      if( rc ) continue;
+      stop_arm(&s, iCase);
+      rc = px_join_emit(pR, aP, aB, aThr[it]);
+      px_stop_install(0);
+      CHECK(rc==PX_EINTR, "emit rc %d", rc);
+      CHECK(aP[nWant]==0xa5a5a5a5u && aB[nWant]==0xa5a5a5a5u, "wrote past nOut");
+    }
+  }
+  px_join_table_free(pT0);
+  free(aK); free(aP); free(aB);
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 /* CHECK_TIMES=1 prints each test's seconds (to find what makes the run
@@ -2067,7 +2512,11 @@ int main(void){
   TIMED(test_countsort);
   TIMED(test_segments);
   TIMED(test_segment_ids);
+  TIMED(test_join_enomem);
+  TIMED(test_join);
+  TIMED(test_join_skew);
   TIMED(test_sort_enomem);
+  TIMED(test_join_stop);
   TIMED(test_sort_stop);
   TIMED(test_gather_stop);
   TIMED(test_group_kernels_stop);
