@@ -136,6 +136,7 @@ ParContext *parContextRef(ParContext *p){
 void parContextUnref(void *pArg){
   ParContext *p = (ParContext*)pArg;
   if( p && --p->nRef==0 ){
+    parJoinMemoClear(p);
     parExtractShutdown(p);
     parCacheDetach();
     sqlite3_free(p);

@@ -3374,6 +3374,7 @@ static void parCacheClearFunc(sqlite3_context *ctx, int argc, sqlite3_value **ar
   n = parShared.cache.nEntry;
   parCacheTrim(&parShared.cache, -1);
   pthread_mutex_unlock(&parShared.mutex);
+  parJoinMemoClear((ParContext*)sqlite3_user_data(ctx));   /* and joins kept */
   parBigRelease();               /* and the blocks kept for reuse */
   sqlite3_result_int(ctx, n);
 }

@@ -245,6 +245,7 @@ typedef struct JoinRows {
   sqlite3_int64 n;
   int nTab;
   uint32_t *aaIdx[PAR_JOIN_MAX_TAB];
+  int abNone[PAR_JOIN_MAX_TAB];      /* aaIdx[t] may hold PX_JOIN_NONE */
 } JoinRows;
 
 static void joinRowsClear(JoinRows *p){
@@ -348,7 +349,7 @@ static int joinStep(JoinRun *pR, int iTab, JoinRows *pRows, char **pzErr){
   px_join_table *pTable = 0;
   px_join_result *pRes = 0;
   size_t nOut = 0;
-  int k, t, nWord = 0, rc = SQLITE_OK, nKey = pT->nKey;
+  int k, t, nWord = 0, rc = SQLITE_OK, nKey = pT->nKey, bSameRows = 0;
   sqlite3_int64 nB = pBuild->nRow, nP = pRows->n, i;
   JoinRows next;
 
@@ -440,10 +441,25 @@ static int joinStep(JoinRun *pR, int iTab, JoinRows *pRows, char **pzErr){
     }
   }
 
-  /* The joined rows: each earlier table's row through the probe row. */
+  /* The joined rows: each earlier table's row through the probe row; the
+  ** same rows as before when each probe row is kept once, in order (a
+  ** key of the build table matched by every row, as a fact table's by
+  ** its dimensions'). */
   next.n = (sqlite3_int64)nOut;
   next.nTab = iTab+1;
+  if( (sqlite3_int64)nOut==nP ){
+    int bSame = 1;
+    #pragma omp parallel for num_threads(pR->nThread) schedule(static) reduction(&&:bSame)
+    for(i=0; i<nP; i++) bSame = bSame && aProbe[i]==(uint32_t)i;
+    bSameRows = bSame;
+  }
   for(t=0; t<iTab; t++){
+    next.abNone[t] = pRows->abNone[t];
+    if( bSameRows ){
+      next.aaIdx[t] = pRows->aaIdx[t];
+      pRows->aaIdx[t] = 0;
+      continue;
+    }
     next.aaIdx[t] = parBigMalloc((sqlite3_int64)(nOut ? nOut : 1)*4);
     if( next.aaIdx[t]==0 ){ rc = SQLITE_NOMEM; goto done; }
     if( pRows->aaIdx[t] ){
@@ -455,6 +471,12 @@ static int joinStep(JoinRun *pR, int iTab, JoinRows *pRows, char **pzErr){
     }
   }
   next.aaIdx[iTab] = aBuildIdx;
+  if( pT->bLeft && nOut>0 ){
+    int bNone = 0;
+    #pragma omp parallel for num_threads(pR->nThread) schedule(static) reduction(||:bNone)
+    for(i=0; i<(sqlite3_int64)nOut; i++) bNone = bNone || aBuildIdx[i]==PX_JOIN_NONE;
+    next.abNone[iTab] = bNone;
+  }
   aBuildIdx = 0;
   joinRowsClear(pRows);
   *pRows = next;
@@ -481,6 +503,110 @@ done:
   return rc;
 }
 
+/* ---- joins kept ------------------------------------------------------------
+**
+** A join of tables read from the columnar cache is kept with the batches
+** it joined (a reference to each cache entry's batch): a later run whose
+** scans return those same batches (same entries: nothing changed, the
+** cache says) returns the kept join without joining again.  A batch a
+** reference is held to is never freed, so a batch at the same address is
+** the same batch.  At most PAR_JOIN_MEMO joins per connection, each of at
+** most a sixteenth of cache_mb; par_cache_clear() drops them. */
+#define PAR_JOIN_MEMO 4
+typedef struct ParJoinMemo ParJoinMemo;
+struct ParJoinMemo {
+  char *zKey;                        /* the plan's extraction and values */
+  int nTab;
+  ParBatch *apIn[PAR_JOIN_MAX_TAB];  /* the cache's batches joined */
+  ParBatch *pOut;                    /* the join */
+  struct ParJoinMemo *pNext;
+};
+
+static void joinMemoFree(ParJoinMemo *m){
+  int t;
+  for(t=0; t<m->nTab; t++) parBatchFree(m->apIn[t]);
+  parBatchFree(m->pOut);
+  sqlite3_free(m->zKey);
+  sqlite3_free(m);
+}
+
+void parJoinMemoClear(ParContext *pCtx){
+  while( pCtx && pCtx->pJoinMemo ){
+    ParJoinMemo *m = pCtx->pJoinMemo;
+    pCtx->pJoinMemo = m->pNext;
+    joinMemoFree(m);
+  }
+}
+
+/* The key of pPlan's join (sqlite3_malloc), or NULL. */
+static char *joinMemoKey(const ParPlan *pPlan){
+  char *zParams = parParamsKey(pPlan->pParams), *z;
+  z = zParams ? sqlite3_mprintf("%s\x01%s", pPlan->zExtract, zParams) : 0;
+  sqlite3_free(zParams);
+  return z;
+}
+
+/* The kept join of exactly the batches apB (their owners), or NULL. */
+static ParBatch *joinMemoFind(ParContext *pCtx, const char *zKey, ParBatch **apB, int nTab){
+  ParJoinMemo *m;
+  int t, *aiCol;
+  ParBatch *pOut;
+  for(m=pCtx->pJoinMemo; m; m=m->pNext){
+    if( strcmp(m->zKey, zKey)!=0 ) continue;
+    for(t=0; t<nTab && apB[t]->pOwner==m->apIn[t]; t++){}
+    if( t<nTab ) return 0;
+    aiCol = sqlite3_malloc64(sizeof(int)*(m->pOut->nCol+1));
+    if( aiCol==0 ) return 0;
+    for(t=0; t<m->pOut->nCol; t++) aiCol[t] = t;
+    pOut = parBatchSubset(m->pOut, aiCol, m->pOut->nCol);
+    sqlite3_free(aiCol);
+    return pOut;
+  }
+  return 0;
+}
+
+/* Keep pOut, the join of apB, when every one of them is a cache entry's. */
+static void joinMemoKeep(ParContext *pCtx, const char *zKey, ParBatch **apB, int nTab,
+                         ParBatch *pOut){
+  ParJoinMemo *m, **pp;
+  int t, n;
+  for(t=0; t<nTab; t++) if( apB[t]->pOwner==0 ) return;
+  if( (double)parBatchBytes(pOut) > (double)parCacheBudgetMb()*1024*1024/16 ) return;
+  m = sqlite3_malloc(sizeof(*m));
+  if( m==0 ) return;
+  memset(m, 0, sizeof(*m));
+  m->zKey = sqlite3_mprintf("%s", zKey);
+  if( m->zKey==0 ){ sqlite3_free(m); return; }
+  m->nTab = nTab;
+  for(t=0; t<nTab; t++){
+    m->apIn[t] = apB[t]->pOwner;
+    __atomic_fetch_add(&m->apIn[t]->nRef, 1, __ATOMIC_RELAXED);   /* see parBatchFree */
+  }
+  m->pOut = pOut;
+  __atomic_fetch_add(&pOut->nRef, 1, __ATOMIC_RELAXED);
+  /* First, dropping one of the same key and the oldest past the limit. */
+  for(pp=&pCtx->pJoinMemo; *pp; ){
+    if( strcmp((*pp)->zKey, zKey)==0 ){
+      ParJoinMemo *pOld = *pp;
+      *pp = pOld->pNext;
+      joinMemoFree(pOld);
+    }else{
+      pp = &(*pp)->pNext;
+    }
+  }
+  m->pNext = pCtx->pJoinMemo;
+  pCtx->pJoinMemo = m;
+  for(n=1, pp=&m->pNext; *pp; n++){
+    if( n>=PAR_JOIN_MEMO ){
+      ParJoinMemo *pOld = *pp;
+      *pp = pOld->pNext;
+      joinMemoFree(pOld);
+    }else{
+      pp = &(*pp)->pNext;
+    }
+  }
+}
+
 /* The data versions of every database of db, summed: a commit by another
 ** connection to any of them changes it. */
 static sqlite3_int64 joinDataVersion(sqlite3 *db){
@@ -502,11 +628,29 @@ static sqlite3_int64 joinDataVersion(sqlite3 *db){
 /* pDst = rows aIdx[0..n-1] of pSrc as parColumnGather() makes them,
 ** except that an index PX_JOIN_NONE gives NULL (a LEFT JOIN's padding). */
 static int joinGatherPadded(const ParColumn *pSrc, sqlite3_int64 nSrc, const uint32_t *aIdx,
-                            sqlite3_int64 n, int nThread, ParColumn *pDst){
+                            int bMayNone, sqlite3_int64 n, int nThread, ParColumn *pDst){
   sqlite3_int64 i, nNone = 0, nNull = 0;
   uint32_t *aSafe;
   int rc;
-  for(i=0; i<n; i++) nNone += aIdx[i]==PX_JOIN_NONE;
+  if( aIdx==0 ){
+    /* Every row of the table, in order: its arrays, borrowed (the batch
+    ** keeps the table's batch alive), and a copy of its NULL bitmap. */
+    *pDst = *pSrc;
+    pDst->zName = pDst->zDeclType = 0;
+    pDst->aNull = 0;
+    pDst->bWindow = 1;
+    pDst->bBorrowDict = 1;
+    if( pSrc->aNull ){
+      pDst->aNull = sqlite3_malloc64((sqlite3_uint64)(n+7)/8 + 1);
+      if( pDst->aNull==0 ) return SQLITE_NOMEM;
+      memcpy(pDst->aNull, pSrc->aNull, (size_t)(n+7)/8);
+    }
+    return SQLITE_OK;
+  }
+  if( bMayNone ){
+    #pragma omp parallel for num_threads(nThread) schedule(static) reduction(+:nNone)
+    for(i=0; i<n; i++) nNone += aIdx[i]==PX_JOIN_NONE;
+  }
   if( nNone==0 ) return parColumnGather(pSrc, aIdx, n, nThread, pDst);
   if( nSrc==0 || pSrc->eStore==PAR_COL_NULL ){
     /* Nothing to gather: every row is padding (or NULL anyway). */
@@ -571,8 +715,8 @@ static int joinOutput(JoinRun *pR, const ParPlan *pPlan, JoinRows *pRows, ParBat
   for(j=0; j<pPlan->nExtractCol && rc==SQLITE_OK; j++){
     const ParColumn *pSrc = &pOut->apKeep[pJoin->aOutTab[j]]->aCol[pJoin->aOutCol[j]];
     rc = joinGatherPadded(pSrc, pOut->apKeep[pJoin->aOutTab[j]]->nRow,
-                          pRows->aaIdx[pJoin->aOutTab[j]], pRows->n, pR->nThread,
-                          &pOut->aCol[j]);
+                          pRows->aaIdx[pJoin->aOutTab[j]], pRows->abNone[pJoin->aOutTab[j]],
+                          pRows->n, pR->nThread, &pOut->aCol[j]);
     if( rc==SQLITE_OK ){
       pOut->aCol[j].zName = sqlite3_mprintf("%s", pSrc->zName ? pSrc->zName : "");
       if( pSrc->zDeclType ) pOut->aCol[j].zDeclType = sqlite3_mprintf("%s", pSrc->zDeclType);
@@ -595,6 +739,7 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   JoinRows rows;
   sqlite3_int64 v0, nMax = 0;
   double t0 = parNowMs();
+  char *zMemo = 0;
   int i, rc = SQLITE_OK, nCached = 0, nPar = 0;
   ParStop stop;
 
@@ -607,6 +752,7 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   pO->pOut = 0;
   pO->zSqlite = 0;
   pO->eMode = PAR_EXTRACT_SERIAL;
+  pO->bKept = 0;
   v0 = joinDataVersion(db);
   for(i=0; i<pJoin->nTab && rc==SQLITE_OK; i++){
     char *zWhy = 0;
@@ -629,6 +775,12 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   }
 
   t0 = parNowMs();
+  zMemo = joinMemoKey(pPlan);
+  if( zMemo && (pO->pOut = joinMemoFind(pCtx, zMemo, r.apB, pJoin->nTab))!=0 ){
+    pO->msJoin = parNowMs() - t0;
+    pO->bKept = 1;
+    goto done;
+  }
   r.nThread = parThreadsFor(pCtx, nMax);
   rows.n = r.apB[0]->nRow;
   rows.nTab = 1;
@@ -637,10 +789,19 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     rc = joinStep(&r, i, &rows, pzErr);
   }
   parStopEnd(&stop);
-  if( rc==SQLITE_OK && r.zSqlite==0 ) rc = joinOutput(&r, pPlan, &rows, &pO->pOut);
+  if( rc==SQLITE_OK && r.zSqlite==0 ){
+    /* (joinOutput takes the tables' batches: their owners first.) */
+    ParBatch *apIn[PAR_JOIN_MAX_TAB];
+    for(i=0; i<pJoin->nTab; i++) apIn[i] = r.apB[i];
+    for(i=0; i<pJoin->nTab; i++) __atomic_fetch_add(&apIn[i]->nRef, 1, __ATOMIC_RELAXED);
+    rc = joinOutput(&r, pPlan, &rows, &pO->pOut);
+    if( rc==SQLITE_OK && zMemo ) joinMemoKeep(pCtx, zMemo, apIn, pJoin->nTab, pO->pOut);
+    for(i=0; i<pJoin->nTab; i++) parBatchFree(apIn[i]);
+  }
   pO->msJoin = parNowMs() - t0;
 
 done:
+  sqlite3_free(zMemo);
   joinRowsClear(&rows);
   for(i=0; i<pJoin->nTab; i++) parBatchFree(r.apB[i]);
   sqlite3_finalize(r.pNum);

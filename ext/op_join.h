@@ -17,6 +17,8 @@ typedef struct ParJoinOut {
                          ** PARALLEL when any was read in parallel */
   double msScan;         /* reading the tables */
   double msJoin;         /* joining them */
+  int bKept;             /* the join of these very batches was kept from
+                         ** an earlier run, not made again */
 } ParJoinOut;
 
 /* Read each table of pPlan->pJoin by its scan and join them (under the

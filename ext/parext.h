@@ -48,6 +48,8 @@ struct ParContext {
                              ** (view.c), whose statements are ours */
   struct ParPlanCache *pPlanCache;   /* plans kept while a parallel view is
                              ** connected (plancache.c), or NULL */
+  struct ParJoinMemo *pJoinMemo;     /* joins of cached tables kept
+                             ** (op_join.c), most recent first */
 };
 
 /* join_strategy: whether a join the operator can run is run by it (AUTO)
@@ -66,6 +68,8 @@ struct ParContext {
 #define PAR_GROUP_RADIX  4   /* radix sort, then segments */
 
 ParContext *parContextNew(void);
+/* Drop the joins pCtx keeps (op_join.c). */
+void parJoinMemoClear(ParContext *pCtx);
 ParContext *parContextRef(ParContext *p);
 void parContextUnref(void *p);   /* usable as an xDestroy */
 

@@ -38,6 +38,12 @@ struct px_join_table {
   uint32_t *aBucket;   /* 2^nBits + 1 starts into aKey; owned */
   uint32_t *aRow;      /* nValid rows grouped by key, or NULL when every
                        ** key has one row; owned */
+  uint64_t *aDirect;   /* dense keys (one word, few values between the
+                       ** least and the greatest): the probe state of key
+                       ** uMin + d at aDirect[d] (join_direct), instead of
+                       ** aKey and aBucket; owned */
+  uint64_t uMin;
+  size_t nDirect;
 };
 
 struct px_join_result {
@@ -228,8 +234,88 @@ static void build_buckets(void *pCtx, size_t b, size_t lo, size_t hi){
   }
 }
 
+/* Dense keys: one word whose values, least to greatest, span at most
+** JOIN_DIRECT_SPAN times the rows (and 2^31 values): each value is a slot
+** of an array holding its probe state, which a probe reads in one access
+** instead of a hash lookup (primary keys 1..n, the common build side).
+** Rows of each value are counted, then placed in row order (a stable
+** counting sort) when a value has several.  Serial: a build side is the
+** small one, and this costs two passes over it. */
+#define JOIN_DIRECT_SPAN 4
+static int join_direct(px_join_table *pT, const uint64_t *aW, const uint8_t *aSkip,
+                       px_stop *pStop){
+  size_t n = pT->nBuild, i, nSpan, nMulti = 0;
+  uint64_t uMin = UINT64_MAX, uMax = 0;
+  uint64_t *aDirect;
+  uint32_t *aCnt;
+  for(i=0; i<n; i++){
+    if( aSkip && aSkip[i] ) continue;
+    if( aW[i]<uMin ) uMin = aW[i];
+    if( aW[i]>uMax ) uMax = aW[i];
+  }
+  if( pT->nValid==0 || uMax-uMin >= (uint64_t)JOIN_DIRECT_SPAN*pT->nValid + 64
+   || uMax-uMin >= ((uint64_t)1<<31) ){
+    return PX_OK;                     /* not dense: the hash table */
+  }
+  nSpan = (size_t)(uMax - uMin) + 1;
+  aDirect = calloc(nSpan, sizeof(uint64_t));
+  aCnt = calloc(nSpan, sizeof(uint32_t));
+  if( aDirect==0 || aCnt==0 ){
+    free(aDirect);
+    free(aCnt);
+    return PX_ENOMEM;
+  }
+  for(i=0; i<n; i++){
+    if( aSkip && aSkip[i] ) continue;
+    if( aCnt[aW[i]-uMin]++ == 1 ) nMulti++;
+  }
+  if( px_stop_now(pStop) ){
+    free(aDirect);
+    free(aCnt);
+    return PX_EINTR;
+  }
+  if( nMulti ){
+    /* Values with several rows: their rows in aRow, in row order. */
+    size_t d, at = 0;
+    pT->aRow = malloc((pT->nValid ? pT->nValid : 1) * sizeof(uint32_t));
+    if( pT->aRow==0 ){
+      free(aDirect);
+      free(aCnt);
+      return PX_ENOMEM;
+    }
+    for(d=0; d<nSpan; d++){
+      if( aCnt[d]>1 ) aDirect[d] = (uint64_t)at << 32;
+      at += aCnt[d];
+    }
+    for(i=0; i<n; i++){
+      uint64_t *pS;
+      if( aSkip && aSkip[i] ) continue;
+      d = (size_t)(aW[i]-uMin);
+      pS = &aDirect[d];
+      if( aCnt[d]==1 ){
+        *pS = (uint64_t)i << 32 | 1;
+      }else{
+        uint32_t k = (uint32_t)*pS;   /* rows placed so far */
+        pT->aRow[(*pS >> 32) + k] = (uint32_t)i;
+        *pS = (*pS & 0xFFFFFFFF00000000ULL) | (k + 1);
+      }
+    }
+  }else{
+    for(i=0; i<n; i++){
+      if( aSkip && aSkip[i] ) continue;
+      aDirect[aW[i]-uMin] = (uint64_t)i << 32 | 1;
+    }
+  }
+  free(aCnt);
+  pT->aDirect = aDirect;
+  pT->uMin = uMin;
+  pT->nDirect = nSpan;
+  return PX_OK;
+}
+
 void px_join_table_free(px_join_table *pT){
   if( pT==0 ) return;
+  free(pT->aDirect);
   free(pT->aKey);
   free(pT->aBucket);
   free(pT->aRow);
@@ -238,6 +324,10 @@ void px_join_table_free(px_join_table *pT){
 
 size_t px_join_table_bytes(const px_join_table *pT){
   if( pT==0 ) return 0;
+  if( pT->aDirect ){
+    return sizeof(*pT) + pT->nDirect * sizeof(uint64_t)
+         + (pT->aRow ? pT->nValid * sizeof(uint32_t) : 0);
+  }
   return sizeof(*pT) + (size_t)pT->nKey * sizeof(join_key)
        + (((size_t)1 << pT->nBits) + 1) * sizeof(uint32_t)
        + (pT->aRow ? pT->nValid * sizeof(uint32_t) : 0);
@@ -275,6 +365,10 @@ int px_join_build(const uint64_t *const *aaWord, int nWord, size_t nBuild,
     pT->nValid = x.aCnt[nb];
   }else{
     pT->nValid = nBuild;
+  }
+  if( nWord==1 ){
+    rc = join_direct(pT, aaWord[0], aSkip, pStop);
+    if( rc || pT->aDirect ) goto build_done;
   }
   if( join_blocks(nBuild, nthreads, pStop, &x, build_tags) ){ rc = PX_EINTR; goto build_done; }
   rc = px_sort_u64_perm(x.aTag, x.aRow, pT->nValid, nthreads);
@@ -345,12 +439,36 @@ static inline size_t probe_nout(int eKind, uint32_t nRow){
   }
 }
 
+static void probe_block_hash(const probe_ctx *p, size_t b, size_t lo, size_t hi);
+
 /* Looks up every row of a block, in groups of JOIN_GROUP: first the tags
 ** and buckets (prefetching the bucket starts), then the buckets' ranges
 ** (prefetching their first keys), then the keys.  Writes each row's state
 ** and the block's output count. */
 static void probe_block(void *pCtx, size_t b, size_t lo, size_t hi){
   const probe_ctx *p = pCtx;
+  const px_join_table *pT = p->pT;
+  if( pT->aDirect ){
+    /* Dense keys: one read per row. */
+    const uint64_t *aW = p->aaP[0], *aDirect = pT->aDirect, uMin = pT->uMin;
+    const uint64_t nDirect = pT->nDirect;
+    uint64_t *aSt = p->pR->aState;
+    int eKind = p->pR->eKind;
+    size_t nOut = 0, i;
+    for(i=lo; i<hi; i++){
+      uint64_t d = aW[i] - uMin, st = 0;
+      if( d<nDirect && (p->aSkip==0 || p->aSkip[i]==0) ) st = aDirect[d];
+      aSt[i] = st;
+      nOut += probe_nout(eKind, (uint32_t)st);
+    }
+    p->pR->aOff[b] = nOut;
+    return;
+  }
+  probe_block_hash(p, b, lo, hi);
+}
+
+/* probe_block() through the hash table. */
+static void probe_block_hash(const probe_ctx *p, size_t b, size_t lo, size_t hi){
   const px_join_table *pT = p->pT;
   const uint32_t *aBucket = pT->aBucket;
   const join_key *aKey = pT->aKey;

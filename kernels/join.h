@@ -36,6 +36,15 @@
 **   its entry; the array of rows per key is kept only when some key has
 **   several.
 **
+**   Dense keys.  With one word whose values (unsigned) span at most four
+**   times the build rows, the table is instead an array with a slot per
+**   value between the least and the greatest, holding what a probe needs
+**   (the row, or the position and count of the value's rows in row order,
+**   by a counting sort); no hash, no sort.  A probe is then one read of
+**   that array.  Primary keys 1..n, the usual build side, are dense: on
+**   10M probe rows into 1M keys this is about 5 times faster than the hash
+**   table (bench/bench_kernels.c).
+**
 **   Probe.  One lookup per probe row: hash, read the bucket's range, walk
 **   its keys (about one) comparing tags (and, for several words, the words
 **   of the key's first row).  The lookups of a group of 16 rows go in

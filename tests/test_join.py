@@ -796,6 +796,46 @@ def test_targeted():
     assert not bad, "%d targeted cases differ:\n  %s" % (len(bad), "\n  ".join(bad))
 
 
+def test_join_kept_and_invalidated():
+    """A join of cached tables is kept: the next scan returns it without
+    joining (par_profile says so), until a table changes (a commit from
+    another connection, or this one), par_cache_clear() runs, or cache_mb
+    is 0; every scan gives SQLite's rows."""
+    import json
+    path = tempfile.mktemp(prefix="kept_", suffix=".db", dir=TMP)
+    c = connect(path)
+    c.execute("CREATE TABLE f(id INTEGER PRIMARY KEY, k INT, v REAL)")
+    c.execute("CREATE TABLE d(id INTEGER PRIMARY KEY, g TEXT)")
+    c.executemany("INSERT INTO f VALUES(?,?,?)", [(i, i % 50, i * 0.25) for i in range(3000)])
+    c.executemany("INSERT INTO d VALUES(?,?)", [(i, "g%d" % (i % 7)) for i in range(50)])
+    c.commit()
+    c.execute("SELECT par_config('min_rows', 0)")
+    sql = "SELECT d.g, count(*), total(f.v), group_concat(f.id) FROM f JOIN d ON d.id = f.k GROUP BY d.g"
+
+    def strategy():
+        p = json.loads(c.execute("SELECT par_profile(?)", (sql,)).fetchone()[0])
+        return [o.get("strategy") for o in p["operators"] if o["op"] == "join"][0]
+    other = connect(path)
+    c.execute("SELECT par_cache_clear()")
+    assert strategy() == "hash join"
+    assert strategy() == "hash join (kept from an earlier run)"
+    assert not check(c, sql)
+    for change in [lambda: (other.execute("UPDATE d SET g = 'x' WHERE id = 3"), other.commit()),
+                   lambda: (c.execute("INSERT INTO f VALUES(5000, 3, 1.5)"), c.commit()),
+                   lambda: c.execute("SELECT par_cache_clear()")]:
+        change()
+        assert strategy() == "hash join", "kept after a change"
+        assert not check(c, sql)
+        assert strategy() == "hash join (kept from an earlier run)"
+    budget = c.execute("SELECT par_config('cache_mb')").fetchone()[0]
+    c.execute("SELECT par_config('cache_mb', 0)")
+    assert strategy() == "hash join" and strategy() == "hash join"
+    assert not check(c, sql)
+    c.execute("SELECT par_config('cache_mb', ?)", (budget,))
+    other.close()
+    c.close()
+
+
 def test_checker_finds_differences():
     """The comparison itself: a view of another SELECT that differs only in
     the order of rows, 1 against 1.0, -0.0 against 0.0, one row more, or an
