@@ -27,7 +27,8 @@ struct ParExec {
                              ** time, or -1 (the plan said so) */
   int eMode;                 /* how the scan read its rows (PAR_EXTRACT_*) */
   char *zJoinSqlite;         /* the plan's join was read by SQLite after all:
-                             ** why (found at run time), or NULL */
+                             ** why (found at run time), or NULL; the
+                             ** caller frees it (parExecClear() does) */
   int nStat;                 /* the operators that ran */
   ParOpStat aStat[PAR_MAX_OP];
 };

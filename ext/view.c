@@ -1377,6 +1377,7 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
     rc = parExecRun(pView->pCtx, pView->db, pCur->pPlan, &stamp, &x, &zErr);
     pCur->pIn = x.pIn;
     pCur->pOut = x.pOut;
+    sqlite3_free(x.zJoinSqlite);     /* (par_profile shows it; a scan not) */
     if( rc ){
       sqlite3_free(run.a);
       parViewSetError(&pView->base, "%s", zErr ? zErr : sqlite3_errstr(rc));
