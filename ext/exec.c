@@ -85,7 +85,9 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       pStat->eOp = PAR_OP_JOIN;
       pStat->ms = jo.msJoin;
       pStat->nRow = pX->pIn->nRow;
-      pStat->zStrategy = jo.bKept ? "hash join (kept from an earlier run)" : "hash join";
+      pStat->zStrategy = jo.bKept ? "hash join (kept from an earlier run)"
+                       : jo.bSwapped ? "hash join (built on the first table, the smaller)"
+                       : "hash join";
     }else if( rc==SQLITE_OK ){
       pX->zJoinSqlite = jo.zSqlite;
     }

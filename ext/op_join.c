@@ -732,6 +732,44 @@ static int joinOutput(JoinRun *pR, const ParPlan *pPlan, JoinRows *pRows, ParBat
   return SQLITE_OK;
 }
 
+/* A join of two tables run the other way round: the plan with its
+** tables swapped, the second probing, the first built. */
+typedef struct JoinSwap {
+  ParPlanJoin join;
+  ParJoinTab aTab[2];
+  ParJoinKey aKey[PAR_JOIN_MAX_KEY];
+  int *aOutTab;
+} JoinSwap;
+
+static int joinSwap(JoinRun *pR, const ParPlan *pPlan, JoinSwap *pS){
+  const ParPlanJoin *pJ = pR->pJoin;
+  const ParJoinTab *pT1 = &pJ->aTab[1];
+  ParBatch *pB0 = pR->apB[0];
+  int k, j;
+  pS->aOutTab = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractCol+1));
+  if( pS->aOutTab==0 ) return SQLITE_NOMEM;
+  for(j=0; j<pPlan->nExtractCol; j++) pS->aOutTab[j] = 1 - pJ->aOutTab[j];
+  pS->join = *pJ;
+  pS->join.aTab = pS->aTab;
+  pS->join.aOutTab = pS->aOutTab;
+  pS->aTab[0] = *pT1;
+  pS->aTab[0].nKey = 0;
+  pS->aTab[0].aKey = 0;
+  pS->aTab[1] = pJ->aTab[0];
+  pS->aTab[1].nKey = pT1->nKey;
+  pS->aTab[1].aKey = pS->aKey;
+  for(k=0; k<pT1->nKey; k++){
+    pS->aKey[k] = pT1->aKey[k];          /* (collation, affinity: the term's) */
+    pS->aKey[k].iProbeTab = 0;
+    pS->aKey[k].iProbeCol = pT1->aKey[k].iBuildCol;
+    pS->aKey[k].iBuildCol = pT1->aKey[k].iProbeCol;
+  }
+  pR->apB[0] = pR->apB[1];
+  pR->apB[1] = pB0;
+  pR->pJoin = &pS->join;
+  return SQLITE_OK;
+}
+
 int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
                ParJoinOut *pO, char **pzErr){
   const ParPlanJoin *pJoin = pPlan->pJoin;
@@ -742,9 +780,12 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   char *zMemo = 0;
   int i, rc = SQLITE_OK, nCached = 0, nPar = 0;
   ParStop stop;
+  ParBatch *apIn[PAR_JOIN_MAX_TAB];  /* the tables' batches, in plan order */
+  JoinSwap swap;
 
   memset(&r, 0, sizeof(r));
   memset(&rows, 0, sizeof(rows));
+  memset(&swap, 0, sizeof(swap));
   r.pCtx = pCtx;
   r.db = db;
   r.pJoin = pJoin;
@@ -753,6 +794,7 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   pO->zSqlite = 0;
   pO->eMode = PAR_EXTRACT_SERIAL;
   pO->bKept = 0;
+  pO->bSwapped = 0;
   v0 = joinDataVersion(db);
   for(i=0; i<pJoin->nTab && rc==SQLITE_OK; i++){
     char *zWhy = 0;
@@ -782,6 +824,15 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     goto done;
   }
   r.nThread = parThreadsFor(pCtx, nMax);
+  for(i=0; i<pJoin->nTab; i++) apIn[i] = r.apB[i];
+  if( pJoin->nTab==2 && !pJoin->bOrderMatters && !pJoin->aTab[1].bLeft
+   && r.apB[1]->nRow > r.apB[0]->nRow ){
+    /* The order of the joined rows does not matter: build on the smaller
+    ** table (SQLite's inner loop is the larger one here). */
+    rc = joinSwap(&r, pPlan, &swap);
+    if( rc ) goto done;
+    pO->bSwapped = 1;
+  }
   rows.n = r.apB[0]->nRow;
   rows.nTab = 1;
   parStopBegin(db, &stop);
@@ -791,8 +842,6 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   parStopEnd(&stop);
   if( rc==SQLITE_OK && r.zSqlite==0 ){
     /* (joinOutput takes the tables' batches: their owners first.) */
-    ParBatch *apIn[PAR_JOIN_MAX_TAB];
-    for(i=0; i<pJoin->nTab; i++) apIn[i] = r.apB[i];
     for(i=0; i<pJoin->nTab; i++) __atomic_fetch_add(&apIn[i]->nRef, 1, __ATOMIC_RELAXED);
     rc = joinOutput(&r, pPlan, &rows, &pO->pOut);
     if( rc==SQLITE_OK && zMemo ) joinMemoKeep(pCtx, zMemo, apIn, pJoin->nTab, pO->pOut);
@@ -801,6 +850,7 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   pO->msJoin = parNowMs() - t0;
 
 done:
+  sqlite3_free(swap.aOutTab);
   sqlite3_free(zMemo);
   joinRowsClear(&rows);
   for(i=0; i<pJoin->nTab; i++) parBatchFree(r.apB[i]);

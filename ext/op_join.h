@@ -17,6 +17,8 @@ typedef struct ParJoinOut {
                          ** PARALLEL when any was read in parallel */
   double msScan;         /* reading the tables */
   double msJoin;         /* joining them */
+  int bSwapped;          /* two tables, built on the first: SQLite's order
+                         ** did not matter, and the second was larger */
   int bKept;             /* the join of these very batches was kept from
                          ** an earlier run, not made again */
 } ParJoinOut;
