@@ -7,6 +7,7 @@ there is a failure), HARNESS_SKIP=... all but those: tests/run.sh runs the
 tests that time themselves on their own and the rest beside other suites."""
 import os
 import sqlite3
+import struct
 import sys
 import threading
 import time
@@ -62,3 +63,34 @@ def expect_error(conn, sql, fragment, params=()):
         assert fragment in str(e), "error %r lacks %r" % (str(e), fragment)
         return str(e)
     raise AssertionError("no error from %r" % (sql,))
+
+
+# ---- exact comparison of result rows (the differential tests) ------------------
+
+def token(v):
+    """A value as an exact, comparable token: its class and, for REALs, bits."""
+    if isinstance(v, float):
+        return ("real", struct.pack("<d", v))
+    return (type(v).__name__, v)
+
+
+def tokens(rows):
+    return [tuple(token(v) for v in r) for r in rows]
+
+
+def outcome(fn):
+    """("ok", the rows fn() returns as tokens) or ("error", its message)."""
+    try:
+        return ("ok", tokens(fn()))
+    except sqlite3.Error as e:
+        return ("error", str(e))
+
+
+def show(res, n=8):
+    """An outcome as text: its first n rows and how many."""
+    if res[0] != "ok":
+        return "%s: %s" % res
+    rows = [tuple(v[1] if v[0] != "real" else struct.unpack("<d", v[1])[0] for v in r)
+            for r in res[1]]
+    s = ", ".join(repr(r) for r in rows[:n])
+    return "[%s%s] (%d rows)" % (s, ", ..." if len(rows) > n else "", len(rows))

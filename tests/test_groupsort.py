@@ -48,7 +48,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import run  # noqa: E402
+from harness import run, token, outcome, show  # noqa: E402
 
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 EXT = os.path.abspath(ARGS[0] if ARGS else "./parallel.so")
@@ -149,26 +149,6 @@ def world():
     if not _world:
         _world.append(World())
     return _world[0]
-
-
-def token(v):
-    return ("real", struct.pack("<d", v)) if isinstance(v, float) else (type(v).__name__, v)
-
-
-def outcome(fn):
-    try:
-        return ("ok", [tuple(token(v) for v in r) for r in fn()])
-    except sqlite3.Error as e:
-        return ("error", str(e))
-
-
-def show(res, n=6):
-    if res[0] != "ok":
-        return "%s: %s" % res
-    rows = [tuple(v[1] if v[0] != "real" else struct.unpack("<d", v[1])[0] for v in r)
-            for r in res[1]]
-    return "[%s%s] (%d rows)" % (", ".join(repr(r) for r in rows[:n]),
-                                 ", ..." if len(rows) > n else "", len(rows))
 
 
 def quote(sql):

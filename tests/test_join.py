@@ -74,7 +74,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import run  # noqa: E402
+from harness import run, token, outcome, show  # noqa: E402
 
 
 def option(name):
@@ -515,29 +515,6 @@ def gen_query(w, case):
 
 
 # ---- running and comparing --------------------------------------------------------
-
-def token(v):
-    """A value as an exact, comparable token: its class and, for REALs, bits."""
-    if isinstance(v, float):
-        return ("real", struct.pack("<d", v))
-    return (type(v).__name__, v)
-
-
-def outcome(fn):
-    try:
-        return ("ok", [tuple(token(v) for v in r) for r in fn()])
-    except sqlite3.Error as e:
-        return ("error", str(e))
-
-
-def show(res, n=8):
-    if res[0] != "ok":
-        return "%s: %s" % res
-    rows = [tuple(v[1] if v[0] != "real" else struct.unpack("<d", v[1])[0] for v in r)
-            for r in res[1]]
-    s = ", ".join(repr(r) for r in rows[:n])
-    return "[%s%s] (%d rows)" % (s, ", ..." if len(rows) > n else "", len(rows))
-
 
 def first_difference(a, b):
     for i, (x, y) in enumerate(zip(a, b)):

@@ -62,7 +62,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import run  # noqa: E402
+from harness import run, token, tokens, outcome, show  # noqa: E402
 
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 EXT = os.path.abspath(ARGS[0] if ARGS else "./parallel.so")
@@ -198,33 +198,6 @@ def world():
 
 
 # ---- running and comparing --------------------------------------------------------
-
-def token(v):
-    """A value as an exact, comparable token: its class and, for REALs, bits."""
-    if isinstance(v, float):
-        return ("real", struct.pack("<d", v))
-    return (type(v).__name__, v)
-
-
-def tokens(rows):
-    return [tuple(token(v) for v in r) for r in rows]
-
-
-def outcome(fn):
-    try:
-        return ("ok", tokens(fn()))
-    except sqlite3.Error as e:
-        return ("error", str(e))
-
-
-def show(res, n=8):
-    if res[0] != "ok":
-        return "%s: %s" % res
-    rows = [tuple(v[1] if v[0] != "real" else struct.unpack("<d", v[1])[0] for v in r)
-            for r in res[1]]
-    s = ", ".join(repr(r) for r in rows[:n])
-    return "[%s%s] (%d rows)" % (s, ", ..." if len(rows) > n else "", len(rows))
-
 
 def first_difference(a, b):
     if len(a) != len(b):
