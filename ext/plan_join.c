@@ -370,11 +370,18 @@ static int joinSources(JoinBuild *pJ){
     {
       sqlite3_stmt *pStmt = 0;
       int bOk = 0;
-      char *zSql = sqlite3_mprintf(
-          "SELECT 1 FROM pragma_table_list WHERE schema=%Q AND name=%Q "
-          "AND type='table' AND wr=0", pS->zSchema ? pS->zSchema : "main", pS->zName);
+      /* The table SQLite reads: in the schema named, else the first schema
+      ** holding the name in SQLite's search order (temp, main, then the
+      ** attached ones: build.c sqlite3FindTable). */
+      char *zSql = pS->zSchema
+        ? sqlite3_mprintf("SELECT type='table' AND wr=0 FROM pragma_table_list "
+                          "WHERE schema=%Q AND name=%Q", pS->zSchema, pS->zName)
+        : sqlite3_mprintf("SELECT l.type='table' AND l.wr=0 FROM pragma_database_list d "
+                          "JOIN pragma_table_list l ON l.schema=d.name WHERE l.name=%Q "
+                          "ORDER BY CASE d.seq WHEN 1 THEN -1 ELSE d.seq END LIMIT 1",
+                          pS->zName);
       if( zSql && sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
-        bOk = sqlite3_step(pStmt)==SQLITE_ROW;
+        bOk = sqlite3_step(pStmt)==SQLITE_ROW && sqlite3_column_int(pStmt, 0);
       }
       sqlite3_finalize(pStmt);
       sqlite3_free(zSql);
