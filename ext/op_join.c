@@ -538,12 +538,23 @@ void parJoinMemoClear(ParContext *pCtx){
   }
 }
 
-/* The key of pPlan's join (sqlite3_malloc), or NULL. */
-static char *joinMemoKey(const ParPlan *pPlan){
-  char *zParams = parParamsKey(pPlan->pParams), *z;
-  z = zParams ? sqlite3_mprintf("%s\x01%s", pPlan->zExtract, zParams) : 0;
+/* The key of pPlan's join run swapped or not (sqlite3_malloc), or NULL:
+** the extraction, its values, and what decides the order of the joined
+** rows (SQLite's loops, which two SELECTs of one extraction may differ
+** in, and the swap). */
+static char *joinMemoKey(const ParPlan *pPlan, int bSwap){
+  char *zParams = parParamsKey(pPlan->pParams);
+  sqlite3_str *pStr;
+  int t;
+  if( zParams==0 ) return 0;
+  pStr = sqlite3_str_new(0);
+  sqlite3_str_appendf(pStr, "%s\x01%s\x01%d%d", pPlan->zExtract, zParams,
+                      pPlan->pJoin->bOrderMatters, bSwap);
+  for(t=0; t<pPlan->pJoin->nTab; t++){
+    sqlite3_str_appendf(pStr, "\x01%s", pPlan->pJoin->aTab[t].zLoop);
+  }
   sqlite3_free(zParams);
-  return z;
+  return sqlite3_str_finish(pStr);
 }
 
 /* The kept join of exactly the batches apB (their owners), or NULL. */
@@ -778,7 +789,7 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   sqlite3_int64 v0, nMax = 0;
   double t0 = parNowMs();
   char *zMemo = 0;
-  int i, rc = SQLITE_OK, nCached = 0, nPar = 0;
+  int i, rc = SQLITE_OK, nCached = 0, nPar = 0, bSwap;
   ParStop stop;
   ParBatch *apIn[PAR_JOIN_MAX_TAB];  /* the tables' batches, in plan order */
   JoinSwap swap;
@@ -817,7 +828,9 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   }
 
   t0 = parNowMs();
-  zMemo = joinMemoKey(pPlan);
+  bSwap = pJoin->nTab==2 && !pJoin->bOrderMatters && !pJoin->aTab[1].bLeft
+       && r.apB[1]->nRow > r.apB[0]->nRow;
+  zMemo = joinMemoKey(pPlan, bSwap);
   if( zMemo && (pO->pOut = joinMemoFind(pCtx, zMemo, r.apB, pJoin->nTab))!=0 ){
     pO->msJoin = parNowMs() - t0;
     pO->bKept = 1;
@@ -825,8 +838,7 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   }
   r.nThread = parThreadsFor(pCtx, nMax);
   for(i=0; i<pJoin->nTab; i++) apIn[i] = r.apB[i];
-  if( pJoin->nTab==2 && !pJoin->bOrderMatters && !pJoin->aTab[1].bLeft
-   && r.apB[1]->nRow > r.apB[0]->nRow ){
+  if( bSwap ){
     /* The order of the joined rows does not matter: build on the smaller
     ** table (SQLite's inner loop is the larger one here). */
     rc = joinSwap(&r, pPlan, &swap);

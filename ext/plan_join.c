@@ -36,9 +36,9 @@
 **    So the joined rows come in SQLite's nested-loop order when each loop
 **    visits rows as the scans read them: the outer loop as its scan does
 **    (the same plan line), and each inner loop the rows matching one outer
-**    row in rowid order (a rowid lookup, an index on exactly the key
-**    columns, a full scan) or, when SQLite's loop gives no such order
-**    (an automatic index, an index with more columns), the matches are
+**    row in rowid order (a rowid lookup, a full scan) or, when SQLite's
+**    loop gives no such order it can be sure of (an index: its plan line
+**    does not tell an IN list or further columns apart), the matches are
 **    unique (op_join.c checks at run time).  Only results that depend on
 **    the order need this (ParPlanJoin.bOrderMatters).
 ** Anything else leaves the join to SQLite, as before: the extraction
@@ -56,6 +56,7 @@ typedef struct JoinBuild {
   int nTab;
   const ParFromSrc *apSrc[PAR_JOIN_MAX_TAB];  /* in FROM order */
   char *azSrc[PAR_JOIN_MAX_TAB];   /* each as a FROM clause of its own */
+  char *azSchema[PAR_JOIN_MAX_TAB];/* the schema SQLite finds each in */
   int aPos[PAR_JOIN_MAX_TAB];      /* FROM order -> join order */
   int aOrd[PAR_JOIN_MAX_TAB];      /* join order -> FROM order */
   char *azLoop[PAR_JOIN_MAX_TAB];  /* SQLite's loop line, FROM order */
@@ -104,22 +105,32 @@ static int joinPrepares(sqlite3 *db, const char *zSql){
 static int joinExprTab(JoinBuild *pJ, const char *zExpr, int bTerm){
   sqlite3 *db = pJ->pB->db;
   char *zSql;
-  int i, iTab = -2, ok;
+  int i, iTab = -2, ok, bDqs = 0;
+  /* With double-quoted strings allowed (SQLite's default), "w" prepares
+  ** as a string wherever no column w is in scope: off while asking, so
+  ** that "w" is a column or nothing (an expression that uses one as a
+  ** string then names no table: SQLite joins). */
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, -1, &bDqs);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, 0, (int*)0);
   zSql = sqlite3_mprintf(bTerm ? "SELECT 1 WHERE (%s)" : "SELECT (%s)", zExpr);
   ok = joinPrepares(db, zSql);
   sqlite3_free(zSql);
-  if( ok ) return -1;
+  if( ok ){
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, bDqs, (int*)0);
+    return -1;
+  }
   for(i=0; i<pJ->nTab; i++){
     zSql = sqlite3_mprintf(bTerm ? "SELECT 1 FROM %s WHERE (%s)" : "SELECT (%s) FROM %s",
                            bTerm ? pJ->azSrc[i] : zExpr, bTerm ? zExpr : pJ->azSrc[i]);
-    if( zSql==0 ){ buildNoMem(pJ->pB); return -2; }
+    if( zSql==0 ){ buildNoMem(pJ->pB); iTab = -2; break; }
     ok = joinPrepares(db, zSql);
     sqlite3_free(zSql);
     if( ok ){
-      if( iTab>=0 ) return -2;     /* a USING column, say: both have it */
+      if( iTab>=0 ){ iTab = -2; break; }   /* a USING column, say: both have it */
       iTab = i;
     }
   }
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, bDqs, (int*)0);
   return iTab;
 }
 
@@ -289,8 +300,9 @@ static char **joinTableCols(JoinBuild *pJ, int iTab){
   const ParFromSrc *pS = pJ->apSrc[iTab];
   char **az = 0;
   int n = 0;
-  char *zSql = sqlite3_mprintf("SELECT name FROM pragma_table_info(%Q, %Q)", pS->zName,
-                               pS->zSchema ? pS->zSchema : "main");
+  /* (Generated columns join too; a virtual table's hidden ones not.) */
+  char *zSql = sqlite3_mprintf("SELECT name FROM pragma_table_xinfo(%Q, %Q) "
+                               "WHERE hidden IN (0, 2, 3)", pS->zName, pJ->azSchema[iTab]);
   if( zSql && sqlite3_prepare_v2(pJ->pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
     while( sqlite3_step(pStmt)==SQLITE_ROW ){
       char **azNew = sqlite3_realloc64(az, sizeof(char*)*(n+2));
@@ -374,14 +386,18 @@ static int joinSources(JoinBuild *pJ){
       ** holding the name in SQLite's search order (temp, main, then the
       ** attached ones: build.c sqlite3FindTable). */
       char *zSql = pS->zSchema
-        ? sqlite3_mprintf("SELECT type='table' AND wr=0 FROM pragma_table_list "
+        ? sqlite3_mprintf("SELECT type='table' AND wr=0, schema FROM pragma_table_list "
                           "WHERE schema=%Q AND name=%Q", pS->zSchema, pS->zName)
-        : sqlite3_mprintf("SELECT l.type='table' AND l.wr=0 FROM pragma_database_list d "
+        : sqlite3_mprintf("SELECT l.type='table' AND l.wr=0, l.schema FROM pragma_database_list d "
                           "JOIN pragma_table_list l ON l.schema=d.name WHERE l.name=%Q "
                           "ORDER BY CASE d.seq WHEN 1 THEN -1 ELSE d.seq END LIMIT 1",
                           pS->zName);
       if( zSql && sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
         bOk = sqlite3_step(pStmt)==SQLITE_ROW && sqlite3_column_int(pStmt, 0);
+        if( bOk ){
+          pJ->azSchema[i] = sqlite3_mprintf("%s", (const char*)sqlite3_column_text(pStmt, 1));
+          if( pJ->azSchema[i]==0 ) bOk = 0;
+        }
       }
       sqlite3_finalize(pStmt);
       sqlite3_free(zSql);
@@ -479,37 +495,16 @@ static char *joinScanLoop(ParBuild *pB, const ParPlan *pScan){
 }
 
 /* Does SQLite's inner loop zLoop over table zName give the rows matching
-** one outer row in rowid order?  A rowid lookup, a full scan, or an index
-** whose columns are exactly its equality constraints (ties by rowid). */
-static int joinLoopRowidOrder(JoinBuild *pJ, const char *zLoop, const char *zName){
+** one outer row in rowid order?  A rowid lookup or a full scan.  An index
+** lookup is not taken to: its "x=?" may be an IN list (values in the
+** list's order) or the index have columns beyond the keys, which its plan
+** line does not tell apart; its matches must then be unique (run time). */
+static int joinLoopRowidOrder(const char *zLoop, const char *zName){
   char *zScan = sqlite3_mprintf("SCAN %s", zName);
   char *zPk = sqlite3_mprintf("SEARCH %s USING INTEGER PRIMARY KEY (rowid=?)", zName);
-  char *zIdx = sqlite3_mprintf("SEARCH %s USING ", zName);
-  int bOk = 0;
-  if( zScan && zPk && zIdx ){
-    if( strcmp(zLoop, zScan)==0 || strcmp(zLoop, zPk)==0 ){
-      bOk = 1;
-    }else if( strncmp(zLoop, zIdx, strlen(zIdx))==0 ){
-      const char *z = zLoop + strlen(zIdx), *zP;
-      if( strncmp(z, "COVERING ", 9)==0 ) z += 9;
-      if( strncmp(z, "INDEX ", 6)==0 && (zP = strstr(z, " ("))!=0 && !strchr(zP, '<')
-       && !strchr(zP, '>') && strstr(zP, " OR ")==0 ){
-        char *zIndex = sqlite3_mprintf("%.*s", (int)(zP-z-6), z+6);
-        int nEq = 0;
-        const char *q;
-        for(q=zP; (q = strstr(q, "=?"))!=0; q+=2) nEq++;
-        if( zIndex ){
-          char *zSql = sqlite3_mprintf("SELECT count(*) FROM pragma_index_info(%Q)", zIndex);
-          bOk = zSql && nEq>0 && parQueryInt(pJ->pB->db, zSql, -1)==nEq;
-          sqlite3_free(zSql);
-        }
-        sqlite3_free(zIndex);
-      }
-    }
-  }
+  int bOk = zScan && zPk && (strcmp(zLoop, zScan)==0 || strcmp(zLoop, zPk)==0);
   sqlite3_free(zScan);
   sqlite3_free(zPk);
-  sqlite3_free(zIdx);
   return bOk;
 }
 
@@ -726,7 +721,7 @@ static int joinOrder(JoinBuild *pJ){
         }
       }
       pT->bOrderKnown = zRowid && strcmp(zScan, zRowid)==0
-                     && joinLoopRowidOrder(pJ, pT->zLoop, pT->zName);
+                     && joinLoopRowidOrder(pT->zLoop, pT->zName);
       sqlite3_free(zRowid);
     }
     sqlite3_free(zScan);
@@ -761,6 +756,7 @@ void buildJoinPlan(ParBuild *pB){
   for(i=0; i<PAR_JOIN_MAX_TAB; i++){
     int k;
     sqlite3_free(j.azSrc[i]);
+    sqlite3_free(j.azSchema[i]);
     sqlite3_free(j.azLoop[i]);
     for(k=0; k<j.nCol[i]; k++) sqlite3_free(j.aazCol[i][k]);
     sqlite3_free(j.aazCol[i]);

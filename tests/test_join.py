@@ -813,6 +813,53 @@ def test_join_kept_and_invalidated():
     c.close()
 
 
+def test_found_in_review():
+    """Shapes a review found wrong: a double-quoted column name (which
+    SQLite would also read as a string where no such column is in scope),
+    an IN list in SQLite's index lookup (its matches in the list's order),
+    an index of the same name in another schema, NATURAL JOIN over
+    generated columns and over a temp table hiding a main one, and a join
+    kept by an order-free SELECT then read by one whose order matters."""
+    path = tempfile.mktemp(prefix="review_", suffix=".db", dir=TMP)
+    c = connect(path)
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("SELECT par_config('threads', 4)")
+    c.execute("ATTACH ':memory:' AS aux")
+    c.executescript("""
+        CREATE TABLE a(k INTEGER, v); CREATE TABLE b(k INTEGER, w);
+        INSERT INTO a VALUES (1,'a1'),(2,'a2'); INSERT INTO b VALUES (1,'b1'),(2,'b2');
+        CREATE TABLE a2(k INTEGER, v); CREATE TABLE b2(k INTEGER, z INTEGER, w);
+        CREATE INDEX b2kz ON b2(k, z);
+        INSERT INTO a2 VALUES (1,'a1'); INSERT INTO b2 VALUES (1,2,'b1'), (1,1,'b2');
+        CREATE TABLE m(x); CREATE INDEX ix ON m(x);
+        CREATE TABLE aux.t(k INTEGER, z INTEGER, w); CREATE INDEX aux.ix ON t(k, z);
+        INSERT INTO aux.t VALUES (1,2,'b1'), (1,1,'b2');
+        CREATE TABLE ga(k INTEGER, v, g AS (v % 2)); CREATE TABLE gb(k INTEGER, w, g AS (w % 2));
+        INSERT INTO ga(k,v) VALUES (1,10); INSERT INTO gb(k,w) VALUES (1,21);
+        CREATE TABLE tt(k INTEGER, w); CREATE TEMP TABLE tt(k INTEGER, j INTEGER, w);
+        CREATE TABLE tb(k INTEGER, j INTEGER, v);
+        INSERT INTO temp.tt VALUES (1,1,'x'); INSERT INTO tb VALUES (1,2,'y');
+        CREATE TABLE ma(id INTEGER PRIMARY KEY, k INTEGER, v);
+        CREATE TABLE mb(id INTEGER PRIMARY KEY, k INTEGER, w); CREATE INDEX mbk ON mb(k);
+        INSERT INTO ma(k,v) VALUES (0,0),(1,0);
+        INSERT INTO mb(k,w) VALUES (0,10),(1,11),(0,12),(1,13);
+    """)
+    bad = []
+    for sql in ['SELECT group_concat("w") FROM a JOIN b ON a.k = b.k',
+                "SELECT count(*) FROM a JOIN b ON a.k = b.k WHERE \"w\" = 'b1'",
+                "SELECT group_concat(w) FROM a2 JOIN b2 ON a2.k = b2.k WHERE b2.z IN (1, 2)",
+                "SELECT group_concat(w) FROM a2 CROSS JOIN t ON a2.k = t.k",
+                "SELECT count(*) FROM ga NATURAL JOIN gb",
+                "SELECT count(*) FROM tt NATURAL JOIN tb",
+                "SELECT count(v), count(w) FROM ma JOIN mb ON ma.k = mb.k",
+                "SELECT v, w FROM ma JOIN mb ON ma.k = mb.k ORDER BY v"]:
+        why = check(c, sql)
+        if why:
+            bad.append("%s\n    %s" % (sql, why))
+    c.close()
+    assert not bad, "\n  ".join(bad)
+
+
 def test_checker_finds_differences():
     """The comparison itself: a view of another SELECT that differs only in
     the order of rows, 1 against 1.0, -0.0 against 0.0, one row more, or an
