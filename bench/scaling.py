@@ -42,8 +42,13 @@ def profile(conn, sql):
     if ops is None:   # a build from before the pipeline
         ops = [{"op": "scan", "ms": p["extract_ms"]}, {"op": "group by", "ms": p["groupby_ms"]},
                {"op": "final", "ms": p["final_ms"]}]
-    return " + ".join("%s %.1f" % (o["op"], o["ms"]) for o in ops) + \
+    text = " + ".join("%s %.1f" % (o["op"], o["ms"]) for o in ops) + \
         ("" if p["mode"] == "parallel" else " (native)")
+    r = p.get("read_phases")
+    if r:   # the parallel read's phases (extract.c)
+        text += " [%d workers: %s]" % (r["workers"], ", ".join(
+            "%s %.1f" % (k[:-3], v) for k, v in r.items() if k.endswith("_ms")))
+    return text
 
 
 def main():

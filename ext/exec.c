@@ -65,6 +65,8 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   memset(pX, 0, sizeof(*pX));
   pX->iNativeOp = -1;
   *pzErr = 0;
+  pCtx->nReadWorker = 0;
+  memset(pCtx->aReadMs, 0, sizeof(pCtx->aReadMs));
   if( pPlan->zWhy || pPlan->nOp<1 || pPlan->aOp[0]!=PAR_OP_SCAN ){
     pX->bNative = 1;
     return SQLITE_OK;

@@ -2179,6 +2179,21 @@ static void parKeySpan(sqlite3 *pDb, const ParSource *pSrc, sqlite3_int64 *piMin
   sqlite3_free(zMax);
 }
 
+/* A worker's statements prepared (parReadParallel): the result code, and
+** whether its plan differs from the caller's (bOther, with zWhy). */
+typedef struct ParPrep { int rc; int bOther; char *zWhy; } ParPrep;
+/* Workers from which they are prepared side by side: below, the team's
+** wake-up costs more than the prepares. */
+#define PAR_PREPARE_TEAM 8
+
+/* Add the time since *pt to phase e of pCtx's last parallel read, and
+** start the next phase now. */
+static void parReadPhase(ParContext *pCtx, int e, double *pt){
+  double t = parNowMs();
+  pCtx->aReadMs[e] += t - *pt;
+  *pt = t;
+}
+
 /* Cut the keys iMin..iMax into pRun's ranges (bPk: key ranges of a
 ** WITHOUT ROWID table, else rowid ranges): 8 per thread, equal in span,
 ** so that workers taking them as they finish even out skew in the data;
@@ -2288,10 +2303,12 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
                            unsigned *piVersion, int *pbCounted, int *pbStale, char **pzWhy,
                            char **pzErr){
   ParWorker *aW = 0;
+  ParPrep *aPrep = 0;
   ParRun run;
   sqlite3_stmt *pProbe = 0;
   sqlite3_int64 iMin = 0, iMax = -1;
   int rc, i, bSnapshot = 0;
+  double t = parNowMs();
 
   memset(&run, 0, sizeof(run));
   /* A commit since the caller's snapshot: known before anything is
@@ -2311,24 +2328,38 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   if( aW==0 ){ rc = SQLITE_NOMEM; goto done; }
   memset(aW, 0, sizeof(ParWorker)*nThread);
 
-  /* Statements first: a worker that cannot prepare them reads nothing. */
+  /* Statements first: a worker that cannot prepare them reads nothing.
+  ** Each worker's connection prepares its own and checks their plans
+  ** (about 0.1 ms each), side by side when they are many; the first
+  ** worker to fail, in worker order, says why. */
+  aPrep = sqlite3_malloc64(sizeof(ParPrep)*nThread);
+  if( aPrep==0 ){ rc = SQLITE_NOMEM; goto done; }
+  memset(aPrep, 0, sizeof(ParPrep)*nThread);
+  #pragma omp parallel for num_threads(nThread) schedule(static, 1) if(nThread>=PAR_PREPARE_TEAM)
   for(i=0; i<nThread; i++){
     aW[i].pRun = &run;
     aW[i].pDb = p->aConn[i];
-    rc = parWorkerPrepare(&aW[i], pSrc);
-    if( rc==SQLITE_NOMEM ) goto done;
-    if( rc ){
-      *pzWhy = sqlite3_mprintf("the extraction does not prepare on a worker "
-                               "connection: %s", sqlite3_errmsg(aW[i].pDb));
-      rc = SQLITE_OK;
-      goto done;
-    }
-    if( !parWorkerPlansAlike(&aW[i], pSrc, pzWhy) ){
-      *pbStale = 1;
-      goto done;
+    aPrep[i].rc = parWorkerPrepare(&aW[i], pSrc);
+    if( aPrep[i].rc==SQLITE_OK && !parWorkerPlansAlike(&aW[i], pSrc, &aPrep[i].zWhy) ){
+      aPrep[i].bOther = 1;
     }
   }
+  for(i=0; i<nThread && rc==SQLITE_OK && *pzWhy==0; i++){
+    if( aPrep[i].rc==SQLITE_NOMEM ){
+      rc = SQLITE_NOMEM;
+    }else if( aPrep[i].rc ){
+      *pzWhy = sqlite3_mprintf("the extraction does not prepare on a worker "
+                               "connection: %s", sqlite3_errmsg(aW[i].pDb));
+    }else if( aPrep[i].bOther ){
+      *pbStale = 1;
+      *pzWhy = aPrep[i].zWhy;
+      aPrep[i].zWhy = 0;
+    }
+  }
+  if( rc || *pzWhy ) goto done;
 
+  pCtx->nReadWorker = nThread;
+  parReadPhase(pCtx, PAR_READ_PREPARE, &t);
   rc = parSnapshotBegin(p, nThread, pSrc->bWal, pzWhy);
   if( rc ){ rc = *pzWhy ? SQLITE_OK : SQLITE_NOMEM; goto done; }
   bSnapshot = 1;
@@ -2366,7 +2397,9 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
       if( run.pWin==0 ){ rc = SQLITE_NOMEM; goto done; }
     }
   }
+  parReadPhase(pCtx, PAR_READ_SNAPSHOT, &t);
   parRunWorkers(&run, aW, nThread, pProbe);
+  parReadPhase(pCtx, PAR_READ_RANGES, &t);
 
   rc = run.rc;
   if( rc==SQLITE_INTERRUPT ){
@@ -2383,6 +2416,7 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
       parDenseRecord(p, pSrc->zTable, *piVersion, iMin, iMax, (*ppBatch)->nRow);
     }
     *pbCounted = run.bCount;
+    parReadPhase(pCtx, PAR_READ_CONCAT, &t);
   }
 
 done:
@@ -2392,6 +2426,8 @@ done:
     sqlite3_finalize(aW[i].pTail);
     sqlite3_finalize(aW[i].pMeta);
   }
+  for(i=0; aPrep && i<nThread; i++) sqlite3_free(aPrep[i].zWhy);
+  sqlite3_free(aPrep);
   for(i=0; run.apChunk && i<run.nChunk; i++) parBatchFree(run.apChunk[i]);
   parWindowFree(run.pWin);
   sqlite3_free(run.apChunk);
@@ -2400,6 +2436,7 @@ done:
   sqlite3_free(run.zErr);
   sqlite3_finalize(pProbe);
   sqlite3_free(aW);
+  parReadPhase(pCtx, PAR_READ_END, &t);
   return rc;
 }
 
@@ -2972,8 +3009,10 @@ static int parExtractDated(ParContext *pCtx, sqlite3 *db, const ParDated *d,
       *peMode = PAR_EXTRACT_CACHED;
     }else{
       int nThread = parReadThreads(pCtx), bStale = 0, bCounted = 0;
+      double t = parNowMs();
       ParPool *p = parPoolGet(pCtx, src.zFile, nThread, src.bWal, &zWhy);
       unsigned iVersion = 0;
+      parReadPhase(pCtx, PAR_READ_POOL, &t);
       unsigned long long iNow = parNowCount();
       if( p==0 && zWhy==0 ) rc = SQLITE_NOMEM;
       if( p ){

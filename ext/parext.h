@@ -30,6 +30,15 @@ SQLITE_EXTENSION_INIT3
 ** frees it (a user may replace one of our functions, which destroys that
 ** registration's reference only).
 */
+/* The phases of a parallel read (extract.c), timed for par_profile. */
+#define PAR_READ_POOL     0   /* opening worker connections */
+#define PAR_READ_PREPARE  1   /* their statements, their plans checked */
+#define PAR_READ_SNAPSHOT 2   /* one snapshot begun, the span of keys */
+#define PAR_READ_RANGES   3   /* the workers reading their ranges */
+#define PAR_READ_CONCAT   4   /* the pieces joined into one batch */
+#define PAR_READ_END      5   /* the snapshot ended, statements finalized */
+#define PAR_READ_NPHASE   6
+
 typedef struct ParContext ParContext;
 struct ParContext {
   int nRef;                  /* registrations holding this context */
@@ -50,6 +59,9 @@ struct ParContext {
                              ** connected (plancache.c), or NULL */
   struct ParJoinMemo *pJoinMemo;     /* joins of cached tables kept
                              ** (op_join.c), most recent first */
+  int nReadWorker;           /* the last parallel read (extract.c): its
+                             ** workers (0: none since the last scan) */
+  double aReadMs[PAR_READ_NPHASE];   /* ...and the time of each phase */
 };
 
 /* join_strategy: whether a join the operator can run is run by it (AUTO)

@@ -1719,6 +1719,14 @@ static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     }
     sqlite3_str_appendf(pStr, "{\"op\":\"%s\",\"ms\":%.3f,\"rows\":%lld}]", bNative
                         ? "native" : "final", tFinal, nRow);
+    if( pCtx->nReadWorker ){
+      /* Where the time of the parallel reads went (extract.c). */
+      const double *a = pCtx->aReadMs;
+      sqlite3_str_appendf(pStr, ",\"read_phases\":{\"workers\":%d,\"open_ms\":%.3f,"
+          "\"prepare_ms\":%.3f,\"snapshot_ms\":%.3f,\"ranges_ms\":%.3f,\"concat_ms\":%.3f,"
+          "\"end_ms\":%.3f}", pCtx->nReadWorker, a[PAR_READ_POOL], a[PAR_READ_PREPARE],
+          a[PAR_READ_SNAPSHOT], a[PAR_READ_RANGES], a[PAR_READ_CONCAT], a[PAR_READ_END]);
+    }
     if( x.zJoinSqlite ){
       /* The join found at run time that SQLite must read it. */
       sqlite3_str_appendf(pStr, ",\"join_sqlite\":\"%w\"", x.zJoinSqlite);
