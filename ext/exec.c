@@ -20,6 +20,7 @@
 #include "groupby.h"
 #include "op_sort.h"
 #include "op_join.h"
+#include "op_window.h"
 
 #include <string.h>
 
@@ -29,6 +30,7 @@ const char *parOpName(int eOp){
     case PAR_OP_GROUP: return "group by";
     case PAR_OP_SORT:  return "sort";
     case PAR_OP_JOIN:  return "join";
+    case PAR_OP_WINDOW: return "window";
     default:           return "final";
   }
 }
@@ -49,6 +51,8 @@ static int execOp(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, int eOp, 
       return parGroupBy(pCtx, db, pPlan, pIn, ppOut, pbNative, pzErr, pzStrategy);
     case PAR_OP_SORT:
       return parSortRun(pCtx, db, pPlan, pIn, ppOut, pbNative, pzErr, pzStrategy);
+    case PAR_OP_WINDOW:
+      return parWindowRun(pCtx, db, pPlan, pIn, ppOut, pbNative, pzErr, pzStrategy);
   }
   *pzErr = sqlite3_mprintf("operator %d cannot run here", eOp);
   return SQLITE_INTERNAL;

@@ -164,6 +164,7 @@ void parPlanFree(ParPlan *p){
   sqlite3_free(p->aDirect);
   parPlanJoinFree(p->pJoin);
   sqlite3_free(p->zJoinWhy);
+  parPlanWindowFree(p->pWindow);
   if( p->pSort ){
     ParPlanSort *pS = p->pSort;
     for(i=0; i<pS->nKey; i++) sqlite3_free(pS->aKey[i].zText);
@@ -1656,16 +1657,16 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
   }
   rc = parSelectParse(zSql, &sel);
   if( rc==SQLITE_OK && pPlan->zSql ){
-    if( sel.zWhy ){
+    if( sel.zWhy && !sel.bWindow ){
       pPlan->zWhy = sqlite3_mprintf("%s", sel.zWhy);
     }else{
       memset(&b, 0, sizeof(b));
       b.db = db;
       b.pSel = &sel;
       b.pPlan = pPlan;
-      buildPlan(&b);
+      if( sel.bWindow ) buildWindowPlan(&b); else buildPlan(&b);
       rc = b.rc;
-      if( rc==SQLITE_OK && pPlan->zWhy==0 ){
+      if( rc==SQLITE_OK && pPlan->zWhy==0 && pPlan->pWindow==0 ){
         buildJoinPlan(&b);
         rc = b.rc;
       }
@@ -1674,7 +1675,11 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
         ** group-by and/or the sort, the cursor. */
         pPlan->aOp[pPlan->nOp++] = PAR_OP_SCAN;
         if( pPlan->pJoin ) pPlan->aOp[pPlan->nOp++] = PAR_OP_JOIN;
-        if( pPlan->pSort==0 || pPlan->pSort->bGroup ) pPlan->aOp[pPlan->nOp++] = PAR_OP_GROUP;
+        if( pPlan->pWindow ){
+          pPlan->aOp[pPlan->nOp++] = PAR_OP_WINDOW;
+        }else if( pPlan->pSort==0 || pPlan->pSort->bGroup ){
+          pPlan->aOp[pPlan->nOp++] = PAR_OP_GROUP;
+        }
         if( pPlan->pSort ) pPlan->aOp[pPlan->nOp++] = PAR_OP_SORT;
         pPlan->aOp[pPlan->nOp++] = PAR_OP_FINAL;
       }
@@ -1801,6 +1806,48 @@ static void explainSort(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn 
   }
 }
 
+/* The window operator's lines: one per window, innermost (sorted first)
+** last, each with its calls. */
+static void explainWindow(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn *pIn){
+  static const char *azBound[] = { "", "UNBOUNDED PRECEDING", "PRECEDING", "CURRENT ROW",
+                                   "FOLLOWING", "UNBOUNDED FOLLOWING" };
+  static const char *azType[] = { "", "ROWS", "RANGE", "GROUPS" };
+  const ParPlanWindow *pW = p->pWindow;
+  int i, k;
+  for(i=0; i<pW->nWin; i++){
+    const ParWinDef *pD = &pW->aWin[i];
+    int bFirst = 1;
+    sqlite3_str_appendall(pStr, "window    ");
+    explainText(pStr, pD->zText, pIn);
+    sqlite3_str_appendf(pStr, ": %s", i==0 ? "the result's order" : "evaluated before the "
+                        "window above, whose sort keeps its order in ties");
+    sqlite3_str_appendall(pStr, "\n          ");
+    for(k=0; k<pW->nFunc; k++){
+      const ParWinFunc *pF = &pW->aFunc[k];
+      if( pF->iWin!=i ) continue;
+      if( !bFirst ) sqlite3_str_appendall(pStr, ", ");
+      bFirst = 0;
+      explainText(pStr, pF->zText, pIn);
+      sqlite3_str_appendf(pStr, " [%s %s", azType[pF->frame.eType], azBound[pF->frame.eStart]);
+      if( pF->frame.eStart==PAR_BOUND_PRECEDING || pF->frame.eStart==PAR_BOUND_FOLLOWING ){
+        sqlite3_str_appendf(pStr, " %lld", pF->frame.iStart);
+      }
+      sqlite3_str_appendf(pStr, " AND %s", azBound[pF->frame.eEnd]);
+      if( pF->frame.eEnd==PAR_BOUND_PRECEDING || pF->frame.eEnd==PAR_BOUND_FOLLOWING ){
+        sqlite3_str_appendf(pStr, " %lld", pF->frame.iEnd);
+      }
+      sqlite3_str_appendall(pStr, "]");
+    }
+    sqlite3_str_appendall(pStr, "\n");
+  }
+  sqlite3_str_appendall(pStr, "          stable radix sort per window; partitions in parallel\n");
+  if( pW->zLimit ){
+    sqlite3_str_appendall(pStr, "limit     ");
+    explainText(pStr, pW->zLimit + 7, pIn);
+    sqlite3_str_appendall(pStr, " (LIMIT, OFFSET: evaluated when the scan runs)\n");
+  }
+}
+
 /* The join operator's lines: one per table, in the order they join. */
 static void explainJoin(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn *pIn){
   const ParPlanJoin *pJ = p->pJoin;
@@ -1875,9 +1922,10 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
       case PAR_OP_GROUP: explainGroup(pStr, p, pIn); break;
       case PAR_OP_SORT:  explainSort(pStr, p, pIn); break;
       case PAR_OP_JOIN:  if( !pIn->bJoinSqlite ) explainJoin(pStr, p, pIn); break;
+      case PAR_OP_WINDOW: explainWindow(pStr, p, pIn); break;
       default:
         sqlite3_str_appendf(pStr, "final     %s\n",
-            p->pSort && !p->pSort->bGroup ? "the rows as they are"
+            (p->pSort && !p->pSort->bGroup) || p->pWindow ? "the rows as they are"
             : p->aDirect ? "the groups as they are (no expression left for SQLite)"
             : p->pSort ? "SQLite evaluates the select list, HAVING, LIMIT over the sorted "
                          "groups, in their order"

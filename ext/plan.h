@@ -48,6 +48,8 @@ struct ParPlanAgg {
 #define PAR_OP_JOIN   4   /* the tables of a join, each read by a scan of
                           ** its own, joined into the extraction's columns:
                           ** op_join.c (it follows PAR_OP_SCAN) */
+#define PAR_OP_WINDOW 5   /* window functions over the extraction's rows:
+                          ** op_window.c */
 #define PAR_MAX_OP    8
 
 /* One key of the sort operator (plan_sort.c, op_sort.c): extraction
@@ -135,6 +137,63 @@ struct ParPlanJoin {
 #define PAR_JOIN_MAX_KEY 4   /* keys per table: two words each at most, and the
                              ** kernel takes 8 (kernels/join.h) */
 
+/* ---- the window operator (plan_window.c, op_window.c) ---- */
+
+/* What a window function computes (ParWinFunc.eFunc). */
+#define PAR_WF_AGG          1   /* an aggregate: ParWinFunc.agg */
+#define PAR_WF_ROW_NUMBER   2
+#define PAR_WF_RANK         3
+#define PAR_WF_DENSE_RANK   4
+#define PAR_WF_PERCENT_RANK 5
+#define PAR_WF_CUME_DIST    6
+#define PAR_WF_NTILE        7   /* iN: its argument */
+#define PAR_WF_LAG          8   /* iN: the offset; iDefault */
+#define PAR_WF_LEAD         9
+#define PAR_WF_FIRST_VALUE 10
+#define PAR_WF_LAST_VALUE  11
+#define PAR_WF_NTH_VALUE   12   /* iN: its second argument */
+
+/* A frame (sqlparse.h: PAR_FRAME_*, PAR_BOUND_*): the start and end
+** bound, n of n PRECEDING / FOLLOWING in iStart / iEnd. */
+typedef struct ParWinFrame {
+  int eType;                 /* PAR_FRAME_ROWS, _RANGE or _GROUPS */
+  int eStart, eEnd;
+  sqlite3_int64 iStart, iEnd;
+} ParWinFrame;
+
+/* One window function call of the select list: result column j of the
+** window operator is aFunc[j]. */
+typedef struct ParWinFunc {
+  int eFunc;                 /* PAR_WF_* */
+  ParPlanAgg agg;            /* PAR_WF_AGG: the aggregate, its argument */
+  int iArg;                  /* value functions: extraction column of x */
+  int iDefault;              /* lag, lead: column of the default, or -1 */
+  sqlite3_int64 iN;          /* see PAR_WF_* */
+  int iWin;                  /* its window: ParPlanWindow.aWin[iWin] */
+  ParWinFrame frame;         /* as SQLite sets it (sqlite3WindowUpdate) */
+  char *zText;               /* the call as written, for par_explain */
+} ParWinFunc;
+
+/* A window: the calls SQLite evaluates in one pass (window.c: the same
+** PARTITION BY, ORDER BY and frame).  Keys are extraction columns. */
+typedef struct ParWinDef {
+  int nPart; ParSortKey *aPart;   /* PARTITION BY (flags 0) */
+  int nOrder; ParSortKey *aOrder; /* ORDER BY */
+  char *zText;                    /* for par_explain */
+} ParWinDef;
+
+/* The window operator.  SQLite evaluates the window of the first call of
+** the select list last (outermost), each window over the rows of the one
+** after it, sorted stably by its PARTITION BY and ORDER BY (window.c,
+** sqlite3WindowRewrite: a subquery per window, each with an ORDER BY):
+** aWin[0] is that outermost window, and its order the result's.  The
+** operator's result: the extraction's columns, then one per aFunc. */
+typedef struct ParPlanWindow {
+  int nWin; ParWinDef *aWin;
+  int nFunc; ParWinFunc *aFunc;
+  char *zLimit;              /* "SELECT (limit), (offset)", or NULL */
+} ParPlanWindow;
+
 struct ParPlan {
   char *zSql;        /* the SELECT as given (its parameters written as
                      ** :par_p<i>: see parParamsRewrite) */
@@ -176,6 +235,8 @@ struct ParPlan {
   ParPlanJoin *pJoin;   /* the extraction's FROM is a join the kernels run
                         ** (PAR_OP_JOIN), or NULL: SQLite reads it */
   char *zJoinWhy;       /* ...why not, when the FROM joins tables */
+  ParPlanWindow *pWindow;   /* the window operator (aDirect picks its
+                            ** columns), or NULL */
   int nOp;              /* the pipeline: PAR_OP_* in the order they run */
   int aOp[PAR_MAX_OP];  /* (0 operators: native) */
   int nRef;          /* references: parPlanFree frees at the last (a
@@ -203,6 +264,7 @@ void parParamsNamesFree(char **azName, int nName);
 /* Drop a reference to p; the last frees it. */
 void parPlanFree(ParPlan *p);
 void parPlanJoinFree(ParPlanJoin *pJoin);
+void parPlanWindowFree(ParPlanWindow *pWindow);
 
 /* As parPlanBuild(), through the connection's plan cache (plancache.c):
 ** the plan may be one kept from an earlier call, shared (read it only),

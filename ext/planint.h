@@ -90,6 +90,10 @@ const char *buildSelectLoops(ParBuild *pB, int *pbGroupSort);
 ** or pPlan->zJoinWhy when SQLite reads the join. */
 void buildJoinPlan(ParBuild *pB);
 
+/* Plan a SELECT whose select list calls window functions, when nothing
+** else keeps it from the kernels (ParSelect.bWindow): plan_window.c. */
+void buildWindowPlan(ParBuild *pB);
+
 /* Plan a SELECT without GROUP BY and aggregates that has ORDER BY or
 ** DISTINCT (plan_sort.c). */
 void buildSortPlan(ParBuild *pB);

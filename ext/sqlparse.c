@@ -214,6 +214,7 @@ typedef struct ParParse {
   ParToken *a;
   int i;             /* current token */
   int rc;            /* SQLITE_NOMEM once an allocation failed */
+  int bWinCall;      /* a window function call was seen (scanExpr) */
 } ParParse;
 
 static int isKw(ParParse *pP, int i, const char *zKw){
@@ -345,9 +346,31 @@ static void scanExpr(ParParse *pP, int iFirst, int iEnd){
         continue;
       }
       if( iNext<iEnd && (isKw(pP, iNext, "FILTER") || isKw(pP, iNext, "OVER")) ){
-        setWhy(pP, isKw(pP, iNext, "OVER") ? "a window function"
-                                            : "an aggregate with FILTER");
-        return;
+        /* A window function call (FILTER alone is an aggregate's): the
+        ** window planner reads it from aWinCall (parseTree); here its
+        ** arguments, FILTER and window are scanned for calls and names
+        ** like any expression, and the walk goes on after it. */
+        int k = iNext;
+        if( isKw(pP, k, "FILTER") ){
+          k = k+1<iEnd && pP->a[k+1].eType==PT_LP ? skipParens(pP, k+1, iEnd) : iEnd;
+          if( k>=iEnd || !isKw(pP, k, "OVER") ){
+            setWhy(pP, "an aggregate with FILTER");
+            return;
+          }
+          scanExpr(pP, iNext+3, k-1);
+        }
+        pP->bWinCall = 1;
+        scanExpr(pP, iLp+1, iNext-1);
+        k++;
+        if( k<iEnd && pP->a[k].eType==PT_LP ){
+          int iRp = skipParens(pP, k, iEnd);
+          scanExpr(pP, k+1, iRp-1);
+          k = iRp;
+        }else{
+          k++;
+        }
+        i = k;
+        continue;
       }
       if( isKw(pP, iArg, "DISTINCT") ){ bDistinct = 1; iArg++; }
       else if( isKw(pP, iArg, "ALL") ){ iArg++; }
@@ -1124,7 +1147,7 @@ int parSelectParse(const char *zSql, ParSelect *p){
   if( isKw(&sP, sP.i, "WINDOW") ){
     /* Not accelerated, but its windows are taken down, and the clauses
     ** after it (the planner reads none of them once zWhy is set). */
-    setWhy(&sP, "a WINDOW clause");
+    if( !sP.bWinCall ) setWhy(&sP, "a WINDOW clause");
     if( sP.rc==SQLITE_OK ) parseWindowClause(&sP);
   }
   if( isKw(&sP, sP.i, "UNION") || isKw(&sP, sP.i, "INTERSECT")
@@ -1145,6 +1168,12 @@ int parSelectParse(const char *zSql, ParSelect *p){
   if( sP.a[sP.i].eType==PT_SEMI ) sP.i++;
   if( sP.rc==SQLITE_OK && sP.a[sP.i].eType!=PT_EOF ){
     setWhy(&sP, "SQL the parser does not follow");
+  }
+  if( sP.bWinCall && p->zWhy==0 && sP.rc==SQLITE_OK ){
+    /* Window calls are all that keeps the SELECT from the planners of
+    ** plan.c: the window planner (plan_window.c) may take it. */
+    p->bWindow = 1;
+    setWhy(&sP, "a window function");
   }
 tree:
   if( sP.rc==SQLITE_OK ) parseTree(&sP);

@@ -232,6 +232,9 @@ struct ParSelect {
   int nCall; ParSpan *aCall;     /* other function calls there: the name */
   int *aCallArgc;                /* ... and its number of arguments */
   char *zWhy;                    /* why not accelerated, or NULL */
+  int bWindow;                   /* zWhy is "a window function" and nothing
+                                 ** else stands in the way (the window
+                                 ** planner's cue) */
   /* Structure for the join and window operators, filled in alongside
   ** (whatever zWhy says); of the first SELECT of a compound. */
   ParFrom *pFrom;                /* FROM as a tree, or NULL */

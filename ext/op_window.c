@@ -1,0 +1,659 @@
+/*
+** op_window.c: the window operator: window function calls over a batch,
+** as ParPlanWindow (plan.h) describes and plan_window.c plans.
+**
+**   SELECT id, sum(v) OVER (PARTITION BY k ORDER BY ts ROWS UNBOUNDED PRECEDING)
+**     FROM t;                                           -- running sums
+**   SELECT id, rank() OVER (ORDER BY score DESC) FROM t; -- ranks
+**
+** How it works, window by window from the innermost (the last in SQLite's
+** order, plan_window.c) to aWin[0]:
+**  1. Sort: the rows, in the order the window before left them (reading
+**     order for the first), sorted stably by the window's PARTITION BY and
+**     ORDER BY keys (batch.h: parColumnKeys, equal keys for values SQLite
+**     finds equal under the collations; kernels/sort.h, LSD radix sort).
+**  2. Heads: a position starts a partition when a PARTITION BY key
+**     differs from the position before, a peer group when that or an
+**     ORDER BY key does.
+**  3. Values, partition by partition (many at once, one thread each): the
+**     ranking functions from positions and peer groups; lag and lead by
+**     offset within the partition; first_value, last_value and nth_value
+**     from the frame's bounds; aggregates as SQLite steps them (agg.c):
+**     a frame that starts at UNBOUNDED PRECEDING only adds rows, in order;
+**     one whose start moves and whose end is CURRENT ROW or FOLLOWING
+**     removes the rows that leave before it adds the next (window.c:
+**     AGGINVERSE after RETURN_ROW), which is SQLite's own sequence, so
+**     REAL sums come out bit for bit.  Other frames (a start FOLLOWING, an
+**     end PRECEDING) and min/max over a moving start run only where the
+**     order of additions and removals cannot show: counts, sums of
+**     integers too small to round or overflow, min/max of integers (a
+**     monotonic queue); else the SELECT runs natively.
+** Results are written at each row's place in the extraction batch; the
+** result batch gathers the view's columns in aWin[0]'s order, cut by
+** LIMIT and OFFSET.  Parallelism: the sorts and gathers over all rows; the
+** values across partitions (one large partition runs on one thread).
+*/
+#include "parext.h"
+#include "op_window.h"
+#include "agg.h"
+#include "sort.h"
+#include "gather.h"
+
+#include <string.h>
+
+/* One window's rows, sorted: aPerm[j] is the row at position j; aHead[j]
+** bit 0: position j starts a partition, bit 1: a peer group. */
+typedef struct WinOrder {
+  uint32_t *aPerm;
+  uint8_t *aHead;
+  uint32_t *aPart;       /* positions where partitions start, then n */
+  size_t nPart;
+} WinOrder;
+
+/* Result column of one call: MIXED (aggregates and value functions),
+** INTEGER (ranks) or REAL (percent_rank, cume_dist), at each row's place. */
+static int winColumn(ParColumn *pCol, size_t n, int eStore){
+  size_t m = n ? n : 1;
+  memset(pCol, 0, sizeof(*pCol));
+  pCol->eStore = eStore;
+  if( eStore==PAR_COL_INT ){
+    pCol->aInt = parBigMalloc((sqlite3_int64)m*8);
+    return pCol->aInt ? SQLITE_OK : SQLITE_NOMEM;
+  }
+  if( eStore==PAR_COL_REAL ){
+    pCol->aReal = parBigMalloc((sqlite3_int64)m*8);
+    return pCol->aReal ? SQLITE_OK : SQLITE_NOMEM;
+  }
+  pCol->aType = parBigMalloc((sqlite3_int64)m);
+  pCol->aVal = parBigMalloc((sqlite3_int64)m*8);
+  return pCol->aType && pCol->aVal ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* LIMIT and OFFSET: *piLimit -1 for none; *pbNative when they are not
+** integers (SQLite then says what it says). */
+static int winLimit(sqlite3 *db, const ParPlan *pPlan, const char *zLimit,
+                    sqlite3_int64 *piLimit, sqlite3_int64 *piOffset, int *pbNative){
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  *piLimit = -1;
+  *piOffset = 0;
+  if( zLimit==0 ) return SQLITE_OK;
+  rc = sqlite3_prepare_v2(db, zLimit, -1, &pStmt, 0);
+  if( rc==SQLITE_OK ) rc = parParamsBind(pStmt, pPlan->pParams);
+  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW
+   && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER
+   && sqlite3_column_type(pStmt, 1)==SQLITE_INTEGER ){
+    *piLimit = sqlite3_column_int64(pStmt, 0);
+    *piOffset = sqlite3_column_int64(pStmt, 1);
+    if( *piLimit<0 ) *piLimit = -1;
+    if( *piOffset<0 ) *piOffset = 0;
+  }else{
+    *pbNative = 1;
+  }
+  rc = sqlite3_finalize(pStmt);
+  return rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/* Text under a collation the planner could not tell: SQLite's order and
+** equality are not known here. */
+static int winUnknownText(const ParBatch *pIn, int iCol, int eColl){
+  const ParDict *pD;
+  uint32_t e;
+  if( eColl>=0 || iCol<0 ) return 0;
+  pD = pIn->aCol[iCol].pDict;
+  for(e=0; pD && e<pD->nEntry; e++) if( pD->aKind[e]==SQLITE_TEXT ) return 1;
+  return 0;
+}
+
+/* Sort the positions of pO->aPerm (the order so far) stably by the keys
+** aKey[0..nKey-1], then mark partition (the first nPart keys) and peer
+** heads, and list where partitions start. */
+static int winSort(ParBatch *pIn, const ParSortKey *aKey, int nKey, int nPart, size_t n,
+                   int nThread, WinOrder *pO){
+  uint64_t *aaWord[2*2*PAR_ROWS_MAX], *aaG[2*2*PAR_ROWS_MAX];
+  int aWordKey[2*2*PAR_ROWS_MAX];
+  uint32_t *aPos = 0, *aNew = 0;
+  int nWord = 0, k, w, rc = SQLITE_OK;
+  size_t j;
+
+  memset(aaG, 0, sizeof(aaG));
+  for(k=0; k<nKey && rc==SQLITE_OK; k++){
+    uint64_t *a1 = 0, *a2 = 0;
+    rc = parColumnKeys(&pIn->aCol[aKey[k].iCol], (sqlite3_int64)n,
+                       aKey[k].eColl>=0 ? aKey[k].eColl : PAR_COLL_BINARY, aKey[k].flags,
+                       nThread, &a1, &a2);
+    if( a1 ){ aWordKey[nWord] = k; aaWord[nWord++] = a1; }
+    if( a2 ){ aWordKey[nWord] = k; aaWord[nWord++] = a2; }
+  }
+  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+  if( rc==SQLITE_OK && nWord>0 ){
+    /* The keys in the order so far, sorted stably: ties keep it. */
+    aPos = parBigMalloc((sqlite3_int64)(n ? n : 1)*4);
+    aNew = parBigMalloc((sqlite3_int64)(n ? n : 1)*4);
+    if( aPos==0 || aNew==0 ) rc = SQLITE_NOMEM;
+    for(w=0; w<nWord && rc==SQLITE_OK; w++){
+      aaG[w] = parBigMalloc((sqlite3_int64)(n ? n : 1)*8);
+      if( aaG[w]==0 ) rc = SQLITE_NOMEM;
+      else px_gather_u64(aaWord[w], pO->aPerm, aaG[w], n, nThread);
+    }
+    if( rc==SQLITE_OK ){
+      rc = parRcFromPx(px_sort_words_perm((const uint64_t *const*)aaG, nWord, n, aPos, 0,
+                                          nThread));
+    }
+    if( rc==SQLITE_OK ){
+      #pragma omp parallel for num_threads(nThread) schedule(static)
+      for(j=0; j<n; j++) aNew[j] = pO->aPerm[aPos[j]];
+      parBigFree(pO->aPerm);
+      pO->aPerm = aNew;
+      aNew = 0;
+    }
+  }
+  if( rc==SQLITE_OK ){
+    const uint32_t *aP = pO->aPerm;
+    #pragma omp parallel for num_threads(nThread) schedule(static) private(w)
+    for(j=0; j<n; j++){
+      uint8_t h = 0;
+      if( j==0 ){
+        h = 3;
+      }else{
+        for(w=0; w<nWord; w++){
+          if( aaWord[w][aP[j]]!=aaWord[w][aP[j-1]] ){
+            h |= aWordKey[w]<nPart ? 3 : 2;
+          }
+        }
+      }
+      pO->aHead[j] = h;
+    }
+  }
+  for(w=0; w<nWord; w++){
+    parBigFree(aaG[w]);
+    sqlite3_free(aaWord[w]);
+  }
+  parBigFree(aPos);
+  parBigFree(aNew);
+  if( rc ) return rc;
+  {
+    /* Partition starts. */
+    uint8_t *aFlag = parBigMalloc((sqlite3_int64)(n ? n : 1));
+    if( aFlag==0 ) return SQLITE_NOMEM;
+    #pragma omp parallel for num_threads(nThread) schedule(static)
+    for(j=0; j<n; j++) aFlag[j] = pO->aHead[j] & 1;
+    pO->nPart = px_compact_idx(aFlag, n, pO->aPart, nThread);
+    pO->aPart[pO->nPart] = (uint32_t)n;
+    parBigFree(aFlag);
+  }
+  return SQLITE_OK;
+}
+
+/* ---- one partition ---------------------------------------------------------- */
+
+/* The partition of positions [p0, p1): its peer groups start at aG[0..nG-1]
+** (aG[nG] = p1). */
+typedef struct WinPart {
+  size_t p0, p1;
+  uint32_t *aG;
+  size_t nG;
+} WinPart;
+
+/* Frame of unit u (a row for ROWS, a peer group else) of pP under pF, as
+** positions [*pFs, *pFe) (empty when *pFs >= *pFe). */
+static void winFrameOf(const WinPart *pP, const ParWinFrame *pF, size_t u, size_t *pFs,
+                       size_t *pFe){
+  int bRows = pF->eType==PAR_FRAME_ROWS;
+  sqlite3_int64 nu = bRows ? (sqlite3_int64)(pP->p1 - pP->p0) : (sqlite3_int64)pP->nG;
+  sqlite3_int64 s = 0, e = 0, iu = (sqlite3_int64)u;
+  switch( pF->eStart ){
+    case PAR_BOUND_UNBOUNDED_PRECEDING: s = 0; break;
+    case PAR_BOUND_PRECEDING:           s = iu - pF->iStart; break;
+    case PAR_BOUND_CURRENT_ROW:         s = iu; break;
+    case PAR_BOUND_FOLLOWING:           s = iu + pF->iStart; break;
+    default:                            s = nu; break;
+  }
+  switch( pF->eEnd ){
+    case PAR_BOUND_PRECEDING:           e = iu - pF->iEnd; break;
+    case PAR_BOUND_CURRENT_ROW:         e = iu; break;
+    case PAR_BOUND_FOLLOWING:           e = iu + pF->iEnd; break;
+    case PAR_BOUND_UNBOUNDED_FOLLOWING: e = nu - 1; break;
+    default:                            e = -1; break;
+  }
+  if( s<0 ) s = 0;
+  if( e>nu-1 ) e = nu-1;
+  if( s>e ){
+    *pFs = *pFe = pP->p0;
+    return;
+  }
+  *pFs = bRows ? pP->p0 + (size_t)s : pP->aG[s];
+  *pFe = bRows ? pP->p0 + (size_t)e + 1 : pP->aG[e+1];
+}
+
+/* The positions of unit u: [*pa, *pb). */
+static void winUnit(const WinPart *pP, int bRows, size_t u, size_t *pa, size_t *pb){
+  if( bRows ){ *pa = pP->p0 + u; *pb = *pa + 1; }
+  else{ *pa = pP->aG[u]; *pb = pP->aG[u+1]; }
+}
+
+/* What one call needs while it runs. */
+typedef struct WinCall {
+  const ParWinFunc *pF;
+  ParAggRun run;             /* aggregates */
+  int bDeque;                /* min/max of integers over a moving frame */
+  int bFree;                 /* additions and removals in any order */
+  ParColumn out;             /* the result, at each row's place */
+} WinCall;
+
+/* Ranking functions of the partition. */
+static void winRank(const WinCall *pC, const WinPart *pP, const uint32_t *aPerm){
+  const ParWinFunc *pF = pC->pF;
+  size_t cnt = pP->p1 - pP->p0, g, j;
+  for(g=0; g<pP->nG; g++){
+    size_t a = pP->aG[g], b = pP->aG[g+1];
+    for(j=a; j<b; j++){
+      uint32_t r = aPerm[j];
+      size_t i = j - pP->p0;
+      switch( pF->eFunc ){
+        case PAR_WF_ROW_NUMBER: pC->out.aInt[r] = (sqlite3_int64)i + 1; break;
+        case PAR_WF_RANK:       pC->out.aInt[r] = (sqlite3_int64)(a - pP->p0) + 1; break;
+        case PAR_WF_DENSE_RANK: pC->out.aInt[r] = (sqlite3_int64)g + 1; break;
+        case PAR_WF_PERCENT_RANK:
+          pC->out.aReal[r] = cnt>1 ? (double)(a - pP->p0) / (double)(cnt - 1) : 0.0;
+          break;
+        case PAR_WF_CUME_DIST:
+          pC->out.aReal[r] = (double)(b - pP->p0) / (double)cnt;
+          break;
+        case PAR_WF_NTILE: {
+          /* window.c ntileValueFunc. */
+          sqlite3_int64 nParam = pF->iN, nTotal = (sqlite3_int64)cnt, iRow = (sqlite3_int64)i;
+          sqlite3_int64 nSize = nTotal / nParam;
+          if( nSize==0 ){
+            pC->out.aInt[r] = iRow + 1;
+          }else{
+            sqlite3_int64 nLarge = nTotal - nParam*nSize, iSmall = nLarge*(nSize+1);
+            pC->out.aInt[r] = iRow<iSmall ? 1 + iRow/(nSize+1) : 1 + nLarge + (iRow-iSmall)/nSize;
+          }
+          break;
+        }
+      }
+    }
+  }
+}
+
+/* lag and lead: the argument at the row k before or after, within the
+** partition, else the default of the current row (or NULL). */
+static void winShift(WinCall *pC, const WinPart *pP, const uint32_t *aPerm, const ParBatch *pIn){
+  const ParWinFunc *pF = pC->pF;
+  const ParColumn *pArg = &pIn->aCol[pF->iArg];
+  const ParColumn *pDef = pF->iDefault>=0 ? &pIn->aCol[pF->iDefault] : 0;
+  size_t j;
+  for(j=pP->p0; j<pP->p1; j++){
+    sqlite3_int64 t = pF->eFunc==PAR_WF_LAG ? (sqlite3_int64)j - pF->iN
+                                            : (sqlite3_int64)j + pF->iN;
+    if( t>=(sqlite3_int64)pP->p0 && t<(sqlite3_int64)pP->p1 ){
+      parAggCopy(&pC->out, aPerm[j], pArg, aPerm[t]);
+    }else if( pDef ){
+      parAggCopy(&pC->out, aPerm[j], pDef, aPerm[j]);
+    }else{
+      parAggCopy(&pC->out, aPerm[j], pArg, -1);
+    }
+  }
+}
+
+/* first_value, last_value, nth_value: a row of the frame. */
+static void winPick(WinCall *pC, const WinPart *pP, const uint32_t *aPerm, const ParBatch *pIn){
+  const ParWinFunc *pF = pC->pF;
+  const ParColumn *pArg = &pIn->aCol[pF->iArg];
+  int bRows = pF->frame.eType==PAR_FRAME_ROWS;
+  size_t nu = bRows ? pP->p1 - pP->p0 : pP->nG, u, a, b, j, fs, fe;
+  for(u=0; u<nu; u++){
+    sqlite3_int64 iSrc = -1;
+    winFrameOf(pP, &pF->frame, u, &fs, &fe);
+    if( fs<fe ){
+      if( pF->eFunc==PAR_WF_FIRST_VALUE ) iSrc = aPerm[fs];
+      else if( pF->eFunc==PAR_WF_LAST_VALUE ) iSrc = aPerm[fe-1];
+      else if( (sqlite3_int64)(fe - fs) >= pF->iN ) iSrc = aPerm[fs + (size_t)pF->iN - 1];
+    }
+    winUnit(pP, bRows, u, &a, &b);
+    for(j=a; j<b; j++) parAggCopy(&pC->out, aPerm[j], pArg, iSrc);
+  }
+}
+
+/* min/max of an INTEGER column over frames whose bounds only move
+** forward: a queue of positions of increasing (min) or decreasing (max)
+** values.  aQ: scratch of the partition's size. */
+static void winDeque(WinCall *pC, const WinPart *pP, const uint32_t *aPerm, uint32_t *aQ){
+  const ParWinFunc *pF = pC->pF;
+  const ParColumn *pArg = pC->run.pArg;
+  int bMax = pF->agg.eFunc==PAR_AGG_MAX, bRows = pF->frame.eType==PAR_FRAME_ROWS;
+  size_t nu = bRows ? pP->p1 - pP->p0 : pP->nG, u, a, b, j, fs, fe, next = pP->p0;
+  size_t qh = 0, qt = 0;
+  int bNone = pArg->eStore!=PAR_COL_INT;    /* a column of NULLs */
+  for(u=0; u<nu; u++){
+    winFrameOf(pP, &pF->frame, u, &fs, &fe);
+    if( next<fs ) next = fs;
+    for(; next<fe; next++){
+      uint32_t r = aPerm[next];
+      if( bNone || parIsNullRow(pArg, r) ) continue;
+      while( qt>qh ){
+        sqlite3_int64 v = pArg->aInt[aPerm[aQ[qt-1]]];
+        if( bMax ? v<=pArg->aInt[r] : v>=pArg->aInt[r] ) qt--; else break;
+      }
+      aQ[qt++] = (uint32_t)next;
+    }
+    while( qh<qt && aQ[qh]<fs ) qh++;
+    winUnit(pP, bRows, u, &a, &b);
+    for(j=a; j<b; j++){
+      uint32_t r = aPerm[j];
+      if( qh<qt && fs<fe ){
+        pC->out.aType[r] = SQLITE_INTEGER;
+        pC->out.aVal[r] = (uint64_t)pArg->aInt[aPerm[aQ[qh]]];
+      }else{
+        pC->out.aType[r] = SQLITE_NULL;
+        pC->out.aVal[r] = 0;
+      }
+    }
+  }
+}
+
+/* An aggregate over its frames, stepped as SQLite steps it (see the top
+** of the file).  Returns 1 when sum() overflows (SQLite fails). */
+static int winAgg(WinCall *pC, const WinPart *pP, const uint32_t *aPerm){
+  const ParWinFunc *pF = pC->pF;
+  int bRows = pF->frame.eType==PAR_FRAME_ROWS, bOver = 0;
+  int bRunning = pF->frame.eStart==PAR_BOUND_UNBOUNDED_PRECEDING;
+  size_t nu = bRows ? pP->p1 - pP->p0 : pP->nG, u, a, b, j, fs, fe;
+  size_t nStep = pP->p0, nGone = pP->p0;
+  ParAcc acc;
+  parAccInit(&acc);
+  for(u=0; u<nu; u++){
+    winFrameOf(pP, &pF->frame, u, &fs, &fe);
+    if( !bRunning && !pC->bFree ){
+      /* SQLite: the rows that left, then the rows that came. */
+      for(; nGone<fs; nGone++) parAggInverse(&pC->run, &acc, aPerm[nGone]);
+    }
+    for(; nStep<fe; nStep++) parAggStep(&pC->run, &acc, aPerm[nStep]);
+    if( !bRunning && pC->bFree ){
+      /* An empty frame (its start past its end) holds none of the rows. */
+      size_t nTo = fs<fe ? fs : nStep;
+      for(; nGone<nTo && nGone<nStep; nGone++) parAggInverse(&pC->run, &acc, aPerm[nGone]);
+    }
+    winUnit(pP, bRows, u, &a, &b);
+    for(j=a; j<b; j++) bOver |= parAggValue(&pC->run, &acc, &pC->out, aPerm[j]);
+  }
+  return bOver;
+}
+
+/* ---- the operator ------------------------------------------------------------ */
+
+/* Does each value of sum/total/avg's argument read as an integer, all
+** small enough that no sum of them rounds or overflows (then the order of
+** additions and removals cannot show)? */
+static int winExactInts(const ParAggRun *pR, size_t n){
+  size_t r;
+  sqlite3_int64 mx = 0;
+  for(r=0; r<n; r++){
+    sqlite3_int64 i = 0;
+    double x = 0;
+    int e = parNumGet(&pR->num, (sqlite3_int64)r, &i, &x);
+    if( e==SQLITE_FLOAT ) return 0;
+    if( e==SQLITE_INTEGER ){
+      if( i<=-((sqlite3_int64)1<<53) || i>=((sqlite3_int64)1<<53) ) return 0;
+      if( i<0 ) i = -i;
+      if( i>mx ) mx = i;
+    }
+  }
+  return (unsigned __int128)(uint64_t)mx * (uint64_t)(n ? n : 1) < ((unsigned __int128)1 << 53);
+}
+
+/* Prepare call pC; *pbNative when the operator cannot compute it exactly
+** over these rows. */
+static int winCallInit(sqlite3 *db, WinCall *pC, ParBatch *pIn, size_t n, int nThread,
+                       int *pbNative){
+  const ParWinFunc *pF = pC->pF;
+  int rc, eStore = PAR_COL_MIXED;
+  if( pF->eFunc==PAR_WF_ROW_NUMBER || pF->eFunc==PAR_WF_RANK || pF->eFunc==PAR_WF_DENSE_RANK
+   || pF->eFunc==PAR_WF_NTILE ){
+    eStore = PAR_COL_INT;
+  }else if( pF->eFunc==PAR_WF_PERCENT_RANK || pF->eFunc==PAR_WF_CUME_DIST ){
+    eStore = PAR_COL_REAL;
+  }
+  rc = winColumn(&pC->out, n, eStore);
+  if( rc ) return rc;
+  if( pF->eFunc==PAR_WF_LAG || pF->eFunc==PAR_WF_LEAD || pF->eFunc==PAR_WF_FIRST_VALUE
+   || pF->eFunc==PAR_WF_LAST_VALUE || pF->eFunc==PAR_WF_NTH_VALUE ){
+    const ParColumn *pArg = &pIn->aCol[pF->iArg];
+    const ParColumn *pDef = pF->iDefault>=0 ? &pIn->aCol[pF->iDefault] : 0;
+    /* Copied text keeps its code: one dictionary for the column. */
+    if( pDef && pDef->pDict && pArg->pDict && pDef->pDict!=pArg->pDict ){
+      *pbNative = 1;
+      return SQLITE_OK;
+    }
+    pC->out.pDict = pArg->pDict ? pArg->pDict : pDef ? pDef->pDict : 0;
+    pC->out.bBorrowDict = 1;
+    return SQLITE_OK;
+  }
+  if( pF->eFunc==PAR_WF_AGG ){
+    int e = pF->agg.eFunc;
+    int bRunning = pF->frame.eStart==PAR_BOUND_UNBOUNDED_PRECEDING;
+    int bSqliteOrder = pF->frame.eStart!=PAR_BOUND_FOLLOWING
+                    && pF->frame.eEnd!=PAR_BOUND_PRECEDING;
+    if( winUnknownText(pIn, pF->agg.iArg, (e==PAR_AGG_MIN || e==PAR_AGG_MAX) ? pF->agg.eColl : 0) ){
+      *pbNative = 1;
+      return SQLITE_OK;
+    }
+    rc = parAggRunInit(db, &pF->agg, pIn->aCol, (sqlite3_int64)n, nThread, &pC->run);
+    if( rc ) return rc;
+    if( e==PAR_AGG_SUM || e==PAR_AGG_TOTAL || e==PAR_AGG_AVG ){
+      pC->run.bSeq = 1;            /* SQLite's SumCtx, step by step */
+      if( !bRunning && !bSqliteOrder ){
+        pC->bFree = winExactInts(&pC->run, n);
+        if( !pC->bFree ) *pbNative = 1;
+      }
+    }else if( e==PAR_AGG_MIN || e==PAR_AGG_MAX ){
+      if( !bRunning ){
+        pC->bDeque = pC->run.pArg->eStore==PAR_COL_INT || pC->run.pArg->eStore==PAR_COL_NULL;
+        if( !pC->bDeque ) *pbNative = 1;
+      }
+      if( pC->run.pArg->pDict ){
+        pC->out.pDict = pC->run.pArg->pDict;
+        pC->out.bBorrowDict = 1;
+      }
+    }else{
+      pC->bFree = !bSqliteOrder;   /* counts */
+    }
+  }
+  return SQLITE_OK;
+}
+
+/* The calls of window iWin over the rows in pO's order, partition by
+** partition.  *pbOver when a sum overflows. */
+static int winValues(const ParPlanWindow *pW, int iWin, WinCall *aCall, const WinOrder *pO,
+                     const ParBatch *pIn, int nThread, int *pbOver){
+  size_t p;
+  int rc = SQLITE_OK, bOver = 0;
+  #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1) reduction(|:bOver)
+  for(p=0; p<pO->nPart; p++){
+    WinPart part;
+    uint32_t *aQ = 0;
+    size_t j, k;
+    int f, bErr = 0;
+    if( __atomic_load_n(&rc, __ATOMIC_RELAXED) ) continue;
+    if( (p & 63)==0 && parStopped() ){
+      __atomic_store_n(&rc, SQLITE_INTERRUPT, __ATOMIC_RELAXED);
+      continue;
+    }
+    memset(&part, 0, sizeof(part));
+    part.p0 = pO->aPart[p];
+    part.p1 = pO->aPart[p+1];
+    for(j=part.p0; j<part.p1; j++) part.nG += (pO->aHead[j]>>1) & 1;
+    part.aG = sqlite3_malloc64(sizeof(uint32_t)*(part.nG+1));
+    if( part.aG==0 ) bErr = 1;
+    for(j=part.p0, k=0; !bErr && j<part.p1; j++){
+      if( (pO->aHead[j]>>1) & 1 ) part.aG[k++] = (uint32_t)j;
+    }
+    if( part.aG ) part.aG[part.nG] = (uint32_t)part.p1;
+    for(f=0; !bErr && f<pW->nFunc; f++){
+      WinCall *pC = &aCall[f];
+      if( pC->pF->iWin!=iWin ) continue;
+      switch( pC->pF->eFunc ){
+        case PAR_WF_AGG:
+          if( pC->bDeque ){
+            if( aQ==0 ) aQ = sqlite3_malloc64(sizeof(uint32_t)*(part.p1 - part.p0 + 1));
+            if( aQ==0 ){ bErr = 1; break; }
+            winDeque(pC, &part, pO->aPerm, aQ);
+          }else{
+            bOver |= winAgg(pC, &part, pO->aPerm);
+          }
+          break;
+        case PAR_WF_LAG: case PAR_WF_LEAD:
+          winShift(pC, &part, pO->aPerm, pIn);
+          break;
+        case PAR_WF_FIRST_VALUE: case PAR_WF_LAST_VALUE: case PAR_WF_NTH_VALUE:
+          winPick(pC, &part, pO->aPerm, pIn);
+          break;
+        default:
+          winRank(pC, &part, pO->aPerm);
+          break;
+      }
+    }
+    if( bErr ) __atomic_store_n(&rc, SQLITE_NOMEM, __ATOMIC_RELAXED);
+    sqlite3_free(part.aG);
+    sqlite3_free(aQ);
+  }
+  *pbOver = bOver;
+  return rc;
+}
+
+/* The result: the rows at positions aPos[0..nRow-1] of the final order,
+** the columns the view returns (the others all NULL, never read). */
+static int winResult(const ParPlan *pPlan, ParBatch *pIn, WinCall *aCall,
+                     const uint32_t *aRow, size_t nRow, int nThread, ParBatch **ppOut){
+  int nExtract = pPlan->nExtractCol, nCol = nExtract + pPlan->pWindow->nFunc;
+  ParBatch *pOut = sqlite3_malloc(sizeof(ParBatch));
+  int c, i, rc = SQLITE_OK;
+  *ppOut = pOut;
+  if( pOut==0 ) return SQLITE_NOMEM;
+  memset(pOut, 0, sizeof(*pOut));
+  pOut->nRef = 1;
+  pOut->nRow = pOut->nRowAlloc = (sqlite3_int64)nRow;
+  pOut->aCol = sqlite3_malloc64(sizeof(ParColumn)*(nCol+1));
+  if( pOut->aCol==0 ) return SQLITE_NOMEM;
+  memset(pOut->aCol, 0, sizeof(ParColumn)*(nCol+1));
+  pOut->nCol = nCol;
+  for(c=0; c<nCol; c++){
+    pOut->aCol[c].eStore = PAR_COL_NULL;
+    pOut->aCol[c].nNull = pOut->nRow;
+  }
+  for(i=0; i<pPlan->nCol && rc==SQLITE_OK; i++){
+    const ParColumn *pSrc;
+    c = pPlan->aDirect[i];
+    pSrc = c<nExtract ? &pIn->aCol[c] : &aCall[c - nExtract].out;
+    if( pOut->aCol[c].eStore!=PAR_COL_NULL || pSrc->eStore==PAR_COL_NULL ) continue;
+    rc = parColumnGather(pSrc, aRow, (sqlite3_int64)nRow, nThread, &pOut->aCol[c]);
+  }
+  return rc;
+}
+
+/* Is there room under memory_mb for what the operator makes besides pIn
+** (an upper bound: key words twice, the order, heads, each call's
+** column, the result)?  Else *pzErr. */
+static int winFits(const ParContext *pCtx, const ParPlan *pPlan, const ParBatch *pIn,
+                   char **pzErr){
+  const ParPlanWindow *pW = pPlan->pWindow;
+  sqlite3_int64 mx = parMemLimit(pCtx);
+  double n = (double)pIn->nRow, nKey = 0;
+  int i;
+  for(i=0; i<pW->nWin; i++) nKey += pW->aWin[i].nPart + pW->aWin[i].nOrder;
+  if( mx>0 && (double)parBatchBytes(pIn)
+               + n * (16.0*2*nKey + 4*4 + 2 + 9.0*pW->nFunc + 16.0*pPlan->nCol) > (double)mx ){
+    *pzErr = sqlite3_mprintf("memory limit of %lld MB exceeded while computing window "
+                             "functions (see par_config('memory_mb'))", mx/(1024*1024));
+    return SQLITE_FULL;
+  }
+  return SQLITE_OK;
+}
+
+int parWindowRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
+                 ParBatch **ppOut, int *pbNative, char **pzErr, const char **pzStrategy){
+  const ParPlanWindow *pW = pPlan->pWindow;
+  size_t n = (size_t)pIn->nRow, j, iFrom, nOut;
+  int nThread = parThreadsFor(pCtx, pIn->nRow);
+  sqlite3_int64 iLimit, iOffset;
+  WinCall *aCall = 0;
+  WinOrder o;
+  int rc, g, k, f, bOver = 0;
+
+  *ppOut = 0;
+  *pbNative = 0;
+  *pzErr = 0;
+  *pzStrategy = "sort, then partitions in parallel";
+  memset(&o, 0, sizeof(o));
+  if( n>(size_t)UINT32_MAX - 1 ) return SQLITE_TOOBIG;
+  for(g=0; g<pW->nWin; g++){
+    const ParWinDef *pD = &pW->aWin[g];
+    for(k=0; k<pD->nPart; k++){
+      if( winUnknownText(pIn, pD->aPart[k].iCol, pD->aPart[k].eColl) ) *pbNative = 1;
+    }
+    for(k=0; k<pD->nOrder; k++){
+      if( winUnknownText(pIn, pD->aOrder[k].iCol, pD->aOrder[k].eColl) ) *pbNative = 1;
+    }
+  }
+  if( *pbNative ) return SQLITE_OK;
+  rc = winLimit(db, pPlan, pW->zLimit, &iLimit, &iOffset, pbNative);
+  if( rc || *pbNative ) return rc;
+  rc = winFits(pCtx, pPlan, pIn, pzErr);
+  if( rc ) return rc;
+
+  aCall = sqlite3_malloc64(sizeof(WinCall)*(pW->nFunc+1));
+  o.aPerm = parBigMalloc((sqlite3_int64)(n ? n : 1)*4);
+  o.aHead = parBigMalloc((sqlite3_int64)(n ? n : 1));
+  o.aPart = parBigMalloc((sqlite3_int64)(n+1)*4);
+  if( aCall==0 || o.aPerm==0 || o.aHead==0 || o.aPart==0 ){ rc = SQLITE_NOMEM; goto done; }
+  memset(aCall, 0, sizeof(WinCall)*(pW->nFunc+1));
+  for(f=0; f<pW->nFunc && rc==SQLITE_OK && !*pbNative; f++){
+    aCall[f].pF = &pW->aFunc[f];
+    rc = winCallInit(db, &aCall[f], pIn, n, nThread, pbNative);
+  }
+  if( rc || *pbNative ) goto done;
+  #pragma omp parallel for num_threads(nThread) schedule(static)
+  for(j=0; j<n; j++) o.aPerm[j] = (uint32_t)j;
+
+  /* The innermost window first: each sorts the order the one before left. */
+  for(g=pW->nWin-1; g>=0 && rc==SQLITE_OK; g--){
+    const ParWinDef *pD = &pW->aWin[g];
+    ParSortKey aKey[2*PAR_ROWS_MAX];
+    memcpy(aKey, pD->aPart, sizeof(ParSortKey)*pD->nPart);
+    if( pD->nOrder ) memcpy(aKey + pD->nPart, pD->aOrder, sizeof(ParSortKey)*pD->nOrder);
+    rc = winSort(pIn, aKey, pD->nPart + pD->nOrder, pD->nPart, n, nThread, &o);
+    if( rc==SQLITE_OK ) rc = winValues(pW, g, aCall, &o, pIn, nThread, &bOver);
+    if( rc==SQLITE_OK && bOver ){
+      /* sum() overflows: SQLite says "integer overflow". */
+      *pbNative = 1;
+      goto done;
+    }
+  }
+  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+  if( rc ) goto done;
+
+  iFrom = (size_t)iOffset<n ? (size_t)iOffset : n;
+  nOut = n - iFrom;
+  if( iLimit>=0 && (size_t)iLimit<nOut ) nOut = (size_t)iLimit;
+  rc = winResult(pPlan, pIn, aCall, o.aPerm + iFrom, nOut, nThread, ppOut);
+
+done:
+  for(f=0; aCall && f<pW->nFunc; f++){
+    parAggRunClear(&aCall[f].run);
+    parColumnClear(&aCall[f].out);
+  }
+  sqlite3_free(aCall);
+  parBigFree(o.aPerm);
+  parBigFree(o.aHead);
+  parBigFree(o.aPart);
+  if( rc ){
+    parBatchFree(*ppOut);
+    *ppOut = 0;
+    if( rc==SQLITE_NOMEM && *pzErr==0 ){
+      *pzErr = sqlite3_mprintf("out of memory computing window functions over %lld rows",
+                               (long long)n);
+    }
+  }
+  return rc;
+}

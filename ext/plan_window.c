@@ -1,0 +1,621 @@
+/*
+** plan_window.c: planning the window operator, for a SELECT whose select
+** list calls window functions over the rows of its FROM and WHERE:
+**
+**   SELECT id, sum(v) OVER (PARTITION BY k ORDER BY ts) AS run,
+**          rank() OVER w
+**     FROM t WHERE ... WINDOW w AS (ORDER BY v DESC)
+**
+** reads the extraction query
+**
+**   SELECT id, k, ts, v FROM t WHERE (...)   -- items, window keys, arguments
+**
+** then the window operator (op_window.c) sorts the rows by each window,
+** computes every call, and returns the items straight from its result
+** (ParPlan.aDirect: an item is a column of the row or one whole window
+** call).
+**
+** SQLite's order (window.c of SQLite 3.40, sqlite3WindowRewrite and
+** sqlite3WindowLink): the calls whose window is the same as the first
+** call's (PARTITION BY, ORDER BY and frame, after sqlite3WindowUpdate
+** gave the ranking functions, lag and lead frames of their own) are
+** evaluated over a subquery ORDER BY that window's PARTITION BY and ORDER
+** BY terms; every other call moves into that subquery, which does the
+** same with its first call, and so on.  The innermost subquery reads the
+** rows as SQLite's plan does; each level sorts the rows of the one inside
+** with SQLite's sorter, which is stable (plan_sort.c: ties in the order
+** they came).  So: windows in the order of their first call (aWin[0]
+** outermost), each a stable sort of the rows of the next, and the result
+** in aWin[0]'s order.  A top-level ORDER BY that is a prefix of aWin[0]'s
+** PARTITION BY and ORDER BY (same terms, directions) is what SQLite drops
+** as redundant; any other ORDER BY runs natively, as do GROUP BY, HAVING,
+** DISTINCT, aggregates outside window calls, FILTER, EXCLUDE, RANGE with
+** an offset, bounds that are not integer literals, named windows built on
+** another window, ntile / nth_value / lag / lead arguments that are not
+** integer literals, and group_concat.
+*/
+#include "parext.h"
+#include "plan.h"
+#include "planint.h"
+
+#include <string.h>
+
+/* The integer literal of tokens [t0, t1): 1 with *pV, else 0. */
+static int winLiteral(const ParSelect *pSel, int t0, int t1, sqlite3_int64 *pV){
+  const ParToken *a = pSel->aTok;
+  sqlite3_int64 v = 0;
+  int k;
+  buildStripParens(a, &t0, &t1);
+  if( t1-t0!=1 || a[t0].eType!=PT_NUMBER || a[t0].n>15 ) return 0;
+  for(k=0; k<a[t0].n; k++){
+    char c = pSel->zSql[a[t0].i + k];
+    if( c<'0' || c>'9' ) return 0;
+    v = v*10 + (c - '0');
+  }
+  *pV = v;
+  return 1;
+}
+
+/* Is the text of tokens [t0, t1) free of aggregate and window function
+** calls (then it can be an extraction column)? */
+static int winPlainExpr(ParBuild *pB, int t0, int t1){
+  const ParSelect *pSel = pB->pSel;
+  const ParToken *a = pSel->aTok;
+  int i;
+  for(i=t0; i+1<t1; i++){
+    if( (a[i].eType==PT_ID || a[i].eType==PT_QID) && a[i+1].eType==PT_LP ){
+      char *zName = parDequote(pSel->zSql + a[i].i, a[i].n);
+      int d = 0, j, nArg = 0, bAgg;
+      if( zName==0 ){ buildNoMem(pB); return 0; }
+      for(j=i+1; j<t1; j++){
+        if( a[j].eType==PT_LP ) d++;
+        if( a[j].eType==PT_RP && --d==0 ) break;
+        if( d==1 && a[j].eType==PT_COMMA ) nArg++;
+      }
+      if( j>i+2 ) nArg++;
+      bAgg = buildIsAggFunc(pB, zName, nArg);
+      sqlite3_free(zName);
+      if( bAgg ) return 0;
+    }
+  }
+  return 1;
+}
+
+/* Extraction column of the expression of tokens [t0, t1), or -1 (with
+** zWhy) when it calls an aggregate. */
+static int winExpr(ParBuild *pB, int t0, int t1){
+  const ParSelect *pSel = pB->pSel;
+  ParSpan s;
+  if( !winPlainExpr(pB, t0, t1) ){
+    buildWhy(pB, "an aggregate inside a window%s", "");
+    return -1;
+  }
+  memset(&s, 0, sizeof(s));
+  s.iTok = t0;
+  s.iTokEnd = t1;
+  s.iStart = pSel->aTok[t0].i;
+  s.iEnd = pSel->aTok[t1-1].i + pSel->aTok[t1-1].n;
+  return buildExpr(pB, parSpanText(pSel->zSql, s));
+}
+
+/* The window spec call c uses (its own, or the WINDOW definition it
+** names), or NULL with zWhy. */
+static const ParWinSpec *winSpecOf(ParBuild *pB, const ParWinCall *pC){
+  const ParSelect *pSel = pB->pSel;
+  const ParWinSpec *pW = &pC->win;
+  int k;
+  if( pC->zOver ){
+    pW = 0;
+    for(k=0; k<pSel->nWinDef && pW==0; k++){
+      if( pSel->aWinDef[k].zName && sqlite3_stricmp(pSel->aWinDef[k].zName, pC->zOver)==0 ){
+        pW = &pSel->aWinDef[k];
+      }
+    }
+    if( pW==0 ){ buildWhy(pB, "a window the planner cannot find%s", ""); return 0; }
+  }
+  if( pW->zBase ){
+    buildWhy(pB, "a window built on another window%s", "");
+    return 0;
+  }
+  if( pW->eExclude!=PAR_EXCLUDE_NONE && pW->eExclude!=PAR_EXCLUDE_NO_OTHERS ){
+    buildWhy(pB, "a window frame with EXCLUDE%s", "");
+    return 0;
+  }
+  return pW;
+}
+
+/* One bound of a frame: *peBound, *piN.  0 with zWhy when it is not an
+** integer literal. */
+static int winBound(ParBuild *pB, const ParFrameBound *pBd, int eType, int *peBound,
+                    sqlite3_int64 *piN){
+  *peBound = pBd->eBound;
+  *piN = 0;
+  if( pBd->eBound==PAR_BOUND_PRECEDING || pBd->eBound==PAR_BOUND_FOLLOWING ){
+    if( eType==PAR_FRAME_RANGE ){
+      buildWhy(pB, "RANGE with an offset%s", "");
+      return 0;
+    }
+    if( !winLiteral(pB->pSel, pBd->expr.iTok, pBd->expr.iTokEnd, piN) ){
+      buildWhy(pB, "a frame bound that is not an integer literal%s", "");
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* The frame of call pC over window pW, as SQLite sets it (window.c:
+** sqlite3WindowAlloc, then sqlite3WindowUpdate for the built-in window
+** functions, which ignore the frame written). */
+static int winFrame(ParBuild *pB, const ParWinSpec *pW, int eFunc, ParWinFrame *pF){
+  static const struct { int eFunc, eType, eStart, eEnd; } aUp[] = {
+    { PAR_WF_ROW_NUMBER,   PAR_FRAME_ROWS,   PAR_BOUND_UNBOUNDED_PRECEDING, PAR_BOUND_CURRENT_ROW },
+    { PAR_WF_DENSE_RANK,   PAR_FRAME_RANGE,  PAR_BOUND_UNBOUNDED_PRECEDING, PAR_BOUND_CURRENT_ROW },
+    { PAR_WF_RANK,         PAR_FRAME_RANGE,  PAR_BOUND_UNBOUNDED_PRECEDING, PAR_BOUND_CURRENT_ROW },
+    { PAR_WF_PERCENT_RANK, PAR_FRAME_GROUPS, PAR_BOUND_CURRENT_ROW, PAR_BOUND_UNBOUNDED_FOLLOWING },
+    { PAR_WF_CUME_DIST,    PAR_FRAME_GROUPS, PAR_BOUND_FOLLOWING, PAR_BOUND_UNBOUNDED_FOLLOWING },
+    { PAR_WF_NTILE,        PAR_FRAME_ROWS,   PAR_BOUND_CURRENT_ROW, PAR_BOUND_UNBOUNDED_FOLLOWING },
+    { PAR_WF_LEAD,         PAR_FRAME_ROWS,   PAR_BOUND_UNBOUNDED_PRECEDING,
+                                             PAR_BOUND_UNBOUNDED_FOLLOWING },
+    { PAR_WF_LAG,          PAR_FRAME_ROWS,   PAR_BOUND_UNBOUNDED_PRECEDING, PAR_BOUND_CURRENT_ROW },
+  };
+  int k;
+  memset(pF, 0, sizeof(*pF));
+  for(k=0; k<(int)(sizeof(aUp)/sizeof(aUp[0])); k++){
+    if( aUp[k].eFunc==eFunc ){
+      pF->eType = aUp[k].eType;
+      pF->eStart = aUp[k].eStart;
+      pF->eEnd = aUp[k].eEnd;
+      pF->iStart = pF->eStart==PAR_BOUND_FOLLOWING ? 1 : 0;
+      return 1;
+    }
+  }
+  if( pW->eFrame==PAR_FRAME_NONE ){
+    pF->eType = PAR_FRAME_RANGE;
+    pF->eStart = PAR_BOUND_UNBOUNDED_PRECEDING;
+    pF->eEnd = PAR_BOUND_CURRENT_ROW;
+    return 1;
+  }
+  pF->eType = pW->eFrame;
+  if( !winBound(pB, &pW->start, pW->eFrame, &pF->eStart, &pF->iStart) ) return 0;
+  if( pW->bBetween ){
+    if( !winBound(pB, &pW->end, pW->eFrame, &pF->eEnd, &pF->iEnd) ) return 0;
+  }else{
+    pF->eEnd = PAR_BOUND_CURRENT_ROW;
+  }
+  return 1;
+}
+
+/* The function of call pC: PAR_WF_*, with agg.eFunc for an aggregate;
+** 0 with zWhy when the operator does not compute it. */
+static int winFunc(ParBuild *pB, const ParWinCall *pC, ParWinFunc *pF){
+  static const struct { const char *z; int e, nMin, nMax; } aFn[] = {
+    { "row_number", PAR_WF_ROW_NUMBER, 0, 0 }, { "rank", PAR_WF_RANK, 0, 0 },
+    { "dense_rank", PAR_WF_DENSE_RANK, 0, 0 }, { "percent_rank", PAR_WF_PERCENT_RANK, 0, 0 },
+    { "cume_dist", PAR_WF_CUME_DIST, 0, 0 }, { "ntile", PAR_WF_NTILE, 1, 1 },
+    { "lag", PAR_WF_LAG, 1, 3 }, { "lead", PAR_WF_LEAD, 1, 3 },
+    { "first_value", PAR_WF_FIRST_VALUE, 1, 1 }, { "last_value", PAR_WF_LAST_VALUE, 1, 1 },
+    { "nth_value", PAR_WF_NTH_VALUE, 2, 2 },
+  };
+  static const struct { const char *z; int e; } aAgg[] = {
+    { "count", PAR_AGG_COUNT }, { "sum", PAR_AGG_SUM }, { "total", PAR_AGG_TOTAL },
+    { "avg", PAR_AGG_AVG }, { "min", PAR_AGG_MIN }, { "max", PAR_AGG_MAX },
+  };
+  int k, nArg = pC->bStar ? 0 : pC->nArg;
+  if( pC->bDistinct ){ buildWhy(pB, "a window call with DISTINCT%s", ""); return 0; }
+  if( pC->bFilter ){ buildWhy(pB, "a window call with FILTER%s", ""); return 0; }
+  if( buildIsAppFunc(pB, pC->zName, nArg) ){
+    buildWhy(pB, "%s() is the application's", pC->zName);
+    return 0;
+  }
+  for(k=0; k<(int)(sizeof(aFn)/sizeof(aFn[0])); k++){
+    if( sqlite3_stricmp(pC->zName, aFn[k].z)==0 && nArg>=aFn[k].nMin && nArg<=aFn[k].nMax ){
+      pF->eFunc = aFn[k].e;
+      return 1;
+    }
+  }
+  for(k=0; k<(int)(sizeof(aAgg)/sizeof(aAgg[0])); k++){
+    if( sqlite3_stricmp(pC->zName, aAgg[k].z)==0 ){
+      int e = aAgg[k].e;
+      if( e==PAR_AGG_COUNT && nArg==0 ) e = PAR_AGG_COUNT_STAR;
+      if( (e==PAR_AGG_COUNT_STAR && !pC->bStar && nArg!=0) || (e!=PAR_AGG_COUNT_STAR && nArg!=1) ){
+        break;
+      }
+      pF->eFunc = PAR_WF_AGG;
+      pF->agg.eFunc = e;
+      return 1;
+    }
+  }
+  buildWhy(pB, "%s() as a window function the kernels do not compute", pC->zName);
+  return 0;
+}
+
+/* Keys of a window's PARTITION BY (bOrder 0) or ORDER BY terms. */
+static int winKeys(ParBuild *pB, const ParWinSpec *pW, int bOrder, int *pn, ParSortKey **pa){
+  int n = bOrder ? pW->nOrder : pW->nPartition, j;
+  ParSortKey *a;
+  *pn = n;
+  *pa = 0;
+  if( n==0 ) return 1;
+  if( n>PAR_ROWS_MAX ){ buildWhy(pB, "a window of too many terms%s", ""); return 0; }
+  a = *pa = sqlite3_malloc64(sizeof(ParSortKey)*n);
+  if( a==0 ){ buildNoMem(pB); return 0; }
+  memset(a, 0, sizeof(ParSortKey)*n);
+  for(j=0; j<n; j++){
+    const ParSpan *pS = bOrder ? &pW->aOrder[j].span : &pW->aPartition[j];
+    a[j].iCol = winExpr(pB, pS->iTok, pS->iTokEnd);
+    if( a[j].iCol<0 || pB->rc ) return 0;
+    a[j].zText = parSpanText(pB->pSel->zSql, *pS);
+    if( a[j].zText==0 ){ buildNoMem(pB); return 0; }
+    if( bOrder ){
+      const ParExpr *pO = &pW->aOrder[j];
+      a[j].flags = pO->bDesc ? PAR_KEY_DESC : 0;
+      if( pO->eNulls==PAR_NULLS_LAST || (pO->eNulls==PAR_NULLS_DEFAULT && pO->bDesc) ){
+        a[j].flags |= PAR_KEY_NULLS_LAST;
+      }
+    }
+  }
+  return 1;
+}
+
+static int winSameKeys(const ParSortKey *a, int na, const ParSortKey *b, int nb){
+  int j;
+  if( na!=nb ) return 0;
+  for(j=0; j<na; j++){
+    if( a[j].iCol!=b[j].iCol || a[j].flags!=b[j].flags ) return 0;
+  }
+  return 1;
+}
+
+static int winSameFrame(const ParWinFrame *a, const ParWinFrame *b){
+  return a->eType==b->eType && a->eStart==b->eStart && a->eEnd==b->eEnd
+      && a->iStart==b->iStart && a->iEnd==b->iEnd;
+}
+
+void parPlanWindowFree(ParPlanWindow *pW){
+  int i, j;
+  if( pW==0 ) return;
+  for(i=0; i<pW->nWin; i++){
+    ParWinDef *pD = &pW->aWin[i];
+    for(j=0; j<pD->nPart; j++) sqlite3_free(pD->aPart[j].zText);
+    for(j=0; j<pD->nOrder; j++) sqlite3_free(pD->aOrder[j].zText);
+    sqlite3_free(pD->aPart);
+    sqlite3_free(pD->aOrder);
+    sqlite3_free(pD->zText);
+  }
+  for(i=0; i<pW->nFunc; i++) sqlite3_free(pW->aFunc[i].zText);
+  sqlite3_free(pW->aWin);
+  sqlite3_free(pW->aFunc);
+  sqlite3_free(pW->zLimit);
+  sqlite3_free(pW);
+}
+
+/* The calls, their windows (aWin: one per distinct window in the order
+** of first use, SQLite's), their arguments.  aItemCall[i]: the call item
+** i is, or -1. */
+static int winCalls(ParBuild *pB, ParPlanWindow *pPW, int *aItemCall){
+  ParSelect *pSel = pB->pSel;
+  const char *z = pSel->zSql;
+  ParWinFrame *aFrame;
+  int c, k;
+  pPW->aFunc = sqlite3_malloc64(sizeof(ParWinFunc)*pSel->nWinCall);
+  pPW->aWin = sqlite3_malloc64(sizeof(ParWinDef)*pSel->nWinCall);
+  aFrame = sqlite3_malloc64(sizeof(ParWinFrame)*pSel->nWinCall);
+  if( pPW->aFunc==0 || pPW->aWin==0 || aFrame==0 ){
+    sqlite3_free(aFrame);
+    buildNoMem(pB);
+    return 0;
+  }
+  memset(pPW->aFunc, 0, sizeof(ParWinFunc)*pSel->nWinCall);
+  memset(pPW->aWin, 0, sizeof(ParWinDef)*pSel->nWinCall);
+  for(c=0; c<pSel->nWinCall; c++){
+    const ParWinCall *pC = &pSel->aWinCall[c];
+    ParWinFunc *pF = &pPW->aFunc[pPW->nFunc++];
+    const ParWinSpec *pW;
+    ParWinDef d;
+    const ParExpr *pItem = &pSel->aCol[pC->iExpr];
+    int t0 = pItem->span.iTok, t1 = pItem->span.iTokEnd;
+    pF->iWin = -1;
+    pF->iArg = pF->iDefault = pF->agg.iArg = pF->agg.iText = pF->agg.iSep = -1;
+    pF->zText = parSpanText(z, pC->call);
+    if( pF->zText==0 ){ buildNoMem(pB); break; }
+    if( pC->eClause!=PAR_CLAUSE_SELECT ){
+      buildWhy(pB, "a window call in ORDER BY%s", "");
+      break;
+    }
+    buildStripParens(pSel->aTok, &t0, &t1);
+    if( t0!=pC->call.iTok || t1!=pC->call.iTokEnd ){
+      buildWhy(pB, "an expression around a window call%s", "");
+      break;
+    }
+    aItemCall[pC->iExpr] = c;
+    if( !winFunc(pB, pC, pF) ) break;
+    if( (pW = winSpecOf(pB, pC))==0 ) break;
+    if( !winFrame(pB, pW, pF->eFunc, &pF->frame) ) break;
+
+    /* Arguments. */
+    switch( pF->eFunc ){
+      case PAR_WF_AGG:
+        if( pF->agg.eFunc!=PAR_AGG_COUNT_STAR ){
+          pF->agg.iArg = winExpr(pB, pC->aArg[0].iTok, pC->aArg[0].iTokEnd);
+        }
+        pF->agg.zText = 0;
+        break;
+      case PAR_WF_NTILE:
+        if( !winLiteral(pSel, pC->aArg[0].iTok, pC->aArg[0].iTokEnd, &pF->iN) || pF->iN<1 ){
+          buildWhy(pB, "ntile() of an argument that is not a positive integer literal%s", "");
+        }
+        break;
+      case PAR_WF_NTH_VALUE:
+        pF->iArg = winExpr(pB, pC->aArg[0].iTok, pC->aArg[0].iTokEnd);
+        if( !winLiteral(pSel, pC->aArg[1].iTok, pC->aArg[1].iTokEnd, &pF->iN) || pF->iN<1 ){
+          buildWhy(pB, "nth_value() of an N that is not a positive integer literal%s", "");
+        }
+        break;
+      case PAR_WF_LAG: case PAR_WF_LEAD:
+        pF->iArg = winExpr(pB, pC->aArg[0].iTok, pC->aArg[0].iTokEnd);
+        pF->iN = 1;
+        if( pC->nArg>=2 && !winLiteral(pSel, pC->aArg[1].iTok, pC->aArg[1].iTokEnd, &pF->iN) ){
+          buildWhy(pB, "lag() or lead() of an offset that is not an integer literal%s", "");
+        }
+        if( pC->nArg>=3 ) pF->iDefault = winExpr(pB, pC->aArg[2].iTok, pC->aArg[2].iTokEnd);
+        break;
+      case PAR_WF_FIRST_VALUE: case PAR_WF_LAST_VALUE:
+        pF->iArg = winExpr(pB, pC->aArg[0].iTok, pC->aArg[0].iTokEnd);
+        break;
+    }
+    if( pB->rc || pB->pPlan->zWhy ) break;
+
+    /* Its window: the same as an earlier call's (keys and frame), or new. */
+    memset(&d, 0, sizeof(d));
+    if( !winKeys(pB, pW, 0, &d.nPart, &d.aPart) || !winKeys(pB, pW, 1, &d.nOrder, &d.aOrder) ){
+      pPW->aWin[pPW->nWin++] = d;      /* freed with the plan */
+      break;
+    }
+    aFrame[c] = pF->frame;
+    for(k=0; k<c && pF->iWin<0; k++){
+      const ParWinDef *pD = &pPW->aWin[pPW->aFunc[k].iWin];
+      if( winSameKeys(pD->aPart, pD->nPart, d.aPart, d.nPart)
+       && winSameKeys(pD->aOrder, pD->nOrder, d.aOrder, d.nOrder)
+       && winSameFrame(&aFrame[k], &pF->frame) ){
+        pF->iWin = pPW->aFunc[k].iWin;
+      }
+    }
+    if( pF->iWin>=0 ){
+      pPW->aWin[pPW->nWin] = d;        /* not kept: free it below */
+      for(k=0; k<d.nPart; k++) sqlite3_free(d.aPart[k].zText);
+      for(k=0; k<d.nOrder; k++) sqlite3_free(d.aOrder[k].zText);
+      sqlite3_free(d.aPart);
+      sqlite3_free(d.aOrder);
+      memset(&pPW->aWin[pPW->nWin], 0, sizeof(ParWinDef));
+    }else{
+      d.zText = parSpanText(z, pC->over);
+      if( d.zText==0 ) buildNoMem(pB);
+      pF->iWin = pPW->nWin;
+      pPW->aWin[pPW->nWin++] = d;
+    }
+  }
+  sqlite3_free(aFrame);
+  return pB->rc==SQLITE_OK && pB->pPlan->zWhy==0;
+}
+
+/* Are tokens [s0, s1) and [t0, t1) the same (names in any case)? */
+static int winSameTokens(const ParSelect *pSel, int s0, int s1, int t0, int t1){
+  int i;
+  buildStripParens(pSel->aTok, &s0, &s1);
+  buildStripParens(pSel->aTok, &t0, &t1);
+  if( s1-s0!=t1-t0 || s1<=s0 ) return 0;
+  for(i=0; i<s1-s0; i++){
+    const ParToken *x = &pSel->aTok[s0+i], *y = &pSel->aTok[t0+i];
+    if( x->eType!=y->eType || x->n!=y->n ) return 0;
+    if( x->eType==PT_ID ? sqlite3_strnicmp(pSel->zSql + x->i, pSel->zSql + y->i, x->n)
+                        : memcmp(pSel->zSql + x->i, pSel->zSql + y->i, x->n) ) return 0;
+  }
+  return 1;
+}
+
+/* A top-level ORDER BY: each term the same as the term in its place
+** among the first window's PARTITION BY then ORDER BY terms (which
+** sqlite3WindowRewrite finds redundant: the window's order is the
+** result's).  0 with zWhy otherwise. */
+static int winOrderBy(ParBuild *pB, const ParWinSpec *pW){
+  const ParSelect *pSel = pB->pSel;
+  int j;
+  if( pSel->nOrder>pW->nPartition + pW->nOrder ){
+    return buildWhy(pB, "an ORDER BY beyond the first window's terms%s", ""), 0;
+  }
+  for(j=0; j<pSel->nOrder; j++){
+    const ParExpr *pO = &pSel->aOrder[j];
+    int bSame;
+    if( j<pW->nPartition ){
+      const ParSpan *pP = &pW->aPartition[j];
+      bSame = !pO->bDesc && pO->eNulls!=PAR_NULLS_LAST
+           && winSameTokens(pSel, pO->span.iTok, pO->span.iTokEnd, pP->iTok, pP->iTokEnd);
+    }else{
+      const ParExpr *pT = &pW->aOrder[j - pW->nPartition];
+      int eNullsO = pO->eNulls==PAR_NULLS_DEFAULT ? (pO->bDesc ? 2 : 1) : pO->eNulls;
+      int eNullsT = pT->eNulls==PAR_NULLS_DEFAULT ? (pT->bDesc ? 2 : 1) : pT->eNulls;
+      bSame = pO->bDesc==pT->bDesc && eNullsO==eNullsT
+           && winSameTokens(pSel, pO->span.iTok, pO->span.iTokEnd, pT->span.iTok, pT->span.iTokEnd);
+    }
+    if( !bSame ){
+      return buildWhy(pB, "an ORDER BY other than the first window's order%s", ""), 0;
+    }
+  }
+  return 1;
+}
+
+/* SQLite's loops over the tables must be the extraction's (the rows come
+** in its order into the innermost window's sort). */
+static void winCheckOrder(ParBuild *pB){
+  ParPlan *pPlan = pB->pPlan;
+  int bSort = 0;
+  char *z1 = buildLoops(pB->db, pPlan->zSql, pPlan->pParams, &bSort), *z2 = 0, *zSink;
+  sqlite3_str *pStr;
+  const char *zLine;
+  if( parQueryInt(pB->db, "PRAGMA reverse_unordered_selects", 0) ){
+    buildWhy(pB, "reverse_unordered_selects is on, and the order of ties depends on it%s", "");
+    sqlite3_free(z1);
+    return;
+  }
+  zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
+  if( zSink ) z2 = buildLoops(pB->db, zSink, pPlan->pParams, &bSort);
+  sqlite3_free(zSink);
+  /* The SELECT's own loops, less the scans of its window subqueries. */
+  pStr = sqlite3_str_new(pB->db);
+  for(zLine=z1; zLine && *zLine; ){
+    const char *zEnd = strchr(zLine, '\n');
+    int n = zEnd ? (int)(zEnd - zLine) + 1 : (int)strlen(zLine);
+    char *zOne = sqlite3_mprintf("%.*s", n, zLine);
+    if( zOne && strstr(zOne, "(subquery-")==0 ) sqlite3_str_appendall(pStr, zOne);
+    sqlite3_free(zOne);
+    zLine += n;
+  }
+  sqlite3_free(z1);
+  z1 = sqlite3_str_finish(pStr);
+  if( z1==0 || z2==0 ){
+    buildWhy(pB, "the query plan could not be read%s", "");
+  }else if( strcmp(z1, z2)!=0 ){
+    buildWhy(pB, "SQLite would read the rows in another order than the extraction query, "
+             "and the windows' order of ties depends on it%s", "");
+  }
+  sqlite3_free(z1);
+  sqlite3_free(z2);
+}
+
+void buildWindowPlan(ParBuild *pB){
+  ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  const char *z = pSel->zSql;
+  ParPlanWindow *pPW;
+  sqlite3_stmt *pExtract = 0;
+  int *aItem = 0, *aItemCall = 0;
+  int i, j, bUtf8, mReplaced;
+  sqlite3_str *pStr;
+
+  if( pSel->zTreeWhy ){ buildWhy(pB, "%s", pSel->zTreeWhy); return; }
+  if( !pSel->bFrom ){ buildWhy(pB, "no FROM clause%s", ""); return; }
+  if( pSel->nGroup || pSel->bHaving || pSel->nAgg ){
+    buildWhy(pB, "window functions over GROUP BY or aggregates%s", "");
+    return;
+  }
+  if( pSel->bDistinct ){ buildWhy(pB, "window functions with DISTINCT%s", ""); return; }
+  if( pSel->bStar || pSel->nCol!=pPlan->nCol ){
+    buildWhy(pB, "SQL the parser does not follow%s", "");
+    return;
+  }
+  for(i=0; i<pSel->nCall; i++){
+    char *zName = parSpanText(z, pSel->aCall[i]);
+    if( zName==0 ){ buildNoMem(pB); return; }
+    if( buildIsAggFunc(pB, zName, pSel->aCallArgc[i]) ){
+      buildWhy(pB, "%s() is an aggregate the kernels do not compute", zName);
+      sqlite3_free(zName);
+      return;
+    }
+    sqlite3_free(zName);
+  }
+  pPW = pPlan->pWindow = sqlite3_malloc(sizeof(ParPlanWindow));
+  aItem = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));
+  aItemCall = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));
+  pB->zFrom = parSpanText(z, pSel->from);
+  if( pPW ) memset(pPW, 0, sizeof(*pPW));
+  if( pPW==0 || aItem==0 || aItemCall==0 || pB->zFrom==0 ){ buildNoMem(pB); goto done; }
+  for(i=0; i<pSel->nCol; i++) aItemCall[i] = -1;
+
+  /* Extraction columns: the items that are no window call, then the
+  ** windows' keys and the calls' arguments. */
+  for(i=0; i<pSel->nCol; i++){
+    int bCall = 0;
+    for(j=0; j<pSel->nWinCall; j++) if( pSel->aWinCall[j].iExpr==i ) bCall = 1;
+    aItem[i] = bCall ? -1 : winExpr(pB, pSel->aCol[i].span.iTok, pSel->aCol[i].span.iTokEnd);
+    if( pB->rc || pPlan->zWhy ) goto done;
+  }
+  if( !winCalls(pB, pPW, aItemCall) ) goto done;
+  for(i=0; i<pSel->nCol; i++){
+    if( aItem[i]<0 && aItemCall[i]<0 ){
+      buildWhy(pB, "an expression around a window call%s", "");
+      goto done;
+    }
+  }
+  if( pSel->nOrder ){
+    const ParWinCall *pC = &pSel->aWinCall[0];
+    const ParWinSpec *pW = winSpecOf(pB, pC);
+    if( pW==0 || !winOrderBy(pB, pW) ) goto done;
+  }
+  if( pSel->bLimit ){
+    ParSpan l = pSel->limitExpr, o = pSel->offsetExpr;
+    pPW->zLimit = pSel->bOffset
+        ? sqlite3_mprintf("SELECT (%.*s), (%.*s)", l.iEnd - l.iStart, z + l.iStart,
+                          o.iEnd - o.iStart, z + o.iStart)
+        : sqlite3_mprintf("SELECT (%.*s), 0", l.iEnd - l.iStart, z + l.iStart);
+    if( pPW->zLimit==0 ){ buildNoMem(pB); goto done; }
+  }
+
+  /* The extraction query. */
+  if( pB->nExpr==0 ) buildExpr(pB, sqlite3_mprintf("0"));
+  pStr = sqlite3_str_new(pB->db);
+  for(i=0; i<pB->nExpr; i++) sqlite3_str_appendf(pStr, "%s%s", i ? ", " : "", pB->azExpr[i]);
+  pPlan->zExtractCols = sqlite3_str_finish(pStr);
+  pPlan->zExtractFrom = sqlite3_mprintf("%s", pB->zFrom);
+  if( pSel->bWhere ) pPlan->zExtractWhere = parSpanText(z, pSel->where);
+  if( pPlan->zExtractCols==0 || pPlan->zExtractFrom==0 || (pSel->bWhere && pPlan->zExtractWhere==0) ){
+    buildNoMem(pB);
+    goto done;
+  }
+  pPlan->zExtract = pSel->bWhere
+      ? sqlite3_mprintf("SELECT %s FROM %s WHERE (%s)", pPlan->zExtractCols,
+                        pPlan->zExtractFrom, pPlan->zExtractWhere)
+      : sqlite3_mprintf("SELECT %s FROM %s", pPlan->zExtractCols, pPlan->zExtractFrom);
+  pPlan->nExtractCol = pB->nExpr;
+  pPlan->azExtractExpr = sqlite3_malloc64(sizeof(char*)*pB->nExpr);
+  if( pPlan->zExtract==0 || pPlan->azExtractExpr==0 ){ buildNoMem(pB); goto done; }
+  for(i=0; i<pB->nExpr; i++){
+    pPlan->azExtractExpr[i] = sqlite3_mprintf("%s", pB->azExpr[i]);
+    if( pPlan->azExtractExpr[i]==0 ){ buildNoMem(pB); goto done; }
+    pPlan->nExtractExpr = i+1;
+  }
+  if( sqlite3_prepare_v2(pB->db, pPlan->zExtract, -1, &pExtract, 0) ){
+    buildWhy(pB, "the extraction query does not prepare: %s", sqlite3_errmsg(pB->db));
+    goto done;
+  }
+  if( sqlite3_column_count(pExtract)!=pPlan->nExtractCol ){
+    buildWhy(pB, "SQL the parser does not follow%s", "");
+    goto done;
+  }
+  winCheckOrder(pB);
+  if( pPlan->zWhy || pB->rc ) goto done;
+
+  /* Collations: of the keys, and of min/max's arguments. */
+  bUtf8 = parDbIsUtf8(pB->db);
+  mReplaced = parCollReplaced(pB->db);
+  for(i=0; i<pSel->nWinCall; i++){
+    const ParWinCall *pC = &pSel->aWinCall[i];
+    const ParWinSpec *pW = winSpecOf(pB, pC);
+    ParWinFunc *pF = &pPW->aFunc[i];
+    ParWinDef *pD = &pPW->aWin[pF->iWin];
+    if( pW==0 ) goto done;
+    for(j=0; j<pD->nPart; j++){
+      pD->aPart[j].eColl = buildKnownColl(buildCollation(pB, pExtract, pD->aPart[j].iCol,
+          pW->aPartition[j].iTok, pW->aPartition[j].iTokEnd, bUtf8), mReplaced);
+    }
+    for(j=0; j<pD->nOrder; j++){
+      pD->aOrder[j].eColl = buildKnownColl(buildCollation(pB, pExtract, pD->aOrder[j].iCol,
+          pW->aOrder[j].span.iTok, pW->aOrder[j].span.iTokEnd, bUtf8), mReplaced);
+    }
+    if( pF->eFunc==PAR_WF_AGG && (pF->agg.eFunc==PAR_AGG_MIN || pF->agg.eFunc==PAR_AGG_MAX) ){
+      pF->agg.eColl = buildKnownColl(buildCollation(pB, pExtract, pF->agg.iArg,
+          pC->aArg[0].iTok, pC->aArg[0].iTokEnd, bUtf8), mReplaced);
+    }
+  }
+
+  /* The view's columns: items of the row, or the operator's results. */
+  pPlan->aDirect = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));
+  if( pPlan->aDirect==0 ){ buildNoMem(pB); goto done; }
+  for(i=0; i<pSel->nCol; i++){
+    pPlan->aDirect[i] = aItemCall[i]>=0 ? pPlan->nExtractCol + aItemCall[i] : aItem[i];
+  }
+
+done:
+  sqlite3_finalize(pExtract);
+  sqlite3_free(aItem);
+  sqlite3_free(aItemCall);
+}
