@@ -38,6 +38,7 @@
 #include "agg.h"
 #include "sort.h"
 #include "gather.h"
+#include "keys.h"
 
 #include <string.h>
 
@@ -105,72 +106,132 @@ static int winUnknownText(const ParBatch *pIn, int iCol, int eColl){
   return 0;
 }
 
+/* The greatest of n words (0 for none). */
+static uint64_t winMaxWord(const uint64_t *a, size_t n, int nThread){
+  uint64_t mx = 0;
+  size_t j;
+  #pragma omp parallel for num_threads(nThread) schedule(static) reduction(max:mx)
+  for(j=0; j<n; j++) if( a[j]>mx ) mx = a[j];
+  return mx;
+}
+
 /* Sort the positions of pO->aPerm (the order so far) stably by the keys
 ** aKey[0..nKey-1], then mark partition (the first nPart keys) and peer
-** heads, and list where partitions start. */
+** heads, and list where partitions start.  The keys' words, in the order
+** so far, are packed (kernels/keys.h): the PARTITION BY words into
+** few, the ORDER BY words into few, and the two into one word when they
+** fit, whose sorted copy then tells the heads; else each sorted word is
+** gathered to compare neighbours. */
 static int winSort(ParBatch *pIn, const ParSortKey *aKey, int nKey, int nPart, size_t n,
                    int nThread, WinOrder *pO){
-  uint64_t *aaWord[2*2*PAR_ROWS_MAX], *aaG[2*2*PAR_ROWS_MAX];
-  int aWordKey[2*2*PAR_ROWS_MAX];
+  uint64_t *aaG[2*2*PAR_ROWS_MAX], *aTop = 0, *aTmp = 0;
   uint32_t *aPos = 0, *aNew = 0;
-  int nWord = 0, k, w, rc = SQLITE_OK;
+  int nPw = 0, nW = 0, nP = 0, nO = 0, k, w, rc = SQLITE_OK, wO = 0, bOne = 0;
   size_t j;
 
   memset(aaG, 0, sizeof(aaG));
   for(k=0; k<nKey && rc==SQLITE_OK; k++){
     uint64_t *a1 = 0, *a2 = 0;
+    int m;
     rc = parColumnKeys(&pIn->aCol[aKey[k].iCol], (sqlite3_int64)n,
                        aKey[k].eColl>=0 ? aKey[k].eColl : PAR_COLL_BINARY, aKey[k].flags,
                        nThread, &a1, &a2);
-    if( a1 ){ aWordKey[nWord] = k; aaWord[nWord++] = a1; }
-    if( a2 ){ aWordKey[nWord] = k; aaWord[nWord++] = a2; }
+    for(m=0; m<2; m++){
+      uint64_t *a = m ? a2 : a1;
+      if( a==0 ) continue;
+      if( rc==SQLITE_OK ){
+        aaG[nW] = parBigMalloc((sqlite3_int64)(n ? n : 1)*8);
+        if( aaG[nW]==0 ) rc = SQLITE_NOMEM;
+        else px_gather_u64(a, pO->aPerm, aaG[nW], n, nThread);
+        nW++;
+        if( k<nPart ) nPw++;
+      }
+      sqlite3_free(a);
+    }
   }
   if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
-  if( rc==SQLITE_OK && nWord>0 ){
-    /* The keys in the order so far, sorted stably: ties keep it. */
-    aPos = parBigMalloc((sqlite3_int64)(n ? n : 1)*4);
-    aNew = parBigMalloc((sqlite3_int64)(n ? n : 1)*4);
-    if( aPos==0 || aNew==0 ) rc = SQLITE_NOMEM;
-    for(w=0; w<nWord && rc==SQLITE_OK; w++){
-      aaG[w] = parBigMalloc((sqlite3_int64)(n ? n : 1)*8);
-      if( aaG[w]==0 ) rc = SQLITE_NOMEM;
-      else px_gather_u64(aaWord[w], pO->aPerm, aaG[w], n, nThread);
-    }
-    if( rc==SQLITE_OK ){
-      rc = parRcFromPx(px_sort_words_perm((const uint64_t *const*)aaG, nWord, n, aPos, 0,
-                                          nThread));
-    }
-    if( rc==SQLITE_OK ){
-      #pragma omp parallel for num_threads(nThread) schedule(static)
-      for(j=0; j<n; j++) aNew[j] = pO->aPerm[aPos[j]];
-      parBigFree(pO->aPerm);
-      pO->aPerm = aNew;
-      aNew = 0;
-    }
+  /* Pack: PARTITION BY words to aaG[0..nP), ORDER BY words after them. */
+  if( rc==SQLITE_OK && nPw>0 ){
+    rc = parRcFromPx(px_keys_pack((const uint64_t *const*)aaG, nPw, n, aaG, &nP, nThread));
+  }else{
+    nP = nPw;
+  }
+  if( rc==SQLITE_OK && nW-nPw>0 ){
+    rc = parRcFromPx(px_keys_pack((const uint64_t *const*)(aaG+nPw), nW-nPw, n, aaG+nPw, &nO,
+                                  nThread));
+  }else{
+    nO = nW - nPw;
   }
   if( rc==SQLITE_OK ){
-    const uint32_t *aP = pO->aPerm;
-    #pragma omp parallel for num_threads(nThread) schedule(static) private(w)
+    for(w=nP; w<nPw; w++){ parBigFree(aaG[w]); aaG[w] = 0; }
+    for(w=nPw+nO; w<nW; w++){ parBigFree(aaG[w]); aaG[w] = 0; }
+    for(w=0; w<nO; w++){ aaG[nP+w] = aaG[nPw+w]; if( nP!=nPw ) aaG[nPw+w] = 0; }
+    nW = nP + nO;
+  }
+  if( rc==SQLITE_OK && nP==1 && nO==1 ){
+    /* One word when both fit: the partition's bits above the order's. */
+    uint64_t mP = winMaxWord(aaG[0], n, nThread), mO = winMaxWord(aaG[1], n, nThread);
+    int wP = 0;
+    while( wP<64 && (mP>>wP) ) wP++;
+    while( wO<64 && (mO>>wO) ) wO++;
+    if( wP + wO<=64 ){
+      uint64_t *a0 = aaG[0], *a1 = aaG[1];
+      #pragma omp parallel for num_threads(nThread) schedule(static)
+      for(j=0; j<n; j++) a0[j] = (wO<64 ? a0[j]<<wO : 0) | a1[j];
+      parBigFree(aaG[1]);
+      aaG[1] = 0;
+      nW = 1;
+      bOne = 1;
+    }
+  }else if( rc==SQLITE_OK && nW==1 ){
+    bOne = 1;
+    wO = nP==1 ? 0 : 64;       /* the word is the partition's, or the order's */
+  }
+  if( rc==SQLITE_OK ){
+    aPos = parBigMalloc((sqlite3_int64)(n ? n : 1)*4);
+    aNew = parBigMalloc((sqlite3_int64)(n ? n : 1)*4);
+    aTop = parBigMalloc((sqlite3_int64)(n ? n : 1)*8);
+    if( aPos==0 || aNew==0 || aTop==0 ) rc = SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_OK ){
+    /* Stable: ties keep the order so far. */
+    rc = parRcFromPx(px_sort_words_perm((const uint64_t *const*)aaG, nW, n, aPos,
+                                        nW ? aTop : 0, nThread));
+  }
+  if( rc==SQLITE_OK ){
+    #pragma omp parallel for num_threads(nThread) schedule(static)
     for(j=0; j<n; j++){
-      uint8_t h = 0;
-      if( j==0 ){
-        h = 3;
-      }else{
-        for(w=0; w<nWord; w++){
-          if( aaWord[w][aP[j]]!=aaWord[w][aP[j-1]] ){
-            h |= aWordKey[w]<nPart ? 3 : 2;
-          }
-        }
+      aNew[j] = pO->aPerm[aPos[j]];
+      pO->aHead[j] = j==0 ? 3 : 0;
+    }
+    parBigFree(pO->aPerm);
+    pO->aPerm = aNew;
+    aNew = 0;
+  }
+  if( rc==SQLITE_OK && bOne ){
+    #pragma omp parallel for num_threads(nThread) schedule(static)
+    for(j=1; j<n; j++){
+      if( aTop[j]!=aTop[j-1] ){
+        int bPart = wO<64 && (aTop[j]>>wO)!=(aTop[j-1]>>wO);
+        pO->aHead[j] = bPart ? 3 : 2;
       }
-      pO->aHead[j] = h;
+    }
+  }else if( rc==SQLITE_OK && nW>0 ){
+    aTmp = parBigMalloc((sqlite3_int64)(n ? n : 1)*8);
+    if( aTmp==0 ) rc = SQLITE_NOMEM;
+    for(w=0; w<nW && rc==SQLITE_OK; w++){
+      px_gather_u64(aaG[w], aPos, aTmp, n, nThread);
+      #pragma omp parallel for num_threads(nThread) schedule(static)
+      for(j=1; j<n; j++){
+        if( aTmp[j]!=aTmp[j-1] ) pO->aHead[j] |= w<nP ? 3 : 2;
+      }
     }
   }
-  for(w=0; w<nWord; w++){
-    parBigFree(aaG[w]);
-    sqlite3_free(aaWord[w]);
-  }
+  for(w=0; w<(int)(sizeof(aaG)/sizeof(aaG[0])); w++) parBigFree(aaG[w]);
   parBigFree(aPos);
   parBigFree(aNew);
+  parBigFree(aTop);
+  parBigFree(aTmp);
   if( rc ) return rc;
   {
     /* Partition starts. */
@@ -238,8 +299,20 @@ typedef struct WinCall {
   ParAggRun run;             /* aggregates */
   int bDeque;                /* min/max of integers over a moving frame */
   int bFree;                 /* additions and removals in any order */
-  ParColumn out;             /* the result, at each row's place */
+  int bFast;                 /* count, or sum/total/avg of an INTEGER column
+                             ** that cannot overflow or round, over frames
+                             ** from UNBOUNDED PRECEDING: running sums of the
+                             ** values gathered in order (aV) */
+  uint64_t *aV;              /* ...the argument at each position */
+  uint8_t *aVNull;           /* ...and whether it is NULL (or NULL: none) */
+  int bAtPos;                /* results at each position of the order (the
+                             ** outermost window's, the result's), else at
+                             ** each row's place in the extraction batch */
+  ParColumn out;             /* the result */
 } WinCall;
+
+/* Where the result of position j goes. */
+#define WIN_OUT(pC, aPerm, j)  ((pC)->bAtPos ? (sqlite3_int64)(j) : (sqlite3_int64)(aPerm)[j])
 
 /* Ranking functions of the partition. */
 static void winRank(const WinCall *pC, const WinPart *pP, const uint32_t *aPerm){
@@ -248,7 +321,7 @@ static void winRank(const WinCall *pC, const WinPart *pP, const uint32_t *aPerm)
   for(g=0; g<pP->nG; g++){
     size_t a = pP->aG[g], b = pP->aG[g+1];
     for(j=a; j<b; j++){
-      uint32_t r = aPerm[j];
+      sqlite3_int64 r = WIN_OUT(pC, aPerm, j);
       size_t i = j - pP->p0;
       switch( pF->eFunc ){
         case PAR_WF_ROW_NUMBER: pC->out.aInt[r] = (sqlite3_int64)i + 1; break;
@@ -288,11 +361,11 @@ static void winShift(WinCall *pC, const WinPart *pP, const uint32_t *aPerm, cons
     sqlite3_int64 t = pF->eFunc==PAR_WF_LAG ? (sqlite3_int64)j - pF->iN
                                             : (sqlite3_int64)j + pF->iN;
     if( t>=(sqlite3_int64)pP->p0 && t<(sqlite3_int64)pP->p1 ){
-      parAggCopy(&pC->out, aPerm[j], pArg, aPerm[t]);
+      parAggCopy(&pC->out, WIN_OUT(pC, aPerm, j), pArg, aPerm[t]);
     }else if( pDef ){
-      parAggCopy(&pC->out, aPerm[j], pDef, aPerm[j]);
+      parAggCopy(&pC->out, WIN_OUT(pC, aPerm, j), pDef, aPerm[j]);
     }else{
-      parAggCopy(&pC->out, aPerm[j], pArg, -1);
+      parAggCopy(&pC->out, WIN_OUT(pC, aPerm, j), pArg, -1);
     }
   }
 }
@@ -312,7 +385,7 @@ static void winPick(WinCall *pC, const WinPart *pP, const uint32_t *aPerm, const
       else if( (sqlite3_int64)(fe - fs) >= pF->iN ) iSrc = aPerm[fs + (size_t)pF->iN - 1];
     }
     winUnit(pP, bRows, u, &a, &b);
-    for(j=a; j<b; j++) parAggCopy(&pC->out, aPerm[j], pArg, iSrc);
+    for(j=a; j<b; j++) parAggCopy(&pC->out, WIN_OUT(pC, aPerm, j), pArg, iSrc);
   }
 }
 
@@ -341,7 +414,7 @@ static void winDeque(WinCall *pC, const WinPart *pP, const uint32_t *aPerm, uint
     while( qh<qt && aQ[qh]<fs ) qh++;
     winUnit(pP, bRows, u, &a, &b);
     for(j=a; j<b; j++){
-      uint32_t r = aPerm[j];
+      sqlite3_int64 r = WIN_OUT(pC, aPerm, j);
       if( qh<qt && fs<fe ){
         pC->out.aType[r] = SQLITE_INTEGER;
         pC->out.aVal[r] = (uint64_t)pArg->aInt[aPerm[aQ[qh]]];
@@ -376,12 +449,78 @@ static int winAgg(WinCall *pC, const WinPart *pP, const uint32_t *aPerm){
       for(; nGone<nTo && nGone<nStep; nGone++) parAggInverse(&pC->run, &acc, aPerm[nGone]);
     }
     winUnit(pP, bRows, u, &a, &b);
-    for(j=a; j<b; j++) bOver |= parAggValue(&pC->run, &acc, &pC->out, aPerm[j]);
+    for(j=a; j<b; j++) bOver |= parAggValue(&pC->run, &acc, &pC->out, WIN_OUT(pC, aPerm, j));
   }
   return bOver;
 }
 
+/* A bFast aggregate: running count and sum of the values in order, exact
+** (no overflow, no rounding: winCallInit checked), so the state SQLite's
+** steps reach is the count and the sum. */
+static void winAggFast(WinCall *pC, const WinPart *pP, const uint32_t *aPerm){
+  const ParWinFunc *pF = pC->pF;
+  int bRows = pF->frame.eType==PAR_FRAME_ROWS, e = pF->agg.eFunc;
+  size_t nu = bRows ? pP->p1 - pP->p0 : pP->nG, u, a, b, j, fs, fe, nStep = pP->p0;
+  sqlite3_int64 iSum = 0, nCnt = 0;
+  for(u=0; u<nu; u++){
+    winFrameOf(pP, &pF->frame, u, &fs, &fe);
+    if( e==PAR_AGG_COUNT_STAR ){
+      if( fe>nStep ){ nCnt += (sqlite3_int64)(fe - nStep); nStep = fe; }
+    }else{
+      for(; nStep<fe; nStep++){
+        if( pC->aVNull && pC->aVNull[nStep] ) continue;
+        if( e!=PAR_AGG_COUNT ) iSum += (sqlite3_int64)pC->aV[nStep];
+        nCnt++;
+      }
+    }
+    winUnit(pP, bRows, u, &a, &b);
+    for(j=a; j<b; j++){
+      sqlite3_int64 r = WIN_OUT(pC, aPerm, j);
+      if( pC->out.eStore==PAR_COL_INT ){
+        pC->out.aInt[r] = e==PAR_AGG_SUM ? iSum : nCnt;
+        continue;
+      }
+      pC->out.aType[r] = SQLITE_NULL;
+      pC->out.aVal[r] = 0;
+      if( e==PAR_AGG_COUNT || e==PAR_AGG_COUNT_STAR ){
+        pC->out.aType[r] = SQLITE_INTEGER;
+        pC->out.aVal[r] = (uint64_t)nCnt;
+      }else if( e==PAR_AGG_SUM ){
+        if( nCnt ){ pC->out.aType[r] = SQLITE_INTEGER; pC->out.aVal[r] = (uint64_t)iSum; }
+      }else{
+        double x = (double)iSum;
+        if( e==PAR_AGG_AVG ){
+          if( nCnt==0 ) continue;
+          x = x / (double)nCnt;
+        }
+        pC->out.aType[r] = SQLITE_FLOAT;
+        memcpy(&pC->out.aVal[r], &x, 8);
+      }
+    }
+  }
+}
+
 /* ---- the operator ------------------------------------------------------------ */
+
+/* A bFast call's argument at each position of the order aPerm. */
+static int winGatherArg(WinCall *pC, const ParBatch *pIn, const uint32_t *aPerm, size_t n,
+                        int nThread){
+  const ParColumn *pArg = pC->pF->agg.iArg>=0 ? &pIn->aCol[pC->pF->agg.iArg] : 0;
+  size_t j;
+  if( pArg==0 ) return SQLITE_OK;
+  if( pArg->eStore==PAR_COL_INT ){
+    pC->aV = parBigMalloc((sqlite3_int64)(n ? n : 1)*8);
+    if( pC->aV==0 ) return SQLITE_NOMEM;
+    px_gather_u64((const uint64_t*)pArg->aInt, aPerm, pC->aV, n, nThread);
+  }
+  if( pArg->nNull>0 || pArg->eStore!=PAR_COL_INT ){
+    pC->aVNull = parBigMalloc((sqlite3_int64)(n ? n : 1));
+    if( pC->aVNull==0 ) return SQLITE_NOMEM;
+    #pragma omp parallel for num_threads(nThread) schedule(static)
+    for(j=0; j<n; j++) pC->aVNull[j] = parColumnType(pArg, aPerm[j])==SQLITE_NULL;
+  }
+  return SQLITE_OK;
+}
 
 /* Does each value of sum/total/avg's argument read as an integer, all
 ** small enough that no sum of them rounds or overflows (then the order of
@@ -414,8 +553,30 @@ static int winCallInit(sqlite3 *db, WinCall *pC, ParBatch *pIn, size_t n, int nT
     eStore = PAR_COL_INT;
   }else if( pF->eFunc==PAR_WF_PERCENT_RANK || pF->eFunc==PAR_WF_CUME_DIST ){
     eStore = PAR_COL_REAL;
+  }else if( pF->eFunc==PAR_WF_AGG && pF->frame.eStart==PAR_BOUND_UNBOUNDED_PRECEDING ){
+    /* Running counts, and running sums that are exact: see WinCall. */
+    int e = pF->agg.eFunc;
+    const ParColumn *pArg = pF->agg.iArg>=0 ? &pIn->aCol[pF->agg.iArg] : 0;
+    if( e==PAR_AGG_COUNT_STAR || e==PAR_AGG_COUNT ){
+      pC->bFast = 1;
+      eStore = PAR_COL_INT;
+    }else if( (e==PAR_AGG_SUM || e==PAR_AGG_TOTAL || e==PAR_AGG_AVG)
+           && pArg->eStore==PAR_COL_INT ){
+      sqlite3_int64 mn, mx;
+      uint64_t m;
+      parIntRange(pArg, n, nThread, &mn, &mx);
+      m = mn>mx ? 0 : parIntMagnitude(mn, mx);
+      if( e==PAR_AGG_SUM ? parSumCannotOverflow(m, n)
+                         : (unsigned __int128)m*(n ? n : 1) < ((unsigned __int128)1 << 53) ){
+        pC->bFast = 1;
+        if( e==PAR_AGG_SUM && pArg->nNull==0 && pF->frame.eEnd!=PAR_BOUND_PRECEDING ){
+          eStore = PAR_COL_INT;      /* never NULL: the frame holds its row */
+        }
+      }
+    }
   }
   rc = winColumn(&pC->out, n, eStore);
+  if( rc || pC->bFast ) return rc;
   if( rc ) return rc;
   if( pF->eFunc==PAR_WF_LAG || pF->eFunc==PAR_WF_LEAD || pF->eFunc==PAR_WF_FIRST_VALUE
    || pF->eFunc==PAR_WF_LAST_VALUE || pF->eFunc==PAR_WF_NTH_VALUE ){
@@ -495,7 +656,9 @@ static int winValues(const ParPlanWindow *pW, int iWin, WinCall *aCall, const Wi
       if( pC->pF->iWin!=iWin ) continue;
       switch( pC->pF->eFunc ){
         case PAR_WF_AGG:
-          if( pC->bDeque ){
+          if( pC->bFast ){
+            winAggFast(pC, &part, pO->aPerm);
+          }else if( pC->bDeque ){
             if( aQ==0 ) aQ = sqlite3_malloc64(sizeof(uint32_t)*(part.p1 - part.p0 + 1));
             if( aQ==0 ){ bErr = 1; break; }
             winDeque(pC, &part, pO->aPerm, aQ);
@@ -525,10 +688,13 @@ static int winValues(const ParPlanWindow *pW, int iWin, WinCall *aCall, const Wi
 /* The result: the rows at positions aPos[0..nRow-1] of the final order,
 ** the columns the view returns (the others all NULL, never read). */
 static int winResult(const ParPlan *pPlan, ParBatch *pIn, WinCall *aCall,
-                     const uint32_t *aRow, size_t nRow, int nThread, ParBatch **ppOut){
+                     const uint32_t *aRow, size_t iFrom, size_t nRow, int nThread,
+                     ParBatch **ppOut){
   int nExtract = pPlan->nExtractCol, nCol = nExtract + pPlan->pWindow->nFunc;
   ParBatch *pOut = sqlite3_malloc(sizeof(ParBatch));
+  uint32_t *aSeq = 0;
   int c, i, rc = SQLITE_OK;
+  size_t j;
   *ppOut = pOut;
   if( pOut==0 ) return SQLITE_NOMEM;
   memset(pOut, 0, sizeof(*pOut));
@@ -547,8 +713,17 @@ static int winResult(const ParPlan *pPlan, ParBatch *pIn, WinCall *aCall,
     c = pPlan->aDirect[i];
     pSrc = c<nExtract ? &pIn->aCol[c] : &aCall[c - nExtract].out;
     if( pOut->aCol[c].eStore!=PAR_COL_NULL || pSrc->eStore==PAR_COL_NULL ) continue;
-    rc = parColumnGather(pSrc, aRow, (sqlite3_int64)nRow, nThread, &pOut->aCol[c]);
+    if( c>=nExtract && aCall[c - nExtract].bAtPos && aSeq==0 ){
+      /* Results at positions: rows iFrom.. of them, in order. */
+      aSeq = parBigMalloc((sqlite3_int64)(nRow ? nRow : 1)*4);
+      if( aSeq==0 ){ rc = SQLITE_NOMEM; break; }
+      #pragma omp parallel for num_threads(nThread) schedule(static)
+      for(j=0; j<nRow; j++) aSeq[j] = (uint32_t)(iFrom + j);
+    }
+    rc = parColumnGather(pSrc, c>=nExtract && aCall[c - nExtract].bAtPos ? aSeq : aRow,
+                         (sqlite3_int64)nRow, nThread, &pOut->aCol[c]);
   }
+  parBigFree(aSeq);
   return rc;
 }
 
@@ -623,7 +798,18 @@ int parWindowRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *
     memcpy(aKey, pD->aPart, sizeof(ParSortKey)*pD->nPart);
     if( pD->nOrder ) memcpy(aKey + pD->nPart, pD->aOrder, sizeof(ParSortKey)*pD->nOrder);
     rc = winSort(pIn, aKey, pD->nPart + pD->nOrder, pD->nPart, n, nThread, &o);
+    for(f=0; f<pW->nFunc && rc==SQLITE_OK; f++){
+      if( aCall[f].pF->iWin!=g ) continue;
+      aCall[f].bAtPos = g==0;
+      if( aCall[f].bFast ) rc = winGatherArg(&aCall[f], pIn, o.aPerm, n, nThread);
+    }
     if( rc==SQLITE_OK ) rc = winValues(pW, g, aCall, &o, pIn, nThread, &bOver);
+    for(f=0; f<pW->nFunc; f++){
+      parBigFree(aCall[f].aV);
+      parBigFree(aCall[f].aVNull);
+      aCall[f].aV = 0;
+      aCall[f].aVNull = 0;
+    }
     if( rc==SQLITE_OK && bOver ){
       /* sum() overflows: SQLite says "integer overflow". */
       *pbNative = 1;
@@ -636,7 +822,7 @@ int parWindowRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *
   iFrom = (size_t)iOffset<n ? (size_t)iOffset : n;
   nOut = n - iFrom;
   if( iLimit>=0 && (size_t)iLimit<nOut ) nOut = (size_t)iLimit;
-  rc = winResult(pPlan, pIn, aCall, o.aPerm + iFrom, nOut, nThread, ppOut);
+  rc = winResult(pPlan, pIn, aCall, o.aPerm + iFrom, iFrom, nOut, nThread, ppOut);
 
 done:
   for(f=0; aCall && f<pW->nFunc; f++){
