@@ -40,3 +40,14 @@ SELECT * FROM par_histogram('readings', 'value', 5);
 
 .print 'The median and the 95th percentile:'
 SELECT par_median(value) AS median, par_percentile(value, 95) AS p95 FROM readings;
+
+.print 'A cumulative histogram: a running sum of the counts of the bins (a window over'
+.print 'par_histogram), beside the number of values below each upper edge, counted natively:'
+CREATE TEMP VIEW cumulative AS
+SELECT bin, lo, hi, count, sum(count) OVER (ORDER BY bin) AS running,
+       (SELECT count(*) FROM readings
+         WHERE value < h.hi OR (h.bin = 4 AND value = h.hi)) AS native
+  FROM par_histogram('readings', 'value', 5) AS h
+ WHERE kind = 'bin';
+SELECT * FROM cumulative;
+SELECT count(*) AS bins_that_differ FROM cumulative WHERE running <> native;
