@@ -795,7 +795,7 @@ int parWindowRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *
   for(g=pW->nWin-1; g>=0 && rc==SQLITE_OK; g--){
     const ParWinDef *pD = &pW->aWin[g];
     ParSortKey aKey[2*PAR_ROWS_MAX];
-    memcpy(aKey, pD->aPart, sizeof(ParSortKey)*pD->nPart);
+    if( pD->nPart ) memcpy(aKey, pD->aPart, sizeof(ParSortKey)*pD->nPart);
     if( pD->nOrder ) memcpy(aKey + pD->nPart, pD->aOrder, sizeof(ParSortKey)*pD->nOrder);
     rc = winSort(pIn, aKey, pD->nPart + pD->nOrder, pD->nPart, n, nThread, &o);
     for(f=0; f<pW->nFunc && rc==SQLITE_OK; f++){
