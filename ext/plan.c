@@ -1828,15 +1828,15 @@ static void explainWindow(sqlite3_str *pStr, const ParPlan *p, const ParExplainI
       if( !bFirst ) sqlite3_str_appendall(pStr, ", ");
       bFirst = 0;
       explainText(pStr, pF->zText, pIn);
-      sqlite3_str_appendf(pStr, " [%s %s", azType[pF->frame.eType], azBound[pF->frame.eStart]);
+      sqlite3_str_appendf(pStr, " [%s ", azType[pF->frame.eType]);
       if( pF->frame.eStart==PAR_BOUND_PRECEDING || pF->frame.eStart==PAR_BOUND_FOLLOWING ){
-        sqlite3_str_appendf(pStr, " %lld", pF->frame.iStart);
+        sqlite3_str_appendf(pStr, "%lld ", pF->frame.iStart);
       }
-      sqlite3_str_appendf(pStr, " AND %s", azBound[pF->frame.eEnd]);
+      sqlite3_str_appendf(pStr, "%s AND ", azBound[pF->frame.eStart]);
       if( pF->frame.eEnd==PAR_BOUND_PRECEDING || pF->frame.eEnd==PAR_BOUND_FOLLOWING ){
-        sqlite3_str_appendf(pStr, " %lld", pF->frame.iEnd);
+        sqlite3_str_appendf(pStr, "%lld ", pF->frame.iEnd);
       }
-      sqlite3_str_appendall(pStr, "]");
+      sqlite3_str_appendf(pStr, "%s]", azBound[pF->frame.eEnd]);
     }
     sqlite3_str_appendall(pStr, "\n");
   }
