@@ -49,6 +49,7 @@ typedef struct WinOrder {
   uint8_t *aHead;
   uint32_t *aPart;       /* positions where partitions start, then n */
   size_t nPart;
+  int bIdentity;         /* aPerm is 0, 1, 2, ... (no window sorted yet) */
 } WinOrder;
 
 /* Result column of one call: MIXED (aggregates and value functions),
@@ -106,6 +107,11 @@ static int winUnknownText(const ParBatch *pIn, int iCol, int eColl){
   return 0;
 }
 
+/* Free word array w of winSort's aaG (its own, or parColumnKeys()'s). */
+#define WIN_FREE_WORD(w) \
+  do{ if( aSmall[w] ) sqlite3_free(aaG[w]); else parBigFree(aaG[w]); \
+      aaG[w] = 0; aSmall[w] = 0; }while(0)
+
 /* The greatest of n words (0 for none). */
 static uint64_t winMaxWord(const uint64_t *a, size_t n, int nThread){
   uint64_t mx = 0;
@@ -125,11 +131,13 @@ static uint64_t winMaxWord(const uint64_t *a, size_t n, int nThread){
 static int winSort(ParBatch *pIn, const ParSortKey *aKey, int nKey, int nPart, size_t n,
                    int nThread, WinOrder *pO){
   uint64_t *aaG[2*2*PAR_ROWS_MAX], *aTop = 0, *aTmp = 0;
+  uint8_t aSmall[2*2*PAR_ROWS_MAX];    /* aaG[w] is parColumnKeys()'s own */
   uint32_t *aPos = 0, *aNew = 0;
   int nPw = 0, nW = 0, nP = 0, nO = 0, k, w, rc = SQLITE_OK, wO = 0, bOne = 0;
   size_t j;
 
   memset(aaG, 0, sizeof(aaG));
+  memset(aSmall, 0, sizeof(aSmall));
   for(k=0; k<nKey && rc==SQLITE_OK; k++){
     uint64_t *a1 = 0, *a2 = 0;
     int m;
@@ -139,6 +147,13 @@ static int winSort(ParBatch *pIn, const ParSortKey *aKey, int nKey, int nPart, s
     for(m=0; m<2; m++){
       uint64_t *a = m ? a2 : a1;
       if( a==0 ) continue;
+      if( rc==SQLITE_OK && pO->bIdentity ){
+        /* In reading order already: the words themselves. */
+        aSmall[nW] = 1;
+        aaG[nW++] = a;
+        if( k<nPart ) nPw++;
+        continue;
+      }
       if( rc==SQLITE_OK ){
         aaG[nW] = parBigMalloc((sqlite3_int64)(n ? n : 1)*8);
         if( aaG[nW]==0 ) rc = SQLITE_NOMEM;
@@ -163,9 +178,13 @@ static int winSort(ParBatch *pIn, const ParSortKey *aKey, int nKey, int nPart, s
     nO = nW - nPw;
   }
   if( rc==SQLITE_OK ){
-    for(w=nP; w<nPw; w++){ parBigFree(aaG[w]); aaG[w] = 0; }
-    for(w=nPw+nO; w<nW; w++){ parBigFree(aaG[w]); aaG[w] = 0; }
-    for(w=0; w<nO; w++){ aaG[nP+w] = aaG[nPw+w]; if( nP!=nPw ) aaG[nPw+w] = 0; }
+    for(w=nP; w<nPw; w++){ WIN_FREE_WORD(w); }
+    for(w=nPw+nO; w<nW; w++){ WIN_FREE_WORD(w); }
+    for(w=0; w<nO; w++){
+      aaG[nP+w] = aaG[nPw+w];
+      aSmall[nP+w] = aSmall[nPw+w];
+      if( nP!=nPw ){ aaG[nPw+w] = 0; aSmall[nPw+w] = 0; }
+    }
     nW = nP + nO;
   }
   if( rc==SQLITE_OK && nP==1 && nO==1 ){
@@ -178,8 +197,7 @@ static int winSort(ParBatch *pIn, const ParSortKey *aKey, int nKey, int nPart, s
       uint64_t *a0 = aaG[0], *a1 = aaG[1];
       #pragma omp parallel for num_threads(nThread) schedule(static)
       for(j=0; j<n; j++) a0[j] = (wO<64 ? a0[j]<<wO : 0) | a1[j];
-      parBigFree(aaG[1]);
-      aaG[1] = 0;
+      WIN_FREE_WORD(1);
       nW = 1;
       bOne = 1;
     }
@@ -227,7 +245,8 @@ static int winSort(ParBatch *pIn, const ParSortKey *aKey, int nKey, int nPart, s
       }
     }
   }
-  for(w=0; w<(int)(sizeof(aaG)/sizeof(aaG[0])); w++) parBigFree(aaG[w]);
+  for(w=0; w<(int)(sizeof(aaG)/sizeof(aaG[0])); w++){ WIN_FREE_WORD(w); }
+  pO->bIdentity = 0;
   parBigFree(aPos);
   parBigFree(aNew);
   parBigFree(aTop);
@@ -239,6 +258,14 @@ static int winSort(ParBatch *pIn, const ParSortKey *aKey, int nKey, int nPart, s
     if( aFlag==0 ) return SQLITE_NOMEM;
     #pragma omp parallel for num_threads(nThread) schedule(static)
     for(j=0; j<n; j++) aFlag[j] = pO->aHead[j] & 1;
+    {
+      size_t nHead = 0;
+      #pragma omp parallel for num_threads(nThread) schedule(static) reduction(+:nHead)
+      for(j=0; j<n; j++) nHead += aFlag[j];
+      parBigFree(pO->aPart);
+      pO->aPart = parBigMalloc((sqlite3_int64)(nHead+1)*4);
+      if( pO->aPart==0 ){ parBigFree(aFlag); return SQLITE_NOMEM; }
+    }
     pO->nPart = px_compact_idx(aFlag, n, pO->aPart, nThread);
     pO->aPart[pO->nPart] = (uint32_t)n;
     parBigFree(aFlag);
@@ -713,6 +740,13 @@ static int winResult(const ParPlan *pPlan, ParBatch *pIn, WinCall *aCall,
     c = pPlan->aDirect[i];
     pSrc = c<nExtract ? &pIn->aCol[c] : &aCall[c - nExtract].out;
     if( pOut->aCol[c].eStore!=PAR_COL_NULL || pSrc->eStore==PAR_COL_NULL ) continue;
+    if( c>=nExtract && aCall[c - nExtract].bAtPos && iFrom==0
+     && nRow==(size_t)pIn->nRow ){
+      /* Every position, in order: the column itself moves. */
+      pOut->aCol[c] = aCall[c - nExtract].out;
+      memset(&aCall[c - nExtract].out, 0, sizeof(ParColumn));
+      continue;
+    }
     if( c>=nExtract && aCall[c - nExtract].bAtPos && aSeq==0 ){
       /* Results at positions: rows iFrom.. of them, in order. */
       aSeq = parBigMalloc((sqlite3_int64)(nRow ? nRow : 1)*4);
@@ -780,8 +814,8 @@ int parWindowRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *
   aCall = sqlite3_malloc64(sizeof(WinCall)*(pW->nFunc+1));
   o.aPerm = parBigMalloc((sqlite3_int64)(n ? n : 1)*4);
   o.aHead = parBigMalloc((sqlite3_int64)(n ? n : 1));
-  o.aPart = parBigMalloc((sqlite3_int64)(n+1)*4);
-  if( aCall==0 || o.aPerm==0 || o.aHead==0 || o.aPart==0 ){ rc = SQLITE_NOMEM; goto done; }
+  o.bIdentity = 1;
+  if( aCall==0 || o.aPerm==0 || o.aHead==0 ){ rc = SQLITE_NOMEM; goto done; }
   memset(aCall, 0, sizeof(WinCall)*(pW->nFunc+1));
   for(f=0; f<pW->nFunc && rc==SQLITE_OK && !*pbNative; f++){
     aCall[f].pF = &pW->aFunc[f];
