@@ -331,7 +331,10 @@ typedef struct WinCall {
                              ** from UNBOUNDED PRECEDING: running sums of the
                              ** values gathered in order (aV) */
   uint64_t *aV;              /* ...the argument at each position */
-  uint8_t *aVNull;           /* ...and whether it is NULL (or NULL: none) */
+  uint8_t *aVNull;           /* ...and whether it is NULL or filtered out
+                             ** (or NULL: none is) */
+  const sqlite3_int64 *aFilt;   /* FILTER: 0 for the rows not stepped (by
+                             ** row), or NULL */
   int bAtPos;                /* results at each position of the order (the
                              ** outermost window's, the result's), else at
                              ** each row's place in the extraction batch */
@@ -431,6 +434,9 @@ static void winDeque(WinCall *pC, const WinPart *pP, const uint32_t *aPerm, uint
     if( next<fs ) next = fs;
     for(; next<fe; next++){
       uint32_t r = aPerm[next];
+      /* No FILTER here: SQLite 3.40's min/max over a moving frame start
+      ** keeps every non-NULL value in its index (window.c windowAggStep,
+      ** the SQLITE_FUNC_MINMAX branch, checks no filter). */
       if( bNone || parIsNullRow(pArg, r) ) continue;
       while( qt>qh ){
         sqlite3_int64 v = pArg->aInt[aPerm[aQ[qt-1]]];
@@ -467,13 +473,19 @@ static int winAgg(WinCall *pC, const WinPart *pP, const uint32_t *aPerm){
     winFrameOf(pP, &pF->frame, u, &fs, &fe);
     if( !bRunning && !pC->bFree ){
       /* SQLite: the rows that left, then the rows that came. */
-      for(; nGone<fs; nGone++) parAggInverse(&pC->run, &acc, aPerm[nGone]);
+      for(; nGone<fs; nGone++){
+        if( pC->aFilt==0 || pC->aFilt[aPerm[nGone]] ) parAggInverse(&pC->run, &acc, aPerm[nGone]);
+      }
     }
-    for(; nStep<fe; nStep++) parAggStep(&pC->run, &acc, aPerm[nStep]);
+    for(; nStep<fe; nStep++){
+      if( pC->aFilt==0 || pC->aFilt[aPerm[nStep]] ) parAggStep(&pC->run, &acc, aPerm[nStep]);
+    }
     if( !bRunning && pC->bFree ){
       /* An empty frame (its start past its end) holds none of the rows. */
       size_t nTo = fs<fe ? fs : nStep;
-      for(; nGone<nTo && nGone<nStep; nGone++) parAggInverse(&pC->run, &acc, aPerm[nGone]);
+      for(; nGone<nTo && nGone<nStep; nGone++){
+        if( pC->aFilt==0 || pC->aFilt[aPerm[nGone]] ) parAggInverse(&pC->run, &acc, aPerm[nGone]);
+      }
     }
     winUnit(pP, bRows, u, &a, &b);
     for(j=a; j<b; j++) bOver |= parAggValue(&pC->run, &acc, &pC->out, WIN_OUT(pC, aPerm, j));
@@ -491,12 +503,12 @@ static void winAggFast(WinCall *pC, const WinPart *pP, const uint32_t *aPerm){
   sqlite3_int64 iSum = 0, nCnt = 0;
   for(u=0; u<nu; u++){
     winFrameOf(pP, &pF->frame, u, &fs, &fe);
-    if( e==PAR_AGG_COUNT_STAR ){
+    if( e==PAR_AGG_COUNT_STAR && pC->aVNull==0 ){
       if( fe>nStep ){ nCnt += (sqlite3_int64)(fe - nStep); nStep = fe; }
     }else{
       for(; nStep<fe; nStep++){
         if( pC->aVNull && pC->aVNull[nStep] ) continue;
-        if( e!=PAR_AGG_COUNT ) iSum += (sqlite3_int64)pC->aV[nStep];
+        if( e!=PAR_AGG_COUNT && e!=PAR_AGG_COUNT_STAR ) iSum += (sqlite3_int64)pC->aV[nStep];
         nCnt++;
       }
     }
@@ -533,18 +545,30 @@ static void winAggFast(WinCall *pC, const WinPart *pP, const uint32_t *aPerm){
 static int winGatherArg(WinCall *pC, const ParBatch *pIn, const uint32_t *aPerm, size_t n,
                         int nThread){
   const ParColumn *pArg = pC->pF->agg.iArg>=0 ? &pIn->aCol[pC->pF->agg.iArg] : 0;
+  const sqlite3_int64 *aFilt = pC->aFilt;
   size_t j;
-  if( pArg==0 ) return SQLITE_OK;
+  if( pArg==0 ){
+    /* count(*): only a FILTER skips rows. */
+    if( aFilt==0 ) return SQLITE_OK;
+    pC->aVNull = parBigMalloc((sqlite3_int64)(n ? n : 1));
+    if( pC->aVNull==0 ) return SQLITE_NOMEM;
+    #pragma omp parallel for num_threads(nThread) schedule(static)
+    for(j=0; j<n; j++) pC->aVNull[j] = aFilt[aPerm[j]]==0;
+    return SQLITE_OK;
+  }
   if( pArg->eStore==PAR_COL_INT ){
     pC->aV = parBigMalloc((sqlite3_int64)(n ? n : 1)*8);
     if( pC->aV==0 ) return SQLITE_NOMEM;
     px_gather_u64((const uint64_t*)pArg->aInt, aPerm, pC->aV, n, nThread);
   }
-  if( pArg->nNull>0 || pArg->eStore!=PAR_COL_INT ){
+  if( pArg->nNull>0 || pArg->eStore!=PAR_COL_INT || aFilt ){
     pC->aVNull = parBigMalloc((sqlite3_int64)(n ? n : 1));
     if( pC->aVNull==0 ) return SQLITE_NOMEM;
     #pragma omp parallel for num_threads(nThread) schedule(static)
-    for(j=0; j<n; j++) pC->aVNull[j] = parColumnType(pArg, aPerm[j])==SQLITE_NULL;
+    for(j=0; j<n; j++){
+      pC->aVNull[j] = parColumnType(pArg, aPerm[j])==SQLITE_NULL
+                   || (aFilt && aFilt[aPerm[j]]==0);
+    }
   }
   return SQLITE_OK;
 }
@@ -575,6 +599,15 @@ static int winCallInit(sqlite3 *db, WinCall *pC, ParBatch *pIn, size_t n, int nT
                        int *pbNative){
   const ParWinFunc *pF = pC->pF;
   int rc, eStore = PAR_COL_MIXED;
+  if( pF->iFilter>=0 ){
+    const ParColumn *pFilt = &pIn->aCol[pF->iFilter];
+    if( pFilt->eStore==PAR_COL_INT && pFilt->nNull==0 ){
+      pC->aFilt = pFilt->aInt;
+    }else if( n>0 ){
+      *pbNative = 1;           /* CASE gave something else: not followed */
+      return SQLITE_OK;
+    }
+  }
   if( pF->eFunc==PAR_WF_ROW_NUMBER || pF->eFunc==PAR_WF_RANK || pF->eFunc==PAR_WF_DENSE_RANK
    || pF->eFunc==PAR_WF_NTILE ){
     eStore = PAR_COL_INT;
@@ -596,7 +629,8 @@ static int winCallInit(sqlite3 *db, WinCall *pC, ParBatch *pIn, size_t n, int nT
       if( e==PAR_AGG_SUM ? parSumCannotOverflow(m, n)
                          : (unsigned __int128)m*(n ? n : 1) < ((unsigned __int128)1 << 53) ){
         pC->bFast = 1;
-        if( e==PAR_AGG_SUM && pArg->nNull==0 && pF->frame.eEnd!=PAR_BOUND_PRECEDING ){
+        if( e==PAR_AGG_SUM && pArg->nNull==0 && pF->frame.eEnd!=PAR_BOUND_PRECEDING
+         && pC->aFilt==0 ){
           eStore = PAR_COL_INT;      /* never NULL: the frame holds its row */
         }
       }

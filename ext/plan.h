@@ -168,6 +168,9 @@ typedef struct ParWinFunc {
   ParPlanAgg agg;            /* PAR_WF_AGG: the aggregate, its argument */
   int iArg;                  /* value functions: extraction column of x */
   int iDefault;              /* lag, lead: column of the default, or -1 */
+  int iFilter;               /* FILTER (WHERE f): column of "CASE WHEN (f)
+                             ** THEN 1 ELSE 0 END" (rows with 0 are not
+                             ** stepped), or -1 */
   sqlite3_int64 iN;          /* see PAR_WF_* */
   int iWin;                  /* its window: ParPlanWindow.aWin[iWin] */
   ParWinFrame frame;         /* as SQLite sets it (sqlite3WindowUpdate) */

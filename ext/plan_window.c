@@ -202,7 +202,6 @@ static int winFunc(ParBuild *pB, const ParWinCall *pC, ParWinFunc *pF){
   };
   int k, nArg = pC->bStar ? 0 : pC->nArg;
   if( pC->bDistinct ){ buildWhy(pB, "a window call with DISTINCT%s", ""); return 0; }
-  if( pC->bFilter ){ buildWhy(pB, "a window call with FILTER%s", ""); return 0; }
   if( buildIsAppFunc(pB, pC->zName, nArg) ){
     buildWhy(pB, "%s() is the application's", pC->zName);
     return 0;
@@ -315,7 +314,7 @@ static int winCalls(ParBuild *pB, ParPlanWindow *pPW, int *aItemCall){
     const ParExpr *pItem = &pSel->aCol[pC->iExpr];
     int t0 = pItem->span.iTok, t1 = pItem->span.iTokEnd;
     pF->iWin = -1;
-    pF->iArg = pF->iDefault = pF->agg.iArg = pF->agg.iText = pF->agg.iSep = -1;
+    pF->iArg = pF->iDefault = pF->iFilter = pF->agg.iArg = pF->agg.iText = pF->agg.iSep = -1;
     pF->zText = parSpanText(z, pC->call);
     if( pF->zText==0 ){ buildNoMem(pB); break; }
     if( pC->eClause!=PAR_CLAUSE_SELECT ){
@@ -362,6 +361,17 @@ static int winCalls(ParBuild *pB, ParPlanWindow *pPW, int *aItemCall){
       case PAR_WF_FIRST_VALUE: case PAR_WF_LAST_VALUE:
         pF->iArg = winExpr(pB, pC->aArg[0].iTok, pC->aArg[0].iTokEnd);
         break;
+    }
+    if( pC->bFilter && pB->rc==SQLITE_OK && pB->pPlan->zWhy==0 ){
+      /* SQLite steps (and removes) only the rows where the filter is true:
+      ** the truth of the value as its OP_IfNot reads it, CASE's too. */
+      if( pF->eFunc!=PAR_WF_AGG || !winPlainExpr(pB, pC->filter.iTok, pC->filter.iTokEnd) ){
+        buildWhy(pB, "a FILTER the planner does not follow%s", "");
+        break;
+      }
+      pF->iFilter = buildExpr(pB, sqlite3_mprintf("CASE WHEN (%.*s) THEN 1 ELSE 0 END",
+                                                  pC->filter.iEnd - pC->filter.iStart,
+                                                  z + pC->filter.iStart));
     }
     if( pB->rc || pB->pPlan->zWhy ) break;
 
