@@ -1594,7 +1594,7 @@ typedef struct ParMergeTable {
 ** pT->bFull set (none of it to be used). */
 static void parMergeFind(ParMergeTable *pT, const ParDict *const *apD, int nIn,
                          int nEntryBits, uint32_t **aaMap, int nThread){
-  const uint32_t mTag = (uint32_t)(PAR_DICT_TAG >> 32), mSlot = pT->nSlot - 1;
+  const uint32_t mTag = (uint32_t)((uint64_t)PAR_DICT_TAG >> 32), mSlot = pT->nSlot - 1;
   int i;
   pT->nTaken = 0;
   pT->bFull = 0;

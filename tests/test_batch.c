@@ -545,7 +545,7 @@ static void checkMergedColumn(ParBatch *pOut, ParBatch **apPiece, int nPiece, in
 /* Table m read in nPiece rowid ranges (random cuts: empty pieces too),
 ** joined at 1, 2, 3 and 8 threads: each time the dictionaries the serial
 ** merge makes and the same memory counted; a memory limit just short of
-** it fails alike at 1 and 8 threads. */
+** it fails alike at 1 and 8 threads; with allocations failing, an error. */
 static void checkMerge(check_rng *r, int nPiece){
   static const int aThread[] = { 1, 2, 3, 8 };
   ParBatch **apPiece = calloc((size_t)nPiece, sizeof(ParBatch*));
@@ -585,6 +585,32 @@ static void checkMerge(check_rng *r, int nPiece){
           (long long)pOut->nMem, (long long)nMem1);
     for(j=0; j<pOut->nCol; j++) checkMergedColumn(pOut, apPiece, nPiece, j);
     parBatchFree(pOut);
+  }
+  if( rc==SQLITE_OK && nPiece==64 ){
+    /* Allocations failing anywhere (a heap limit at 32 heights up to the
+    ** join's peak): an error or the same batch, and no leak (ASan). */
+    sqlite3_int64 nBase, nPeak;
+    ParBatch *pOut = 0;
+    int k;
+    check_case("merge: %d pieces, allocations failing", nPiece);
+    nBase = sqlite3_memory_used();
+    sqlite3_memory_highwater(1);
+    rc = parBatchConcat(apPiece, nPiece, 0, 8, 0, &pOut, &zErr);
+    nPeak = sqlite3_memory_highwater(0) - nBase;
+    parBatchFree(pOut);
+    for(k=0; k<32 && rc==SQLITE_OK; k++){
+      int rcK;
+      pOut = 0;
+      sqlite3_hard_heap_limit64(nBase + nPeak*k/32 + 1);
+      rcK = parBatchConcat(apPiece, nPiece, 0, 8, 0, &pOut, &zErr);
+      sqlite3_hard_heap_limit64(0);
+      CHECK(rcK==SQLITE_OK ? pOut && pOut->nMem==nMem1 && zErr==0
+                           : rcK==SQLITE_NOMEM && pOut==0,   /* message: if it fits */
+            "heap limit %d/32: rc %d (%s)", k, rcK, zErr ? zErr : "-");
+      sqlite3_free(zErr);
+      zErr = 0;
+      parBatchFree(pOut);
+    }
   }
   if( rc==SQLITE_OK ){
     ParBatch *pOut = 0;
