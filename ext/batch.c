@@ -1669,7 +1669,8 @@ static void parMergeFind(ParMergeTable *pT, const ParDict *const *apD, int nIn,
 }
 
 /* The parallel merge (see above) of column j's entries, aBase[i] the
-** number of them before piece i's (aBase[nIn]: all of them, below 2^30);
+** number of them before piece i's (aBase[nIn]: all of them, below 2^29,
+** so that the largest shared table has at most 2^31 slots);
 ** aaMap[i] is allocated for every piece with entries; a position takes
 ** nEntryBits bits for the entry and fits in 31 with the piece's. */
 static int parDictMergeParallel(ParBatch *pB, ParColumn *pCol, ParBatch **aIn, int nIn,
@@ -1859,7 +1860,7 @@ static int parDictMerge(ParBatch *pB, ParColumn *pCol, ParBatch **aIn, int nIn, 
   /* Positions (piece, entry) must fit in 31 bits. */
   for(nEntryBits=0; ((sqlite3_int64)1 << nEntryBits) < nMax; nEntryBits++){}
   for(nPieceBits=0; (1 << nPieceBits) < nIn; nPieceBits++){}
-  if( nThread>1 && nIn>1 && aBase[nIn]>=PAR_MERGE_MIN && aBase[nIn]<((sqlite3_int64)1 << 30)
+  if( nThread>1 && nIn>1 && aBase[nIn]>=PAR_MERGE_MIN && aBase[nIn]<((sqlite3_int64)1 << 29)
    && nEntryBits+nPieceBits<=31 ){
     rc = parDictMergeParallel(pB, pCol, aIn, nIn, j, aaMap, aBase, nEntryBits, nThread);
   }else{
