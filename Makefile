@@ -12,6 +12,7 @@
 #                        parallel views vs DuckDB (when installed)
 #   make bench-duckdb    install DuckDB for make bench (npm, bench/duckdb)
 #   make bench-interrupts how promptly interrupted views stop (latencies)
+#   make bench-concat    parBatchConcat joining 512 pieces with shared texts
 #   make fuzz            libFuzzer on tests/fuzz/fuzz_sql.c (clang, ASan+UBSan)
 #                        for FUZZ_SECONDS (600) in FUZZ_JOBS (1) processes;
 #                        findings are copied to tests/fuzz/crashes/
@@ -45,7 +46,7 @@ ASANT_OBJ = $(patsubst %.c,build/asantiny/%.o,$(KERNEL_SRC))
 ASANC_OBJ = $(patsubst %.c,build/asancore/%.o,$(KERNEL_SRC) $(EXT_SRC))
 
 .PHONY: all deps demo test test-plain test-asan bench bench-duckdb bench-kernels \
-        bench-interrupts clean fuzz fuzz-deps
+        bench-interrupts bench-concat clean fuzz fuzz-deps
 all: parallel.so
 
 deps:
@@ -218,6 +219,13 @@ build/bench_kernels: bench/bench_kernels.c $(filter build/rel/kernels/%,$(REL_OB
 
 bench-kernels: build/bench_kernels
 	./build/bench_kernels
+
+# parBatchConcat's merge of the pieces' text dictionaries (bench/concat.c).
+build/bench_concat: bench/concat.c $(CORE_OBJ) $(HEADERS)
+	$(CC) $(CFLAGS) -DSQLITE_CORE -Iext -Ikernels -o $@ bench/concat.c $(CORE_OBJ) -lsqlite3 $(LDLIBS)
+
+bench-concat: build/bench_concat
+	./build/bench_concat
 
 # make bench: DESIGN.md section 5 (BENCH_ROWS, BENCH_REPS, BENCH_THREADS from
 # the environment); DuckDB takes part once make bench-duckdb has installed it.

@@ -331,7 +331,7 @@ static uint64_t parTailWord(const unsigned char *z, sqlite3_int64 n){
   return 0;
 }
 
-static uint64_t parHashBytes(const unsigned char *z, sqlite3_int64 n, int eKind){
+static inline uint64_t parHashBytes(const unsigned char *z, sqlite3_int64 n, int eKind){
   uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)n * 0xFF51AFD7ED558CCDULL)
              ^ (uint64_t)eKind;
   const unsigned char *zEnd = z + n;
@@ -348,12 +348,17 @@ static uint64_t parHashBytes(const unsigned char *z, sqlite3_int64 n, int eKind)
   return h ^ (h >> 32);
 }
 
-int parBytesEqual(const unsigned char *a, const unsigned char *b, sqlite3_int64 n){
+/* parBytesEqual(), inlined where every entry goes through it. */
+static inline int parBytesSame(const unsigned char *a, const unsigned char *b, sqlite3_int64 n){
   if( n>16 ) return memcmp(a, b, (size_t)n)==0;
   if( n>=8 ){
     return ((parLoad8(a) ^ parLoad8(b)) | (parLoad8(a+n-8) ^ parLoad8(b+n-8)))==0;
   }
   return parTailWord(a, n)==parTailWord(b, n);
+}
+
+int parBytesEqual(const unsigned char *a, const unsigned char *b, sqlite3_int64 n){
+  return parBytesSame(a, b, n);
 }
 
 static void parDictFree(ParDict *pD){
@@ -412,7 +417,7 @@ int parDictAdd(ParBatch *pB, ParDict *pD, const unsigned char *z,
     if( (slot & PAR_DICT_TAG)!=tag ) continue;
     c = (uint32_t)slot - 1;
     if( pD->aLen[c]==n && pD->aKind[c]==eKind
-     && (n==0 || parBytesEqual((const unsigned char*)pD->aByte + pD->aOff[c], z, n)) ){
+     && (n==0 || parBytesSame((const unsigned char*)pD->aByte + pD->aOff[c], z, n)) ){
       *piCode = c;
       return SQLITE_OK;
     }
@@ -1490,6 +1495,382 @@ static int parWindowTake(ParBatch *pB, ParColumn *pCol, ParBatch **aIn, int nIn,
   return SQLITE_OK;
 }
 
+/* ---- merging dictionaries ----------------------------------------------------
+**
+** The pieces' dictionaries of one column become one whose codes are in
+** order of first appearance over the pieces in order (piece 0's entries
+** in their order, then each value of piece 1 not seen before, and so on),
+** and aaMap[i][e] becomes the code of piece i's entry e.  Serially that is
+** one parDictAdd() per entry of every piece: it grows with the number of
+** pieces (8 per thread) times the distinct values of a piece.  In
+** parallel (parDictMergeParallel), with the position of entry e of piece
+** i written pos = i<<nEntryBits | e (so positions order as pieces, then
+** entries):
+**
+**  1. Per piece, each thread reading its pieces' dictionaries once, in
+**     order: every entry is looked up in one table shared by the threads
+**     (ParMergeTable: open addressing over an array of values, each with
+**     where its bytes are and the first position seen).  An absent value
+**     is added with a compare-and-swap of its slot; a present one gets
+**     the entry's position when that is earlier, with compare-and-swap.
+**     At the end each value holds its first position, whatever the order
+**     the threads came in; aaMap[i][e] holds the value's index.
+**  2. Per piece: an entry whose value holds its own position is its
+**     value's first occurrence (marked PAR_MERGE_NEW); count them and
+**     their bytes.  One pass over the pieces turns the counts into each
+**     piece's first code and byte offset.
+**  3. Per piece: a first occurrence's code is its piece's first code plus
+**     its rank among the piece's first occurrences; it goes to its value,
+**     its bytes in place.  Then every entry takes its value's code.
+**  4. The dictionary's hash table, from the hashes saved in 3, filled in
+**     code order: slot for slot the table the serial merge leaves.
+**
+** The shared table is sized for the largest piece's entries at a quarter
+** full; when the values prove more (half full), it is made 4 times larger
+** and step 1 starts again, so it stays small when the pieces share their
+** values (a bench Q3 piece holds 86% of all the values).  Only 2's pass
+** (a step per piece) and 4 (a store per distinct value) are serial.  The
+** dictionary's arrays are allocated once, with the sizes the serial merge
+** grows them to, and counted against pB; the shared table (16 bytes a
+** slot, 2 to 8 slots a distinct value) and the saved hashes are scratch,
+** not counted, like aaMap.
+**
+** Why not partitions of the hash space, each thread walking every piece's
+** entries of its partitions: each partition then reads every piece's
+** dictionary again, a cache line for a few entries, and at 2 threads that
+** step alone took longer than the whole serial merge (bench/concat.c). */
+
+/* Entries of all pieces below which the merge runs serially: a team of
+** threads (waking one can cost milliseconds) and the extra passes cost
+** more than they save. */
+#ifndef PAR_MERGE_MIN
+# define PAR_MERGE_MIN 32768
+#endif
+
+#define PAR_MERGE_NEW  0x80000000u   /* aaMap mark: the first occurrence */
+#define PAR_MERGE_LOCAL 64           /* values a thread takes at a time */
+
+/* The serial merge: one parDictAdd() per entry, in order. */
+static int parDictMergeSerial(ParBatch *pB, ParColumn *pCol, ParBatch **aIn, int nIn,
+                              int j, uint32_t **aaMap){
+  int i, rc;
+  for(i=0; i<nIn; i++){
+    const ParDict *pD = aIn[i]->aCol[j].pDict;
+    uint32_t e;
+    if( pD==0 || pD->nEntry==0 ) continue;
+    for(e=0; e<pD->nEntry; e++){
+      rc = parDictAdd(pB, pCol->pDict, (const unsigned char*)parDictText(pD, e),
+                      pD->aLen[e], pD->aKind[e], &aaMap[i][e]);
+      if( rc ) return rc;
+    }
+  }
+  return SQLITE_OK;
+}
+
+/* A value in the shared table of the parallel merge: where its bytes are
+** (in the piece whose entry put it there) and the first position found so
+** far, lowered with compare-and-swap; steps 2 and 3 put its code there. */
+typedef struct ParMergeValue {
+  const unsigned char *z;
+  uint32_t nLenBlob;                 /* length, top bit set for a BLOB */
+  uint32_t iPos;                     /* piece<<nEntryBits | entry; then the code */
+} ParMergeValue;
+
+/* The shared table of the parallel merge: nSlot slots (a power of two),
+** each 0 or (its value's index in aVal, plus 1) << 32 | the hash's tag;
+** values are taken PAR_MERGE_LOCAL at a time by each thread, and never
+** more than nVal, half the slots. */
+typedef struct ParMergeTable {
+  uint64_t *aSlot;
+  uint32_t nSlot;
+  ParMergeValue *aVal;
+  uint32_t nVal;
+  uint32_t nTaken;                   /* values handed out to threads */
+  int bFull;                         /* nVal are not enough: start again */
+} ParMergeTable;
+
+/* Step 1 of the parallel merge: aaMap[i][e] = the index of entry e of
+** piece i's value in pT->aVal, which holds its first position; or
+** pT->bFull set (none of it to be used). */
+static void parMergeFind(ParMergeTable *pT, const ParDict *const *apD, int nIn,
+                         int nEntryBits, uint32_t **aaMap, int nThread){
+  const uint32_t mTag = (uint32_t)((uint64_t)PAR_DICT_TAG >> 32), mSlot = pT->nSlot - 1;
+  int i;
+  pT->nTaken = 0;
+  pT->bFull = 0;
+  #pragma omp parallel num_threads(nThread)
+  {
+    uint32_t iNext = 0, iEnd = 0;    /* this thread's values not used yet */
+    sqlite3_int64 k;
+    #pragma omp for schedule(static)
+    for(k=0; k<pT->nSlot; k++) pT->aSlot[k] = 0;
+    #pragma omp for schedule(dynamic, 1)
+    for(i=0; i<nIn; i++){
+      const ParDict *pD = apD[i];
+      uint32_t n = pD ? pD->nEntry : 0, e;
+      uint64_t aH[16];
+      for(e=0; e<n && !__atomic_load_n(&pT->bFull, __ATOMIC_RELAXED); e++){
+        const unsigned char *z = (const unsigned char*)parDictText(pD, e);
+        const uint32_t nLenBlob = pD->aLen[e] | (pD->aKind[e]==SQLITE_BLOB ? 0x80000000u : 0);
+        const uint32_t iPos = ((uint32_t)i << nEntryBits) | e;
+        uint32_t tag, s, v = 0;
+        uint64_t h;
+        if( (e&15)==0 ){
+          /* Hash 16 entries ahead and fetch their slots meanwhile. */
+          uint32_t x, nx = n-e<16 ? n-e : 16;
+          for(x=0; x<nx; x++){
+            aH[x] = parHashBytes((const unsigned char*)parDictText(pD, e+x), pD->aLen[e+x],
+                                 pD->aKind[e+x]);
+            __builtin_prefetch(&pT->aSlot[(uint32_t)aH[x] & mSlot]);
+          }
+        }
+        h = aH[e&15];
+        tag = (uint32_t)(h >> 32) & mTag;
+        for(s=(uint32_t)h & mSlot; ; s=(s+1) & mSlot){
+          uint64_t cur = __atomic_load_n(&pT->aSlot[s], __ATOMIC_ACQUIRE);
+          if( cur==0 ){
+            if( iNext==iEnd ){
+              iNext = __atomic_fetch_add(&pT->nTaken, PAR_MERGE_LOCAL, __ATOMIC_RELAXED);
+              iEnd = iNext + PAR_MERGE_LOCAL;
+              if( iEnd>pT->nVal ){
+                __atomic_store_n(&pT->bFull, 1, __ATOMIC_RELAXED);
+                iNext = iEnd;
+                break;
+              }
+            }
+            pT->aVal[iNext].z = z;
+            pT->aVal[iNext].nLenBlob = nLenBlob;
+            pT->aVal[iNext].iPos = iPos;
+            if( __atomic_compare_exchange_n(&pT->aSlot[s], &cur,
+                                            (uint64_t)(iNext+1) << 32 | tag, 0,
+                                            __ATOMIC_RELEASE, __ATOMIC_ACQUIRE) ){
+              v = iNext++;
+              break;
+            }
+            /* Another thread took the slot: cur is its word. */
+          }
+          if( (uint32_t)cur==tag ){
+            ParMergeValue *pV;
+            v = (uint32_t)(cur >> 32) - 1;
+            pV = &pT->aVal[v];
+            if( pV->nLenBlob==nLenBlob
+             && ((nLenBlob & 0x7fffffff)==0 || parBytesSame(pV->z, z, nLenBlob & 0x7fffffff)) ){
+              uint32_t iOld = __atomic_load_n(&pV->iPos, __ATOMIC_RELAXED);
+              while( iPos<iOld && !__atomic_compare_exchange_n(&pV->iPos, &iOld, iPos, 0,
+                                                               __ATOMIC_RELAXED, __ATOMIC_RELAXED) ){}
+              break;
+            }
+          }
+        }
+        aaMap[i][e] = v;
+      }
+    }
+  }
+}
+
+/* The parallel merge (see above) of column j's entries, aBase[i] the
+** number of them before piece i's (aBase[nIn]: all of them, below 2^29,
+** so that the largest shared table has at most 2^31 slots);
+** aaMap[i] is allocated for every piece with entries; a position takes
+** nEntryBits bits for the entry and fits in 31 with the piece's. */
+static int parDictMergeParallel(ParBatch *pB, ParColumn *pCol, ParBatch **aIn, int nIn,
+                                int j, uint32_t **aaMap, const sqlite3_int64 *aBase,
+                                int nEntryBits, int nThread){
+  ParDict *pM = pCol->pDict;
+  const ParDict **apD = 0;
+  ParMergeTable tab;
+  uint64_t *aCodeHash = 0;
+  sqlite3_int64 *aNew = 0, *aNewByte = 0, nSlot, nSlotMax, nByte, nByteAlloc, nEntryLast;
+  sqlite3_int64 nMax = 0;
+  uint32_t nEntry, nAlloc, nHash, c;
+  int i, iLast = -1, rc = SQLITE_NOMEM;
+
+  memset(&tab, 0, sizeof(tab));
+  apD = sqlite3_malloc64(sizeof(ParDict*)*nIn);
+  aNew = sqlite3_malloc64((sqlite3_uint64)(nIn+1)*8);
+  aNewByte = sqlite3_malloc64((sqlite3_uint64)(nIn+1)*8);
+  if( apD==0 || aNew==0 || aNewByte==0 ) goto merge_done;
+  for(i=0; i<nIn; i++){
+    apD[i] = aIn[i]->aCol[j].pDict;
+    if( aBase[i+1]-aBase[i] > nMax ) nMax = aBase[i+1]-aBase[i];
+  }
+
+  /* 1. First positions, in a table sized for the largest piece and grown
+  ** 4 times while too small; the largest one fits every entry of every
+  ** piece and what the threads hold back. */
+  for(nSlotMax=1024; nSlotMax<2*(aBase[nIn] + (sqlite3_int64)PAR_MERGE_LOCAL*nThread);
+      nSlotMax*=2){}
+  for(nSlot=1024; nSlot<4*nMax || nSlot<4*PAR_MERGE_LOCAL*nThread; nSlot*=2){}
+  if( nSlot>nSlotMax ) nSlot = nSlotMax;
+  for(;;){
+    tab.nSlot = (uint32_t)nSlot;
+    tab.nVal = (uint32_t)(nSlot/2);
+    tab.aSlot = sqlite3_malloc64((sqlite3_uint64)nSlot*8);
+    tab.aVal = sqlite3_malloc64((sqlite3_uint64)tab.nVal*sizeof(ParMergeValue));
+    if( tab.aSlot==0 || tab.aVal==0 ) goto merge_done;
+    parMergeFind(&tab, apD, nIn, nEntryBits, aaMap, nThread);
+    if( !tab.bFull ) break;
+    assert( nSlot<nSlotMax );
+    sqlite3_free(tab.aSlot);
+    sqlite3_free(tab.aVal);
+    tab.aSlot = 0;
+    tab.aVal = 0;
+    nSlot = nSlot*4 < nSlotMax ? nSlot*4 : nSlotMax;
+  }
+
+  /* 2. First occurrences and their bytes per piece, then each piece's
+  ** first code and byte offset. */
+  #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1)
+  for(i=0; i<nIn; i++){
+    const ParDict *pD = apD[i];
+    uint32_t n = (uint32_t)(aBase[i+1]-aBase[i]), e;
+    sqlite3_int64 nNew = 0, nNewByte = 0;
+    for(e=0; e<n; e++){
+      if( tab.aVal[aaMap[i][e]].iPos == (((uint32_t)i << nEntryBits) | e) ){
+        aaMap[i][e] |= PAR_MERGE_NEW;
+        nNew++;
+        nNewByte += pD->aLen[e];
+      }
+    }
+    aNew[i+1] = nNew;
+    aNewByte[i+1] = nNewByte;
+  }
+  aNew[0] = aNewByte[0] = 0;
+  for(i=0; i<nIn; i++){
+    aNew[i+1] += aNew[i];
+    aNewByte[i+1] += aNewByte[i];
+    if( aBase[i+1]>aBase[i] ) iLast = i;
+  }
+  assert( iLast>=0 && aNew[nIn]>0 );
+  nEntry = (uint32_t)aNew[nIn];
+  nByte = aNewByte[nIn];
+
+  /* The sizes the serial merge ends with: parDictAdd() doubles the
+  ** entries from 64 when full, the bytes from 4096 when short (none for
+  ** empty values only), and the table from 64 slots whenever a call finds
+  ** it half full: nEntryLast, the entries before the last call, decide. */
+  nEntryLast = nEntry - ((aaMap[iLast][aBase[iLast+1]-aBase[iLast]-1] & PAR_MERGE_NEW) ? 1 : 0);
+  if( nEntryLast >= ((sqlite3_int64)1 << 30) ){ rc = SQLITE_TOOBIG; goto merge_done; }
+  for(nAlloc=64; nAlloc<nEntry; nAlloc*=2){}
+  for(nHash=64; (sqlite3_int64)nHash <= 2*nEntryLast; nHash*=2){}
+  nByteAlloc = 0;
+  if( nByte>0 ) for(nByteAlloc=4096; nByteAlloc<nByte; nByteAlloc*=2){}
+  if( (rc = parGrowRaw(pB, (void**)&pM->aOff, 0, nAlloc, 8))!=0
+   || (rc = parGrowRaw(pB, (void**)&pM->aLen, 0, nAlloc, 4))!=0
+   || (rc = parGrowRaw(pB, (void**)&pM->aKind, 0, nAlloc, 1))!=0
+   || (nByteAlloc && (rc = parGrowRaw(pB, (void**)&pM->aByte, 0, nByteAlloc, 1))!=0)
+   || (rc = parGrow(pB, (void**)&pM->aHash, 0, nHash, 8))!=0 ){
+    goto merge_done;
+  }
+  pM->nAlloc = nAlloc;
+  pM->nByteAlloc = nByteAlloc;
+  pM->nHash = nHash;
+  /* What the serial merge's zeroed growth leaves past the end. */
+  memset(pM->aOff + nEntry, 0, (size_t)(nAlloc-nEntry)*8);
+  memset(pM->aLen + nEntry, 0, (size_t)(nAlloc-nEntry)*4);
+  memset(pM->aKind + nEntry, 0, (size_t)(nAlloc-nEntry));
+  if( nByteAlloc ) memset(pM->aByte + nByte, 0, (size_t)(nByteAlloc-nByte));
+  rc = SQLITE_NOMEM;
+  aCodeHash = sqlite3_malloc64((sqlite3_uint64)nEntry*8);
+  if( aCodeHash==0 ) goto merge_done;
+
+  /* 3. The first occurrences' codes (in their slots) and bytes, then
+  ** every entry's code. */
+  #pragma omp parallel num_threads(nThread)
+  {
+    int q;
+    #pragma omp for schedule(dynamic, 1)
+    for(q=0; q<nIn; q++){
+      const ParDict *pD = apD[q];
+      uint32_t n = (uint32_t)(aBase[q+1]-aBase[q]), e, cNew = (uint32_t)aNew[q];
+      sqlite3_int64 iOff = aNewByte[q];
+      for(e=0; e<n; e++){
+        uint32_t m = aaMap[q][e], nLen = pD->aLen[e];
+        const unsigned char *z = (const unsigned char*)parDictText(pD, e);
+        if( !(m & PAR_MERGE_NEW) ) continue;
+        tab.aVal[m & ~PAR_MERGE_NEW].iPos = cNew;
+        pM->aOff[cNew] = iOff;
+        pM->aLen[cNew] = nLen;
+        pM->aKind[cNew] = pD->aKind[e];
+        if( nLen ) memcpy(pM->aByte + iOff, z, nLen);
+        aCodeHash[cNew] = parHashBytes(z, nLen, pD->aKind[e]);
+        cNew++;
+        iOff += nLen;
+      }
+    }
+    #pragma omp for schedule(dynamic, 1)
+    for(q=0; q<nIn; q++){
+      uint32_t n = (uint32_t)(aBase[q+1]-aBase[q]), e;
+      for(e=0; e<n; e++) aaMap[q][e] = tab.aVal[aaMap[q][e] & ~PAR_MERGE_NEW].iPos;
+    }
+  }
+  pM->nEntry = nEntry;
+  pM->nByte = nByte;
+
+  /* 4. The hash table, in code order. */
+  for(c=0; c<nEntry; c++){
+    uint32_t s = (uint32_t)aCodeHash[c] & (nHash-1);
+    while( pM->aHash[s] ) s = (s+1) & (nHash-1);
+    pM->aHash[s] = PAR_SLOT(aCodeHash[c], c);
+  }
+  rc = SQLITE_OK;
+
+merge_done:
+  sqlite3_free(apD);
+  sqlite3_free(tab.aSlot);
+  sqlite3_free(tab.aVal);
+  sqlite3_free(aNew);
+  sqlite3_free(aNewByte);
+  sqlite3_free(aCodeHash);
+  return rc;
+}
+
+/* Column j's merged dictionary in pCol->pDict (none when no piece has an
+** entry) and aaMap[i], the code of each entry of piece i's dictionary
+** (NULL for a piece without entries; the previous column's arrays are
+** freed).  Serially or in parallel: the same dictionary either way. */
+static int parDictMerge(ParBatch *pB, ParColumn *pCol, ParBatch **aIn, int nIn, int j,
+                        uint32_t **aaMap, int nThread){
+  sqlite3_int64 *aBase, nMax = 0;
+  int i, rc, nEntryBits, nPieceBits;
+  aBase = sqlite3_malloc64(sizeof(sqlite3_int64)*(nIn+1));
+  if( aBase==0 ) return SQLITE_NOMEM;
+  aBase[0] = 0;
+  for(i=0; i<nIn; i++){
+    const ParDict *pD = aIn[i]->aCol[j].pDict;
+    uint32_t n = pD ? pD->nEntry : 0;
+    aBase[i+1] = aBase[i] + n;
+    if( n>nMax ) nMax = n;
+    sqlite3_free(aaMap[i]);
+    aaMap[i] = 0;
+  }
+  if( aBase[nIn]==0 ){
+    sqlite3_free(aBase);
+    return SQLITE_OK;
+  }
+  rc = SQLITE_NOMEM;
+  pCol->pDict = parBatchRealloc(pB, 0, 0, sizeof(ParDict));
+  if( pCol->pDict==0 ) goto merge_out;
+  memset(pCol->pDict, 0, sizeof(ParDict));
+  for(i=0; i<nIn; i++){
+    if( aBase[i+1]==aBase[i] ) continue;
+    aaMap[i] = sqlite3_malloc64(sizeof(uint32_t)*(aBase[i+1]-aBase[i]));
+    if( aaMap[i]==0 ) goto merge_out;
+  }
+  /* Positions (piece, entry) must fit in 31 bits. */
+  for(nEntryBits=0; ((sqlite3_int64)1 << nEntryBits) < nMax; nEntryBits++){}
+  for(nPieceBits=0; (1 << nPieceBits) < nIn; nPieceBits++){}
+  if( nThread>1 && nIn>1 && aBase[nIn]>=PAR_MERGE_MIN && aBase[nIn]<((sqlite3_int64)1 << 29)
+   && nEntryBits+nPieceBits<=31 ){
+    rc = parDictMergeParallel(pB, pCol, aIn, nIn, j, aaMap, aBase, nEntryBits, nThread);
+  }else{
+    rc = parDictMergeSerial(pB, pCol, aIn, nIn, j, aaMap);
+  }
+merge_out:
+  sqlite3_free(aBase);
+  return rc;
+}
+
 int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
                    ParWindow *pWin, ParBatch **ppOut, char **pzErr){
   ParBatch *pB = 0;
@@ -1553,25 +1934,7 @@ int parBatchConcat(ParBatch **aIn, int nIn, sqlite3_int64 mxMem, int nThread,
     }
     if( rc ) goto nomem;
     /* One dictionary for all pieces, in piece order. */
-    for(i=0; i<nIn; i++){
-      const ParDict *pD = aIn[i]->aCol[j].pDict;
-      uint32_t e;
-      sqlite3_free(aaMap[i]);
-      aaMap[i] = 0;
-      if( pD==0 || pD->nEntry==0 ) continue;
-      if( pCol->pDict==0 ){
-        pCol->pDict = parBatchRealloc(pB, 0, 0, sizeof(ParDict));
-        if( pCol->pDict==0 ) goto nomem;
-        memset(pCol->pDict, 0, sizeof(ParDict));
-      }
-      aaMap[i] = sqlite3_malloc64(sizeof(uint32_t)*pD->nEntry);
-      if( aaMap[i]==0 ) goto nomem;
-      for(e=0; e<pD->nEntry; e++){
-        rc = parDictAdd(pB, pCol->pDict, (const unsigned char*)parDictText(pD, e),
-                        pD->aLen[e], pD->aKind[e], &aaMap[i][e]);
-        if( rc ) goto nomem;
-      }
-    }
+    if( parDictMerge(pB, pCol, aIn, nIn, j, aaMap, nThread) ) goto nomem;
     if( pCol->aNull ){
       for(i=0; i<nIn; i++){
         const ParColumn *pSrc = &aIn[i]->aCol[j];

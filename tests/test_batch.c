@@ -18,6 +18,10 @@
 **    byte at every position, TEXT and BLOB, and many random short values
 **    with repeats, against a plain search of the values seen so far: equal
 **    values (kind and bytes) get the same code, others new codes in order.
+** 6. Merged dictionaries: a table read in 1 to 512 rowid ranges, joined by
+**    parBatchConcat at 1, 2, 3 and 8 threads (serially or in parallel),
+**    gives the dictionaries, codes and memory count of the serial merge
+**    (parDictAdd in piece order), array for array.
 */
 #include "check.h"
 #include "batch.h"
@@ -407,6 +411,227 @@ static void checkConcatWindow(check_rng *r, int nPiece, int nThread, const char 
   if( rc==SQLITE_OK && pCat ) checkBatchRows(pCat, zWant, 0);
   sqlite3_free(zWant);
   sqlite3_free(zSel);
+}
+
+/* ---- merging dictionaries ------------------------------------------------------ */
+
+/* Table m: 60000 rows whose TEXT values the pieces mostly share (c0, with
+** empty strings), TEXT and BLOB values of equal bytes with integers and
+** NULLs (c1, MIXED), values found once each but only in some rowid ranges
+** (c2: pieces of NULLs only, and shared tables that must grow), empty
+** values only (c3), no text (c4), and 2^14 values, the last one first seen
+** in the last row (c5: the hash table's size depends on whether the last
+** entry merged is new). */
+#define MERGE_ROWS 60000
+static void makeMergeTable(void){
+  exec("DROP TABLE IF EXISTS m; CREATE TABLE m(c0, c1, c2, c3, c4, c5);"
+       "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<60000)"
+       " INSERT INTO m SELECT"
+       "  CASE WHEN i%53=0 THEN NULL WHEN i%47=0 THEN '' ELSE 'k'||((i*2654435761)%20011) END,"
+       "  CASE i%5 WHEN 0 THEN 'v'||((i*40503)%700) WHEN 1 THEN CAST('v'||((i*40503)%700) AS BLOB)"
+       "   WHEN 2 THEN i WHEN 3 THEN NULL ELSE CASE WHEN i%2 THEN '' ELSE x'' END END,"
+       "  CASE WHEN (i/4000)%3<>0 THEN 'u'||i END,"
+       "  CASE WHEN i%3=0 THEN '' END,"
+       "  i*7,"
+       "  CASE WHEN i=60000 THEN 'last' ELSE 'w'||(i%16383) END FROM s");
+}
+
+/* The serial merge of column j of the pieces, with parDictAdd() as
+** parBatchConcat() did it before it merged in parallel: *pRef, and
+** aaRef[i][e] the code of piece i's entry e. */
+static void mergeReference(ParBatch **apPiece, int nPiece, int j, ParBatch *pRefB,
+                           ParDict *pRef, uint32_t **aaRef){
+  int i;
+  memset(pRefB, 0, sizeof(*pRefB));
+  memset(pRef, 0, sizeof(*pRef));
+  for(i=0; i<nPiece; i++){
+    const ParDict *pD = apPiece[i]->aCol[j].pDict;
+    uint32_t e;
+    aaRef[i] = 0;
+    if( pD==0 || pD->nEntry==0 ) continue;
+    aaRef[i] = malloc(sizeof(uint32_t)*pD->nEntry);
+    for(e=0; e<pD->nEntry; e++){
+      CHECK(parDictAdd(pRefB, pRef, (const unsigned char*)parDictText(pD, e), pD->aLen[e],
+                       pD->aKind[e], &aaRef[i][e])==SQLITE_OK, "reference merge");
+    }
+  }
+}
+
+/* Column j of pOut (the pieces joined) against the serial merge: the same
+** dictionary array for array (the hash table slot for slot, the sizes
+** allocated), and every row's value mapped to the code the serial merge
+** gives it; the dictionary still takes lookups and additions. */
+static void checkMergedColumn(ParBatch *pOut, ParBatch **apPiece, int nPiece, int j){
+  ParBatch refB, *pB;
+  ParDict ref;
+  const ParColumn *pCol = &pOut->aCol[j];
+  const ParDict *pD = pCol->pDict;
+  uint32_t **aaRef = calloc((size_t)nPiece, sizeof(uint32_t*)), c;
+  sqlite3_int64 iAt = 0, k;
+  int i, nBad = 0;
+
+  mergeReference(apPiece, nPiece, j, &refB, &ref, aaRef);
+  if( ref.nEntry==0 ){
+    CHECK(pD==0, "column %d: a dictionary without entries", j);
+  }else if( pD==0 ){
+    CHECK(0, "column %d: no dictionary, want %u entries", j, ref.nEntry);
+  }else{
+    CHECK(pD->nEntry==ref.nEntry && pD->nAlloc==ref.nAlloc && pD->nByte==ref.nByte
+          && pD->nByteAlloc==ref.nByteAlloc && pD->nHash==ref.nHash,
+          "column %d: entries %u/%u alloc %u/%u bytes %lld/%lld alloc %lld/%lld hash %u/%u", j,
+          pD->nEntry, ref.nEntry, pD->nAlloc, ref.nAlloc, (long long)pD->nByte,
+          (long long)ref.nByte, (long long)pD->nByteAlloc, (long long)ref.nByteAlloc,
+          pD->nHash, ref.nHash);
+    if( pD->nEntry==ref.nEntry && pD->nAlloc==ref.nAlloc && pD->nHash==ref.nHash
+     && pD->nByteAlloc==ref.nByteAlloc ){
+      CHECK(memcmp(pD->aOff, ref.aOff, 8*(size_t)ref.nAlloc)==0, "column %d: aOff", j);
+      CHECK(memcmp(pD->aLen, ref.aLen, 4*(size_t)ref.nAlloc)==0, "column %d: aLen", j);
+      CHECK(memcmp(pD->aKind, ref.aKind, (size_t)ref.nAlloc)==0, "column %d: aKind", j);
+      CHECK((pD->aByte==0)==(ref.aByte==0)
+            && (ref.aByte==0 || memcmp(pD->aByte, ref.aByte, (size_t)ref.nByteAlloc)==0),
+            "column %d: aByte", j);
+      CHECK(memcmp(pD->aHash, ref.aHash, 8*(size_t)ref.nHash)==0, "column %d: aHash", j);
+    }
+    for(i=0; i<PAR_N_COLL; i++) CHECK(pD->aRank[i]==0, "column %d: ranks built", j);
+  }
+  /* Every row: the piece's value, under the serial merge's code. */
+  for(i=0; i<nPiece; i++){
+    const ParColumn *pSrc = &apPiece[i]->aCol[j];
+    for(k=0; k<apPiece[i]->nRow && nBad<5; k++){
+      int eType = parColumnType(pSrc, k), eOut = parColumnType(pCol, iAt+k);
+      uint64_t vWant = 0, vGot = 0;
+      if( eType==SQLITE_TEXT || eType==SQLITE_BLOB ){
+        uint32_t cSrc = pSrc->eStore==PAR_COL_TEXT ? pSrc->aCode[k] : (uint32_t)pSrc->aVal[k];
+        vWant = aaRef[i][cSrc];
+        vGot = pCol->eStore==PAR_COL_TEXT ? pCol->aCode[iAt+k] : pCol->aVal[iAt+k];
+      }else if( eType==SQLITE_INTEGER ){
+        vWant = (uint64_t)(pSrc->eStore==PAR_COL_INT ? pSrc->aInt[k] : (sqlite3_int64)pSrc->aVal[k]);
+        vGot = pCol->eStore==PAR_COL_INT ? (uint64_t)pCol->aInt[iAt+k] : pCol->aVal[iAt+k];
+      }
+      if( eType!=eOut || vWant!=vGot ){
+        CHECK(0, "column %d, piece %d, row %lld: type %d value %llu, want type %d value %llu",
+              j, i, (long long)k, eOut, (unsigned long long)vGot, eType,
+              (unsigned long long)vWant);
+        nBad++;
+      }
+    }
+    iAt += apPiece[i]->nRow;
+  }
+  /* Lookups find every entry; a new value comes next. */
+  if( pD && pD->nEntry==ref.nEntry ){
+    pB = pOut;
+    for(c=0; c<ref.nEntry; c++){
+      uint32_t iCode = UINT32_MAX;
+      int rc = parDictAdd(pB, pCol->pDict, (const unsigned char*)parDictText(&ref, c),
+                          ref.aLen[c], ref.aKind[c], &iCode);
+      if( rc!=SQLITE_OK || iCode!=c ){
+        CHECK(0, "column %d: entry %u looked up as %u (rc %d)", j, c, iCode, rc);
+        break;
+      }
+    }
+    c = UINT32_MAX;
+    CHECK(parDictAdd(pB, pCol->pDict, (const unsigned char*)"\x01new", 4, SQLITE_BLOB, &c)==SQLITE_OK
+          && c==ref.nEntry, "column %d: a new value got code %u, want %u", j, c, ref.nEntry);
+  }
+  for(i=0; i<nPiece; i++) free(aaRef[i]);
+  free(aaRef);
+  sqlite3_free(ref.aOff);
+  sqlite3_free(ref.aLen);
+  sqlite3_free(ref.aKind);
+  sqlite3_free(ref.aByte);
+  sqlite3_free(ref.aHash);
+}
+
+/* Table m read in nPiece rowid ranges (random cuts: empty pieces too),
+** joined at 1, 2, 3 and 8 threads: each time the dictionaries the serial
+** merge makes and the same memory counted; a memory limit just short of
+** it fails alike at 1 and 8 threads; with allocations failing, an error. */
+static void checkMerge(check_rng *r, int nPiece){
+  static const int aThread[] = { 1, 2, 3, 8 };
+  ParBatch **apPiece = calloc((size_t)nPiece, sizeof(ParBatch*));
+  sqlite3_int64 *aCut = malloc(sizeof(sqlite3_int64)*(nPiece+1)), nMem1 = 0;
+  char *zErr = 0, *zErr1 = 0;
+  int i, t, j, rc = SQLITE_OK, rc1 = SQLITE_OK;
+
+  check_case("merge: %d rows in %d pieces", MERGE_ROWS, nPiece);
+  aCut[0] = 0;
+  aCut[nPiece] = MERGE_ROWS;
+  for(i=1; i<nPiece; i++) aCut[i] = (sqlite3_int64)check_below(r, MERGE_ROWS+1);
+  for(i=1; i<nPiece; i++){         /* sorted: an insertion sort is enough */
+    sqlite3_int64 x = aCut[i];
+    for(j=i; j>1 && aCut[j-1]>x; j--) aCut[j] = aCut[j-1];
+    aCut[j] = x;
+  }
+  for(i=0; i<nPiece && rc==SQLITE_OK; i++){
+    char *zSql = sqlite3_mprintf("SELECT * FROM m WHERE rowid>%lld AND rowid<=%lld",
+                                 (long long)aCut[i], (long long)aCut[i+1]);
+    rc = parBatchFromSql(db, zSql, 0, 0, &apPiece[i], &zErr);
+    CHECK(rc==SQLITE_OK, "piece %d: %s", i, zErr ? zErr : "?");
+    sqlite3_free(zSql);
+    sqlite3_free(zErr);
+    zErr = 0;
+    if( rc==SQLITE_OK ) apPiece[i]->nRef++;     /* kept for the next join */
+  }
+  for(t=0; t<(int)(sizeof(aThread)/sizeof(aThread[0])) && rc==SQLITE_OK; t++){
+    ParBatch *pOut = 0;
+    check_case("merge: %d rows in %d pieces on %d threads", MERGE_ROWS, nPiece, aThread[t]);
+    rc = parBatchConcat(apPiece, nPiece, 0, aThread[t], 0, &pOut, &zErr);
+    CHECK(rc==SQLITE_OK, "concat: %s", zErr ? zErr : "?");
+    sqlite3_free(zErr);
+    zErr = 0;
+    if( rc ) break;
+    if( t==0 ) nMem1 = pOut->nMem;
+    CHECK(pOut->nMem==nMem1, "memory counted %lld, at 1 thread %lld",
+          (long long)pOut->nMem, (long long)nMem1);
+    for(j=0; j<pOut->nCol; j++) checkMergedColumn(pOut, apPiece, nPiece, j);
+    parBatchFree(pOut);
+  }
+  if( rc==SQLITE_OK && nPiece==64 ){
+    /* Allocations failing anywhere (a heap limit at 32 heights up to the
+    ** join's peak): an error or the same batch, and no leak (ASan). */
+    sqlite3_int64 nBase, nPeak;
+    ParBatch *pOut = 0;
+    int k;
+    check_case("merge: %d pieces, allocations failing", nPiece);
+    nBase = sqlite3_memory_used();
+    sqlite3_memory_highwater(1);
+    rc = parBatchConcat(apPiece, nPiece, 0, 8, 0, &pOut, &zErr);
+    nPeak = sqlite3_memory_highwater(0) - nBase;
+    parBatchFree(pOut);
+    for(k=0; k<32 && rc==SQLITE_OK; k++){
+      int rcK;
+      pOut = 0;
+      sqlite3_hard_heap_limit64(nBase + nPeak*k/32 + 1);
+      rcK = parBatchConcat(apPiece, nPiece, 0, 8, 0, &pOut, &zErr);
+      sqlite3_hard_heap_limit64(0);
+      CHECK(rcK==SQLITE_OK ? pOut && pOut->nMem==nMem1 && zErr==0
+                           : rcK==SQLITE_NOMEM && pOut==0,   /* message: if it fits */
+            "heap limit %d/32: rc %d (%s)", k, rcK, zErr ? zErr : "-");
+      sqlite3_free(zErr);
+      zErr = 0;
+      parBatchFree(pOut);
+    }
+  }
+  if( rc==SQLITE_OK ){
+    ParBatch *pOut = 0;
+    check_case("merge: %d pieces under a memory limit", nPiece);
+    rc1 = parBatchConcat(apPiece, nPiece, nMem1-1, 1, 0, &pOut, &zErr1);
+    CHECK(rc1==SQLITE_FULL && pOut==0, "1 thread: rc %d", rc1);
+    rc = parBatchConcat(apPiece, nPiece, nMem1-1, 8, 0, &pOut, &zErr);
+    CHECK(rc==rc1 && pOut==0 && zErr && zErr1 && strcmp(zErr, zErr1)==0,
+          "8 threads: rc %d (%s), at 1 thread %d (%s)", rc, zErr ? zErr : "-", rc1,
+          zErr1 ? zErr1 : "-");
+    sqlite3_free(zErr);
+    sqlite3_free(zErr1);
+  }
+  for(i=0; i<nPiece; i++){
+    if( apPiece[i] ){
+      parBatchFree(apPiece[i]);
+      parBatchFree(apPiece[i]);
+    }
+  }
+  free(apPiece);
+  free(aCut);
 }
 
 /* ---- sort keys --------------------------------------------------------------- */
@@ -983,6 +1208,13 @@ int main(int argc, char **argv){
     }
   }
   checkErrors();
+  }
+  makeMergeTable();
+  {
+    static const int aMergePiece[] = { 1, 2, 7, 64, 512 };
+    for(j=0; j<(int)(sizeof(aMergePiece)/sizeof(aMergePiece[0])); j++){
+      checkMerge(&r, aMergePiece[j]);
+    }
   }
   checkSinkReplaced();
   checkSinkStop();
