@@ -281,7 +281,128 @@ typedef struct WinPart {
   size_t p0, p1;
   uint32_t *aG;
   size_t nG;
+  uint32_t *aRs, *aRe;   /* RANGE with an offset: each peer group's frame
+                         ** as positions [aRs[g], aRe[g]) (winRange) */
 } WinPart;
+
+/* A number as SQLite holds it: INTEGER i or REAL r. */
+typedef struct WinNum { int bInt; sqlite3_int64 i; double r; } WinNum;
+
+/* a + n (bSub: a - n) as SQLite's OP_Add / OP_Subtract of an INTEGER
+** n >= 0 (winRangeFits keeps integers away from overflow). */
+static WinNum winNumAdd(WinNum a, sqlite3_int64 n, int bSub){
+  if( a.bInt ) a.i = bSub ? a.i - n : a.i + n;
+  else a.r = bSub ? a.r - (double)n : a.r + (double)n;
+  return a;
+}
+
+/* Compare two numbers as SQLite does (an INTEGER and a REAL by value,
+** exactly: sqlite3IntFloatCompare). */
+static int winNumCmp(WinNum a, WinNum b){
+  if( a.bInt && b.bInt ) return (a.i>b.i) - (a.i<b.i);
+  if( !a.bInt && !b.bInt ) return (a.r>b.r) - (a.r<b.r);
+  if( a.bInt ){
+    long double x = (long double)a.i, y = (long double)b.r;
+    return (x>y) - (x<y);
+  }else{
+    long double x = (long double)a.r, y = (long double)b.i;
+    return (x>y) - (x<y);
+  }
+}
+
+/* The ORDER BY value of row r (a number: winRangeFits checked). */
+static WinNum winNumAt(const ParColumn *pKey, sqlite3_int64 r){
+  WinNum v;
+  uint64_t bits = 0;
+  int e = parAggColGet(pKey, r, &bits);
+  v.bInt = e==SQLITE_INTEGER;
+  v.i = (sqlite3_int64)bits;
+  memcpy(&v.r, &bits, 8);
+  if( v.bInt ) v.r = 0;
+  return v;
+}
+
+/* The frames of a RANGE frame with an offset over the peer groups of pP
+** (window.c windowCodeRangeTest: the offset is added to the start
+** cursor's value for n PRECEDING starts and ends, to the current row's
+** for FOLLOWING; subtracted under DESC, with the comparisons turned):
+**   start n PRECEDING: the first group h with not  k_h + n <  k_g
+**   start n FOLLOWING: the first group h with not  k_g + n >  k_h
+**   end   n FOLLOWING: the last group h with not   k_g + n <  k_h
+**   end   n PRECEDING: the last group h with       k_h + n <= k_g
+** (ASC; DESC: k - n and the comparisons reversed).  The keys grow (or
+** fall) with the groups, so each bound moves forward only. */
+static void winRange(WinPart *pP, const ParWinFrame *pF, const ParColumn *pKey, int bDesc,
+                     const uint32_t *aPerm){
+  size_t g, hs = 0, he = 0, nG = pP->nG;
+  int s = bDesc ? -1 : 1;
+  for(g=0; g<nG; g++){
+    WinNum kg = winNumAt(pKey, aPerm[pP->aG[g]]);
+    size_t fs, fe;
+    switch( pF->eStart ){
+      case PAR_BOUND_PRECEDING:
+        while( hs<nG && s*winNumCmp(winNumAdd(winNumAt(pKey, aPerm[pP->aG[hs]]), pF->iStart,
+                                              bDesc), kg)<0 ) hs++;
+        fs = hs;
+        break;
+      case PAR_BOUND_FOLLOWING:
+        while( hs<nG && s*winNumCmp(winNumAdd(kg, pF->iStart, bDesc),
+                                    winNumAt(pKey, aPerm[pP->aG[hs]]))>0 ) hs++;
+        fs = hs;
+        break;
+      case PAR_BOUND_CURRENT_ROW: fs = g; break;
+      default: fs = 0; break;
+    }
+    switch( pF->eEnd ){
+      case PAR_BOUND_FOLLOWING:
+        if( he<g ) he = g;
+        while( he<nG && !(s*winNumCmp(winNumAdd(kg, pF->iEnd, bDesc),
+                                      winNumAt(pKey, aPerm[pP->aG[he]]))<0) ) he++;
+        fe = he;           /* groups [.., he) */
+        break;
+      case PAR_BOUND_PRECEDING:
+        while( he<nG && s*winNumCmp(winNumAdd(winNumAt(pKey, aPerm[pP->aG[he]]), pF->iEnd,
+                                              bDesc), kg)<=0 ) he++;
+        fe = he;
+        break;
+      case PAR_BOUND_CURRENT_ROW: fe = g+1; break;
+      default: fe = nG; break;
+    }
+    if( fs>=fe ){
+      pP->aRs[g] = pP->aRe[g] = (uint32_t)pP->p0;
+    }else{
+      pP->aRs[g] = pP->aG[fs];
+      pP->aRe[g] = pP->aG[fe];
+    }
+  }
+}
+
+/* Can winRange() follow SQLite over pKey's n rows: every value a number
+** (no NULL, text or blob, whose comparisons SQLite makes otherwise) and
+** integers far from overflow with the offsets added? */
+static int winRangeFits(const ParColumn *pKey, size_t n, const ParWinFrame *pF){
+  size_t r;
+  sqlite3_int64 lim = (sqlite3_int64)1 << 62;
+  if( pF->iStart>=lim || pF->iEnd>=lim ) return 0;
+  for(r=0; r<n; r++){
+    uint64_t bits = 0;
+    int e = parAggColGet(pKey, (sqlite3_int64)r, &bits);
+    if( e==SQLITE_INTEGER ){
+      sqlite3_int64 i = (sqlite3_int64)bits;
+      if( i>=lim || i<=-lim ) return 0;
+    }else if( e!=SQLITE_FLOAT ){
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Is pF a RANGE frame with an offset? */
+static int winIsRangeOffset(const ParWinFrame *pF){
+  return pF->eType==PAR_FRAME_RANGE
+      && (pF->eStart==PAR_BOUND_PRECEDING || pF->eStart==PAR_BOUND_FOLLOWING
+          || pF->eEnd==PAR_BOUND_PRECEDING || pF->eEnd==PAR_BOUND_FOLLOWING);
+}
 
 /* Frame of unit u (a row for ROWS, a peer group else) of pP under pF, as
 ** positions [*pFs, *pFe) (empty when *pFs >= *pFe). */
@@ -290,6 +411,11 @@ static void winFrameOf(const WinPart *pP, const ParWinFrame *pF, size_t u, size_
   int bRows = pF->eType==PAR_FRAME_ROWS;
   sqlite3_int64 nu = bRows ? (sqlite3_int64)(pP->p1 - pP->p0) : (sqlite3_int64)pP->nG;
   sqlite3_int64 s = 0, e = 0, iu = (sqlite3_int64)u;
+  if( winIsRangeOffset(pF) ){
+    *pFs = pP->aRs[u];
+    *pFe = pP->aRe[u];
+    return;
+  }
   switch( pF->eStart ){
     case PAR_BOUND_UNBOUNDED_PRECEDING: s = 0; break;
     case PAR_BOUND_PRECEDING:           s = iu - pF->iStart; break;
@@ -713,6 +839,16 @@ static int winValues(const ParPlanWindow *pW, int iWin, WinCall *aCall, const Wi
     }
     if( part.aG ) part.aG[part.nG] = (uint32_t)part.p1;
     for(f=0; !bErr && f<pW->nFunc; f++){
+      const ParWinFunc *pF = aCall[f].pF;
+      const ParWinDef *pD = &pW->aWin[iWin];
+      if( pF->iWin!=iWin || !winIsRangeOffset(&pF->frame) || part.aRs ) continue;
+      part.aRs = sqlite3_malloc64(sizeof(uint32_t)*(part.nG+1)*2);
+      if( part.aRs==0 ){ bErr = 1; break; }
+      part.aRe = part.aRs + part.nG + 1;
+      winRange(&part, &pF->frame, &pIn->aCol[pD->aOrder[0].iCol],
+               (pD->aOrder[0].flags & PAR_KEY_DESC)!=0, pO->aPerm);
+    }
+    for(f=0; !bErr && f<pW->nFunc; f++){
       WinCall *pC = &aCall[f];
       if( pC->pF->iWin!=iWin ) continue;
       switch( pC->pF->eFunc ){
@@ -740,6 +876,7 @@ static int winValues(const ParPlanWindow *pW, int iWin, WinCall *aCall, const Wi
     }
     if( bErr ) __atomic_store_n(&rc, SQLITE_NOMEM, __ATOMIC_RELAXED);
     sqlite3_free(part.aG);
+    sqlite3_free(part.aRs);
     sqlite3_free(aQ);
   }
   *pbOver = bOver;
@@ -852,7 +989,16 @@ int parWindowRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *
   if( aCall==0 || o.aPerm==0 || o.aHead==0 ){ rc = SQLITE_NOMEM; goto done; }
   memset(aCall, 0, sizeof(WinCall)*(pW->nFunc+1));
   for(f=0; f<pW->nFunc && rc==SQLITE_OK && !*pbNative; f++){
-    aCall[f].pF = &pW->aFunc[f];
+    const ParWinFunc *pF = &pW->aFunc[f];
+    aCall[f].pF = pF;
+    if( winIsRangeOffset(&pF->frame) ){
+      /* One ORDER BY term (SQLite's rule), a number on every row. */
+      const ParWinDef *pD = &pW->aWin[pF->iWin];
+      if( pD->nOrder!=1 || !winRangeFits(&pIn->aCol[pD->aOrder[0].iCol], n, &pF->frame) ){
+        *pbNative = 1;
+        break;
+      }
+    }
     rc = winCallInit(db, &aCall[f], pIn, n, nThread, pbNative);
   }
   if( rc || *pbNative ) goto done;

@@ -131,10 +131,6 @@ static int winBound(ParBuild *pB, const ParFrameBound *pBd, int eType, int *peBo
   *peBound = pBd->eBound;
   *piN = 0;
   if( pBd->eBound==PAR_BOUND_PRECEDING || pBd->eBound==PAR_BOUND_FOLLOWING ){
-    if( eType==PAR_FRAME_RANGE ){
-      buildWhy(pB, "RANGE with an offset%s", "");
-      return 0;
-    }
     if( !winLiteral(pB->pSel, pBd->expr.iTok, pBd->expr.iTokEnd, piN) ){
       buildWhy(pB, "a frame bound that is not an integer literal%s", "");
       return 0;

@@ -1431,8 +1431,6 @@ def error_group():
 def native_group(conn):
     g = "native"
     shapes = [
-        ("window function", "SELECT g, n, sum(n) OVER (PARTITION BY g ORDER BY n, rowid) FROM t5",
-         False, "window"),
         ("window over aggregate", "SELECT g, count(*), rank() OVER (ORDER BY count(*)) FROM t5 GROUP BY g",
          False, "window"),
         ("UNION", "SELECT g, count(*) FROM t5 GROUP BY g UNION SELECT 7, 8", False, "compound"),
@@ -1488,6 +1486,7 @@ def native_group(conn):
         "SELECT g, n FROM t9 ORDER BY n DESC, g LIMIT 3 OFFSET 1",
         "SELECT DISTINCT g FROM t9",
         "SELECT DISTINCT d COLLATE NOCASE AS x FROM t9 ORDER BY x DESC",
+        "SELECT g, n, sum(n) OVER (PARTITION BY g ORDER BY n, rowid) FROM t5",
     ]
     for sql in accelerated:
         def acc(sql=sql):
