@@ -461,6 +461,7 @@ typedef struct WinCall {
                              ** (or NULL: none is) */
   const sqlite3_int64 *aFilt;   /* FILTER: 0 for the rows not stepped (by
                              ** row), or NULL */
+  int bConcat;               /* group_concat: built by winConcat() */
   int bAtPos;                /* results at each position of the order (the
                              ** outermost window's, the result's), else at
                              ** each row's place in the extraction batch */
@@ -665,6 +666,105 @@ static void winAggFast(WinCall *pC, const WinPart *pP, const uint32_t *aPerm){
   }
 }
 
+/* group_concat over frames that start at UNBOUNDED PRECEDING, partition
+** by partition on one thread (the strings go into one dictionary): the
+** rows stepped in order, each non-NULL value after its row's separator
+** (',' for none, nothing for a NULL one) but the first's, and the string
+** so far the value of every row whose frame ends there; NULL while no
+** value or only empty text was added (groupConcatValue: sqlite3_str_value
+** of an empty string is NULL).  *pbNative when the strings would pass the
+** memory limit (SQLite makes them one at a time). */
+static int winConcat(WinCall *pC, const ParWinDef *pD, const WinOrder *pO, const ParBatch *pIn,
+                     sqlite3_int64 mxMem, int *pbNative){
+  const ParWinFunc *pF = pC->pF;
+  const ParColumn *pText = &pIn->aCol[pF->agg.iText];
+  const ParColumn *pSep = pF->agg.iSep>=0 ? &pIn->aCol[pF->agg.iSep] : 0;
+  const uint32_t *aPerm = pO->aPerm;
+  int bRows = pF->frame.eType==PAR_FRAME_ROWS, rc = SQLITE_OK;
+  ParBatch acct;
+  char *zBuf = 0;
+  sqlite3_int64 nBuf = 0, nAlloc = 0;
+  size_t p;
+  memset(&acct, 0, sizeof(acct));
+  acct.mxMem = mxMem;
+  for(p=0; p<pO->nPart && rc==SQLITE_OK; p++){
+    WinPart part;
+    size_t j, k, u, nu, a, b, fs, fe, nStep;
+    int bFirst = 1;
+    memset(&part, 0, sizeof(part));
+    part.p0 = pO->aPart[p];
+    part.p1 = pO->aPart[p+1];
+    for(j=part.p0; j<part.p1; j++) part.nG += (pO->aHead[j]>>1) & 1;
+    part.aG = sqlite3_malloc64(sizeof(uint32_t)*(part.nG+1));
+    if( part.aG==0 ){ rc = SQLITE_NOMEM; break; }
+    for(j=part.p0, k=0; j<part.p1; j++) if( (pO->aHead[j]>>1) & 1 ) part.aG[k++] = (uint32_t)j;
+    part.aG[part.nG] = (uint32_t)part.p1;
+    if( winIsRangeOffset(&pF->frame) ){
+      part.aRs = sqlite3_malloc64(sizeof(uint32_t)*(part.nG+1)*2);
+      if( part.aRs==0 ){ sqlite3_free(part.aG); rc = SQLITE_NOMEM; break; }
+      part.aRe = part.aRs + part.nG + 1;
+      winRange(&part, &pF->frame, &pIn->aCol[pD->aOrder[0].iCol],
+               (pD->aOrder[0].flags & PAR_KEY_DESC)!=0, aPerm);
+    }
+    nu = bRows ? part.p1 - part.p0 : part.nG;
+    nBuf = 0;
+    nStep = part.p0;
+    for(u=0; u<nu && rc==SQLITE_OK; u++){
+      uint32_t iCode = 0;
+      winFrameOf(&part, &pF->frame, u, &fs, &fe);
+      for(; nStep<fe && rc==SQLITE_OK; nStep++){
+        uint32_t r = aPerm[nStep];
+        uint64_t v = 0, sv = 0;
+        const char *zSep = ",";
+        sqlite3_int64 nSep = 1, nVal;
+        if( pC->aFilt && !pC->aFilt[r] ) continue;
+        if( parAggColGet(pText, r, &v)!=SQLITE_TEXT ) continue;
+        nVal = pText->pDict->aLen[v];
+        if( bFirst ){
+          nSep = 0;
+        }else if( pSep ){
+          nSep = 0;
+          if( parAggColGet(pSep, r, &sv)==SQLITE_TEXT ){
+            zSep = parDictText(pSep->pDict, (uint32_t)sv);
+            nSep = pSep->pDict->aLen[sv];
+          }
+        }
+        bFirst = 0;
+        if( nBuf + nSep + nVal > nAlloc ){
+          sqlite3_int64 nNew = nAlloc ? nAlloc*2 : 256;
+          char *zNew;
+          while( nNew < nBuf + nSep + nVal ) nNew *= 2;
+          if( mxMem>0 && nNew>mxMem ){ *pbNative = 1; rc = SQLITE_DONE; break; }
+          zNew = sqlite3_realloc64(zBuf, (sqlite3_uint64)nNew);
+          if( zNew==0 ){ rc = SQLITE_NOMEM; break; }
+          zBuf = zNew;
+          nAlloc = nNew;
+        }
+        if( nSep ){ memcpy(zBuf + nBuf, zSep, (size_t)nSep); nBuf += nSep; }
+        if( nVal ){ memcpy(zBuf + nBuf, parDictText(pText->pDict, (uint32_t)v), (size_t)nVal); }
+        nBuf += nVal;
+      }
+      if( rc ) break;
+      if( nBuf>0 ){
+        rc = parDictAdd(&acct, pC->out.pDict, (const unsigned char*)zBuf, nBuf, SQLITE_TEXT,
+                        &iCode);
+        if( rc && acct.bOverLimit ){ *pbNative = 1; rc = SQLITE_DONE; break; }
+      }
+      winUnit(&part, bRows, u, &a, &b);
+      for(j=a; j<b; j++){
+        sqlite3_int64 r = WIN_OUT(pC, aPerm, j);
+        pC->out.aType[r] = nBuf>0 ? SQLITE_TEXT : SQLITE_NULL;
+        pC->out.aVal[r] = nBuf>0 ? iCode : 0;
+      }
+    }
+    sqlite3_free(part.aG);
+    sqlite3_free(part.aRs);
+    if( (p & 63)==0 && rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+  }
+  sqlite3_free(zBuf);
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
 /* ---- the operator ------------------------------------------------------------ */
 
 /* A bFast call's argument at each position of the order aPerm. */
@@ -725,6 +825,15 @@ static int winCallInit(sqlite3 *db, WinCall *pC, ParBatch *pIn, size_t n, int nT
                        int *pbNative){
   const ParWinFunc *pF = pC->pF;
   int rc, eStore = PAR_COL_MIXED;
+  if( pF->eFunc==PAR_WF_AGG && pF->agg.eFunc==PAR_AGG_GROUP_CONCAT ){
+    /* A dictionary of its own for the strings it makes. */
+    pC->bConcat = 1;
+    rc = winColumn(&pC->out, n, PAR_COL_MIXED);
+    if( rc ) return rc;
+    pC->out.pDict = sqlite3_malloc(sizeof(ParDict));
+    if( pC->out.pDict==0 ) return SQLITE_NOMEM;
+    memset(pC->out.pDict, 0, sizeof(ParDict));
+  }
   if( pF->iFilter>=0 ){
     const ParColumn *pFilt = &pIn->aCol[pF->iFilter];
     if( pFilt->eStore==PAR_COL_INT && pFilt->nNull==0 ){
@@ -762,6 +871,7 @@ static int winCallInit(sqlite3 *db, WinCall *pC, ParBatch *pIn, size_t n, int nT
       }
     }
   }
+  if( pC->bConcat ) return SQLITE_OK;
   rc = winColumn(&pC->out, n, eStore);
   if( rc || pC->bFast ) return rc;
   if( rc ) return rc;
@@ -853,7 +963,9 @@ static int winValues(const ParPlanWindow *pW, int iWin, WinCall *aCall, const Wi
       if( pC->pF->iWin!=iWin ) continue;
       switch( pC->pF->eFunc ){
         case PAR_WF_AGG:
-          if( pC->bFast ){
+          if( pC->bConcat ){
+            break;                   /* winConcat(), one thread */
+          }else if( pC->bFast ){
             winAggFast(pC, &part, pO->aPerm);
           }else if( pC->bDeque ){
             if( aQ==0 ) aQ = sqlite3_malloc64(sizeof(uint32_t)*(part.p1 - part.p0 + 1));
@@ -927,6 +1039,11 @@ static int winResult(const ParPlan *pPlan, ParBatch *pIn, WinCall *aCall,
     }
     rc = parColumnGather(pSrc, c>=nExtract && aCall[c - nExtract].bAtPos ? aSeq : aRow,
                          (sqlite3_int64)nRow, nThread, &pOut->aCol[c]);
+    if( rc==SQLITE_OK && c>=nExtract && pSrc->pDict && !pSrc->bBorrowDict ){
+      /* group_concat's own dictionary moves with its values. */
+      pOut->aCol[c].bBorrowDict = 0;
+      aCall[c - nExtract].out.bBorrowDict = 1;
+    }
   }
   parBigFree(aSeq);
   return rc;
@@ -1018,6 +1135,12 @@ int parWindowRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *
       if( aCall[f].bFast ) rc = winGatherArg(&aCall[f], pIn, o.aPerm, n, nThread);
     }
     if( rc==SQLITE_OK ) rc = winValues(pW, g, aCall, &o, pIn, nThread, &bOver);
+    for(f=0; f<pW->nFunc && rc==SQLITE_OK && !*pbNative; f++){
+      if( aCall[f].pF->iWin==g && aCall[f].bConcat ){
+        rc = winConcat(&aCall[f], &pW->aWin[g], &o, pIn, parMemLimit(pCtx), pbNative);
+      }
+    }
+    if( rc==SQLITE_OK && *pbNative ) goto done;
     for(f=0; f<pW->nFunc; f++){
       parBigFree(aCall[f].aV);
       parBigFree(aCall[f].aVNull);

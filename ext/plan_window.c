@@ -195,6 +195,7 @@ static int winFunc(ParBuild *pB, const ParWinCall *pC, ParWinFunc *pF){
   static const struct { const char *z; int e; } aAgg[] = {
     { "count", PAR_AGG_COUNT }, { "sum", PAR_AGG_SUM }, { "total", PAR_AGG_TOTAL },
     { "avg", PAR_AGG_AVG }, { "min", PAR_AGG_MIN }, { "max", PAR_AGG_MAX },
+    { "group_concat", PAR_AGG_GROUP_CONCAT },
   };
   int k, nArg = pC->bStar ? 0 : pC->nArg;
   if( pC->bDistinct ){ buildWhy(pB, "a window call with DISTINCT%s", ""); return 0; }
@@ -212,7 +213,9 @@ static int winFunc(ParBuild *pB, const ParWinCall *pC, ParWinFunc *pF){
     if( sqlite3_stricmp(pC->zName, aAgg[k].z)==0 ){
       int e = aAgg[k].e;
       if( e==PAR_AGG_COUNT && nArg==0 ) e = PAR_AGG_COUNT_STAR;
-      if( (e==PAR_AGG_COUNT_STAR && !pC->bStar && nArg!=0) || (e!=PAR_AGG_COUNT_STAR && nArg!=1) ){
+      if( (e==PAR_AGG_COUNT_STAR && !pC->bStar && nArg!=0)
+       || (e==PAR_AGG_GROUP_CONCAT && nArg!=1 && nArg!=2)
+       || (e!=PAR_AGG_COUNT_STAR && e!=PAR_AGG_GROUP_CONCAT && nArg!=1) ){
         break;
       }
       pF->eFunc = PAR_WF_AGG;
@@ -330,7 +333,28 @@ static int winCalls(ParBuild *pB, ParPlanWindow *pPW, int *aItemCall){
     /* Arguments. */
     switch( pF->eFunc ){
       case PAR_WF_AGG:
-        if( pF->agg.eFunc!=PAR_AGG_COUNT_STAR ){
+        if( pF->agg.eFunc==PAR_AGG_GROUP_CONCAT ){
+          /* Its values and separators as the text SQLite concatenates
+          ** (sqlite3_value_text): read by SQLite, as the group-by's are;
+          ** only frames that never remove a row (window.c calls
+          ** groupConcatInverse, which the operator does not follow). */
+          const ParSpan *a = pC->aArg;
+          if( !winPlainExpr(pB, a[0].iTok, a[0].iTokEnd)
+           || (pC->nArg==2 && !winPlainExpr(pB, a[1].iTok, a[1].iTokEnd)) ){
+            buildWhy(pB, "an aggregate inside a window%s", "");
+            break;
+          }
+          if( pF->frame.eStart!=PAR_BOUND_UNBOUNDED_PRECEDING ){
+            buildWhy(pB, "group_concat() over a frame whose start moves%s", "");
+            break;
+          }
+          pF->agg.iText = buildExpr(pB, sqlite3_mprintf("CAST((%.*s) AS TEXT)",
+                                    a[0].iEnd - a[0].iStart, z + a[0].iStart));
+          if( pC->nArg==2 ){
+            pF->agg.iSep = buildExpr(pB, sqlite3_mprintf("CAST((%.*s) AS TEXT)",
+                                     a[1].iEnd - a[1].iStart, z + a[1].iStart));
+          }
+        }else if( pF->agg.eFunc!=PAR_AGG_COUNT_STAR ){
           pF->agg.iArg = winExpr(pB, pC->aArg[0].iTok, pC->aArg[0].iTokEnd);
         }
         pF->agg.zText = 0;
