@@ -41,16 +41,14 @@
 ** a full sort when they are at most this fraction of the rows. */
 #define PAR_TOPK_FRACTION 64
 
-/* LIMIT and OFFSET of the plan: *piLimit -1 for none.  *pbNative when they
-** are not integers, or fail (SQLite then says what it says). */
-static int sortLimit(sqlite3 *db, const ParPlan *pPlan, sqlite3_int64 *piLimit,
-                     sqlite3_int64 *piOffset, int *pbNative){
+int parLimitEval(sqlite3 *db, const ParPlan *pPlan, const char *zLimit, sqlite3_int64 *piLimit,
+                 sqlite3_int64 *piOffset, int *pbNative){
   sqlite3_stmt *pStmt = 0;
   int rc;
   *piLimit = -1;
   *piOffset = 0;
-  if( pPlan->pSort->zLimit==0 ) return SQLITE_OK;
-  rc = sqlite3_prepare_v2(db, pPlan->pSort->zLimit, -1, &pStmt, 0);
+  if( zLimit==0 ) return SQLITE_OK;
+  rc = sqlite3_prepare_v2(db, zLimit, -1, &pStmt, 0);
   if( rc==SQLITE_OK ) rc = parParamsBind(pStmt, pPlan->pParams);
   if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW
    && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER
@@ -330,7 +328,7 @@ int parSortRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     *pbNative = 1;
     return SQLITE_OK;
   }
-  rc = sortLimit(db, pPlan, &iLimit, &iOffset, pbNative);
+  rc = parLimitEval(db, pPlan, pS->zLimit, &iLimit, &iOffset, pbNative);
   if( rc || *pbNative ) return rc;
   rc = sortFits(pCtx, pPlan, pIn, pS->bGroup ? pIn->nCol : pPlan->nCol, (iLimit<0 || iOffset>=(sqlite3_int64)n
                                   || iLimit>(sqlite3_int64)n - iOffset)

@@ -16,6 +16,14 @@
 ** *ppOut).  Sets *pbNative and returns SQLITE_OK without a result when the
 ** SELECT must run natively; on error sets *pzErr (may stay NULL).
 ** *pzStrategy: "sort", "top-k" or "distinct". */
+/* LIMIT and OFFSET, "SELECT (limit), (offset)" (zLimit, or NULL for
+** none) evaluated on db with pPlan's parameters: *piLimit -1 for none (or
+** negative), *piOffset 0 for negative (select.c computeLimitOffset).
+** *pbNative when they are not integers, or fail (SQLite then says what
+** it says).  SQLITE_OK, or SQLITE_NOMEM. */
+int parLimitEval(sqlite3 *db, const ParPlan *pPlan, const char *zLimit, sqlite3_int64 *piLimit,
+                 sqlite3_int64 *piOffset, int *pbNative);
+
 int parSortRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
                ParBatch **ppOut, int *pbNative, char **pzErr, const char **pzStrategy);
 

@@ -35,6 +35,7 @@
 */
 #include "parext.h"
 #include "op_window.h"
+#include "op_sort.h"
 #include "agg.h"
 #include "sort.h"
 #include "gather.h"
@@ -69,31 +70,6 @@ static int winColumn(ParColumn *pCol, size_t n, int eStore){
   pCol->aType = parBigMalloc((sqlite3_int64)m);
   pCol->aVal = parBigMalloc((sqlite3_int64)m*8);
   return pCol->aType && pCol->aVal ? SQLITE_OK : SQLITE_NOMEM;
-}
-
-/* LIMIT and OFFSET: *piLimit -1 for none; *pbNative when they are not
-** integers (SQLite then says what it says). */
-static int winLimit(sqlite3 *db, const ParPlan *pPlan, const char *zLimit,
-                    sqlite3_int64 *piLimit, sqlite3_int64 *piOffset, int *pbNative){
-  sqlite3_stmt *pStmt = 0;
-  int rc;
-  *piLimit = -1;
-  *piOffset = 0;
-  if( zLimit==0 ) return SQLITE_OK;
-  rc = sqlite3_prepare_v2(db, zLimit, -1, &pStmt, 0);
-  if( rc==SQLITE_OK ) rc = parParamsBind(pStmt, pPlan->pParams);
-  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW
-   && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER
-   && sqlite3_column_type(pStmt, 1)==SQLITE_INTEGER ){
-    *piLimit = sqlite3_column_int64(pStmt, 0);
-    *piOffset = sqlite3_column_int64(pStmt, 1);
-    if( *piLimit<0 ) *piLimit = -1;
-    if( *piOffset<0 ) *piOffset = 0;
-  }else{
-    *pbNative = 1;
-  }
-  rc = sqlite3_finalize(pStmt);
-  return rc==SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
 }
 
 /* Text under a collation the planner could not tell: SQLite's order and
@@ -1094,7 +1070,7 @@ int parWindowRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *
     }
   }
   if( *pbNative ) return SQLITE_OK;
-  rc = winLimit(db, pPlan, pW->zLimit, &iLimit, &iOffset, pbNative);
+  rc = parLimitEval(db, pPlan, pW->zLimit, &iLimit, &iOffset, pbNative);
   if( rc || *pbNative ) return rc;
   rc = winFits(pCtx, pPlan, pIn, pzErr);
   if( rc ) return rc;

@@ -178,6 +178,21 @@ void parPlanFree(ParPlan *p){
 
 void buildNoMem(ParBuild *pB){ pB->rc = SQLITE_NOMEM; }
 
+int buildOtherAggs(ParBuild *pB){
+  const ParSelect *pSel = pB->pSel;
+  int i;
+  for(i=0; i<pSel->nCall; i++){
+    char *zName = parSpanText(pSel->zSql, pSel->aCall[i]);
+    int bAgg;
+    if( zName==0 ){ buildNoMem(pB); return 1; }
+    bAgg = buildIsAggFunc(pB, zName, pSel->aCallArgc[i]);
+    if( bAgg ) buildWhy(pB, "%s() is an aggregate the kernels do not compute", zName);
+    sqlite3_free(zName);
+    if( bAgg || pB->rc ) return 1;
+  }
+  return 0;
+}
+
 /* Index of extraction expression zExpr (taking ownership), reusing an
 ** identical one. */
 int buildExpr(ParBuild *pB, char *zExpr){

@@ -178,16 +178,7 @@ void buildSortPlan(ParBuild *pB){
   int *aItem = 0, *aTermCol = 0, *aTermItem = 0;
   int i, j, nItem, nStar, bUtf8, mReplaced;
 
-  for(i=0; i<pSel->nCall; i++){
-    char *zName = parSpanText(z, pSel->aCall[i]);
-    if( zName==0 ){ buildNoMem(pB); return; }
-    if( buildIsAggFunc(pB, zName, pSel->aCallArgc[i]) ){
-      buildWhy(pB, "%s() is an aggregate the kernels do not compute", zName);
-      sqlite3_free(zName);
-      return;
-    }
-    sqlite3_free(zName);
-  }
+  if( buildOtherAggs(pB) ) return;
   nItem = pSel->bStar ? pPlan->nCol : pSel->nCol;
   nStar = pSel->bStar ? pPlan->nCol : 0;
   if( nItem!=pPlan->nCol ){ buildWhy(pB, "SQL the parser does not follow%s", ""); return; }

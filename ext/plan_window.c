@@ -533,16 +533,7 @@ void buildWindowPlan(ParBuild *pB){
     buildWhy(pB, "SQL the parser does not follow%s", "");
     return;
   }
-  for(i=0; i<pSel->nCall; i++){
-    char *zName = parSpanText(z, pSel->aCall[i]);
-    if( zName==0 ){ buildNoMem(pB); return; }
-    if( buildIsAggFunc(pB, zName, pSel->aCallArgc[i]) ){
-      buildWhy(pB, "%s() is an aggregate the kernels do not compute", zName);
-      sqlite3_free(zName);
-      return;
-    }
-    sqlite3_free(zName);
-  }
+  if( buildOtherAggs(pB) ) return;
   pPW = pPlan->pWindow = sqlite3_malloc(sizeof(ParPlanWindow));
   aItem = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));
   aItemCall = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));

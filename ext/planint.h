@@ -77,6 +77,11 @@ void buildStripParens(const ParToken *a, int *pt0, int *pt1);
 ** plan for the SELECT does, when the result depends on it. */
 void buildCheckOrder(ParBuild *pB);
 
+/* Is any call of pB's SELECT outside the aggregates it parsed an
+** aggregate or window function (a built-in the kernels do not compute,
+** or the application's)?  Then zWhy (or out of memory) and 1. */
+int buildOtherAggs(ParBuild *pB);
+
 /* Does the result depend on the order the rows are read in (SQLite's)?
 ** Bare columns, a sort, or an aggregate whose value does (REAL sums...). */
 int buildOrderSensitive(ParBuild *pB);
