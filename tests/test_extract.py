@@ -264,6 +264,40 @@ def test_without_rowid_key_ranges():
             assert repr(view_rows(c, sql)) == serial, ("differs from serial", threads, sql)
 
 
+def test_profile_read_phases():
+    """par_profile's read_phases: present for a parallel read, with the
+    workers used and each phase's milliseconds (adding up to at most the
+    scan's time), absent for a cached or serial read; the view reads the
+    same rows."""
+    path, c = fresh("phases.db")
+    c.execute("SELECT par_config('min_rows', 0)")
+    c.execute("SELECT par_config('threads', 2)")
+    fill(c, "t", 20000, seed=3)
+    sql = "SELECT s, count(*), sum(k) FROM t GROUP BY s"
+    native = sorted(c.execute(sql).fetchall(), key=repr)
+    c.execute("SELECT par_cache_clear()")
+    p = json.loads(c.execute("SELECT par_profile(?)", (sql,)).fetchone()[0])
+    assert p["extract"] == "parallel", p
+    r = p["read_phases"]
+    assert r["workers"] == 2, r
+    keys = ["open_ms", "prepare_ms", "snapshot_ms", "ranges_ms", "concat_ms", "end_ms"]
+    assert sorted(k for k in r if k.endswith("_ms")) == sorted(keys), r
+    assert all(r[k] >= 0 for k in keys), r
+    assert sum(r[k] for k in keys) <= p["extract_ms"] + 1.0, (r, p["extract_ms"])
+    p = json.loads(c.execute("SELECT par_profile(?)", (sql,)).fetchone()[0])
+    assert p["extract"] == "cached" and "read_phases" not in p, p
+    c.execute("SELECT par_config('parallel_extract', 0)")
+    c.execute("SELECT par_cache_clear()")
+    p = json.loads(c.execute("SELECT par_profile(?)", (sql,)).fetchone()[0])
+    assert p["extract"] == "serial" and "read_phases" not in p, p
+    c.execute("SELECT par_config('parallel_extract', 1)")
+    c.execute("SELECT par_cache_clear()")
+    c.execute("DROP TABLE IF EXISTS temp.v")
+    c.execute("CREATE VIRTUAL TABLE temp.v USING parallel('%s')" % sql)
+    assert sorted(c.execute("SELECT * FROM v").fetchall(), key=repr) == native
+    c.close()
+
+
 def test_ranges_by_row_count():
     """A table read whole whose rowids were all there (min..max) is read
     again, at the same data version, in ranges taken by row count with no
