@@ -337,6 +337,22 @@ def targeted(c):
           "SELECT o, sum(i) OVER (ORDER BY o ROWS 3 PRECEDING) FROM tb",
           "SELECT o, total(v) OVER (PARTITION BY p ORDER BY i ROWS BETWEEN 2 PRECEDING AND 2 FOLLOWING) FROM tb",
           "SELECT avg(v) OVER (PARTITION BY g), count(v) OVER (PARTITION BY g) FROM tb",
+          # Reverse index / primary key scans that give a window its order.
+          "SELECT k, id, row_number() OVER (ORDER BY k) FROM wr",
+          "SELECT g, o, row_number() OVER (ORDER BY g DESC, o DESC) FROM ti",
+          "SELECT sr, row_number() OVER (ORDER BY sr DESC) FROM tr",
+          # One window in other spellings: case, quotes, spaces, collation name.
+          "SELECT i, row_number() OVER (ORDER BY O), row_number() OVER (PARTITION BY p), "
+          "row_number() OVER (ORDER BY o) FROM tm",
+          "SELECT i, row_number() OVER (ORDER BY \"o\"), row_number() OVER (PARTITION BY p), "
+          "row_number() OVER (ORDER BY o) FROM tm",
+          "SELECT i, row_number() OVER (ORDER BY o + 0), row_number() OVER (PARTITION BY p), "
+          "row_number() OVER (ORDER BY o+0) FROM tm",
+          "SELECT i, row_number() OVER (ORDER BY o COLLATE NOCASE), row_number() OVER (PARTITION BY p), "
+          "row_number() OVER (ORDER BY o COLLATE nocase) FROM tm",
+          # A WINDOW name defined twice (SQLite 3.40 takes the last).
+          "SELECT i, sum(i) OVER w FROM tm WINDOW w AS (ORDER BY o), w AS (ORDER BY i)",
+          "SELECT g, row_number() OVER (PARTITION BY g ORDER BY i) AS g FROM tn ORDER BY g",
           ]
     return T
 
