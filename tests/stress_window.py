@@ -341,6 +341,8 @@ def targeted(c):
           "SELECT k, id, row_number() OVER (ORDER BY k) FROM wr",
           "SELECT g, o, row_number() OVER (ORDER BY g DESC, o DESC) FROM ti",
           "SELECT sr, row_number() OVER (ORDER BY sr DESC) FROM tr",
+          "SELECT o, row_number() OVER (ORDER BY o) FROM ti",
+          "SELECT o, row_number() OVER (ORDER BY o) FROM ti WHERE o > 0",
           # One window in other spellings: case, quotes, spaces, collation name.
           "SELECT i, row_number() OVER (ORDER BY O), row_number() OVER (PARTITION BY p), "
           "row_number() OVER (ORDER BY o) FROM tm",
