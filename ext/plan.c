@@ -518,7 +518,7 @@ const char *buildSelectLoops(ParBuild *pB, int *pbGroupSort){
 ** Prev, SeekLT, SeekLE) through a table or index (a cursor of OpenRead:
 ** an ORDER BY with LIMIT also steps backwards, through an ephemeral
 ** table), or -1 when it does not prepare. */
-static int buildBackwardSteps(sqlite3 *db, const char *zSql, const ParParams *pParams){
+int buildBackwardSteps(sqlite3 *db, const char *zSql, const ParParams *pParams){
   sqlite3_stmt *pStmt = 0;
   char *zExplain = sqlite3_mprintf("EXPLAIN %s", zSql);
   int n = -1, i, aBack[65];

@@ -105,8 +105,9 @@ static const ParWinSpec *winSpecOf(ParBuild *pB, const ParWinCall *pC){
   const ParWinSpec *pW = &pC->win;
   int k;
   if( pC->zOver ){
+    /* The last definition of the name (SQLite 3.40 takes it, no error). */
     pW = 0;
-    for(k=0; k<pSel->nWinDef && pW==0; k++){
+    for(k=0; k<pSel->nWinDef; k++){
       if( pSel->aWinDef[k].zName && sqlite3_stricmp(pSel->aWinDef[k].zName, pC->zOver)==0 ){
         pW = &pSel->aWinDef[k];
       }
@@ -117,7 +118,10 @@ static const ParWinSpec *winSpecOf(ParBuild *pB, const ParWinCall *pC){
     buildWhy(pB, "a window built on another window%s", "");
     return 0;
   }
-  if( pW->eExclude!=PAR_EXCLUDE_NONE && pW->eExclude!=PAR_EXCLUDE_NO_OTHERS ){
+  if( pW->eExclude!=PAR_EXCLUDE_NONE ){
+    /* Even EXCLUDE NO OTHERS: SQLite 3.40 then evaluates the frame
+    ** another way (window.c: eExclude set, each frame scanned whole and
+    ** finalized), and keeps the window apart from one without it. */
     buildWhy(pB, "a window frame with EXCLUDE%s", "");
     return 0;
   }
@@ -455,7 +459,22 @@ static int winOrderBy(ParBuild *pB, const ParWinSpec *pW){
   }
   for(j=0; j<pSel->nOrder; j++){
     const ParExpr *pO = &pSel->aOrder[j];
-    int bSame;
+    int bSame, t, k;
+    /* SQLite reads a name of ORDER BY as a select-list alias first (and a
+    ** lone number as an ordinal): the term may then be another value. */
+    for(t=pO->span.iTok; t<pO->span.iTokEnd; t++){
+      const ParToken *pT = &pSel->aTok[t];
+      if( pT->eType==PT_NUMBER && pO->span.iTokEnd-pO->span.iTok==1 ){
+        return buildWhy(pB, "an ORDER BY ordinal over window functions%s", ""), 0;
+      }
+      if( pT->eType!=PT_ID && pT->eType!=PT_QID ) continue;
+      for(k=0; k<pSel->nCol; k++){
+        char *zName = pSel->aCol[k].zAlias ? parDequote(pSel->zSql + pT->i, pT->n) : 0;
+        int bAlias = zName && sqlite3_stricmp(zName, pSel->aCol[k].zAlias)==0;
+        sqlite3_free(zName);
+        if( bAlias ) return buildWhy(pB, "an ORDER BY naming a select-list alias%s", ""), 0;
+      }
+    }
     if( j<pW->nPartition ){
       const ParSpan *pP = &pW->aPartition[j];
       bSame = !pO->bDesc && pO->eNulls!=PAR_NULLS_LAST
@@ -472,6 +491,26 @@ static int winOrderBy(ParBuild *pB, const ParWinSpec *pW){
     }
   }
   return 1;
+}
+
+/* The subqueries (co-routines, materialized views) in zSql's query plan,
+** or -1 when it does not prepare. */
+static int winSubqueries(sqlite3 *db, const char *zSql, const ParParams *pParams){
+  sqlite3_stmt *pStmt = 0;
+  char *zEqp = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", zSql);
+  int n = 0;
+  if( zEqp==0 || sqlite3_prepare_v2(db, zEqp, -1, &pStmt, 0) ){
+    sqlite3_free(zEqp);
+    return -1;
+  }
+  sqlite3_free(zEqp);
+  parParamsBind(pStmt, pParams);
+  while( sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *z = (const char*)sqlite3_column_text(pStmt, 3);
+    if( z && (strncmp(z, "CO-ROUTINE", 10)==0 || strncmp(z, "MATERIALIZE", 11)==0) ) n++;
+  }
+  sqlite3_finalize(pStmt);
+  return n;
 }
 
 /* SQLite's loops over the tables must be the extraction's (the rows come
@@ -507,6 +546,24 @@ static void winCheckOrder(ParBuild *pB){
   }else if( strcmp(z1, z2)!=0 ){
     buildWhy(pB, "SQLite would read the rows in another order than the extraction query, "
              "and the windows' order of ties depends on it%s", "");
+  }else{
+    /* The same loops, but walked backwards (a DESC index, a WITHOUT ROWID
+    ** key read in reverse for a window's order): ties come reversed. */
+    zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
+    if( zSink==0 ){
+      buildNoMem(pB);
+    }else if( buildBackwardSteps(pB->db, pPlan->zSql, pPlan->pParams)
+              !=buildBackwardSteps(pB->db, zSink, pPlan->pParams) ){
+      buildWhy(pB, "SQLite walks an index backwards where the extraction query walks it "
+               "forwards, and the windows' order of ties depends on it%s", "");
+    }else if( winSubqueries(pB->db, pPlan->zSql, pPlan->pParams)
+              - winSubqueries(pB->db, zSink, pPlan->pParams)!=pPlan->pWindow->nWin ){
+      /* SQLite makes a subquery per window (sqlite3WindowRewrite): another
+      ** count means it found two windows the same that the planner did
+      ** not (t.a against a, (a) against a ...), or the reverse. */
+      buildWhy(pB, "SQLite groups the window calls otherwise than the planner%s", "");
+    }
+    sqlite3_free(zSink);
   }
   sqlite3_free(z1);
   sqlite3_free(z2);

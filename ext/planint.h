@@ -82,6 +82,10 @@ void buildCheckOrder(ParBuild *pB);
 ** or the application's)?  Then zWhy (or out of memory) and 1. */
 int buildOtherAggs(ParBuild *pB);
 
+/* How many instructions of zSql's program step or seek backwards through
+** a table or index (-1: it does not prepare): plan.c. */
+int buildBackwardSteps(sqlite3 *db, const char *zSql, const ParParams *pParams);
+
 /* Does the result depend on the order the rows are read in (SQLite's)?
 ** Bare columns, a sort, or an aggregate whose value does (REAL sums...). */
 int buildOrderSensitive(ParBuild *pB);
