@@ -917,7 +917,10 @@ static int parseWindow(ParParse *pP, int iFirst, int iEnd, ParWinSpec *pW){
     }
     i = iEndList;
   }
-  if( i<iEnd && startsFrame(pP, i) ){
+  if( i<iEnd && (startsFrame(pP, i)
+                 || (i==iFirst && (isKw(pP, i, "ROWS") || isKw(pP, i, "RANGE")
+                                   || isKw(pP, i, "GROUPS")))) ){
+    /* (A frame alone follows the "(", which ends no expression.) */
     int iFrame = i;
     pW->eFrame = isKw(pP, i, "ROWS") ? PAR_FRAME_ROWS
                : isKw(pP, i, "RANGE") ? PAR_FRAME_RANGE : PAR_FRAME_GROUPS;
