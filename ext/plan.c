@@ -178,6 +178,18 @@ void parPlanFree(ParPlan *p){
 
 void buildNoMem(ParBuild *pB){ pB->rc = SQLITE_NOMEM; }
 
+int buildTokensEqual(const ParSelect *pSel, int s0, int s1, int t0, int t1){
+  int i;
+  if( s1-s0!=t1-t0 || s1<=s0 ) return 0;
+  for(i=0; i<s1-s0; i++){
+    const ParToken *x = &pSel->aTok[s0+i], *y = &pSel->aTok[t0+i];
+    if( x->eType!=y->eType || x->n!=y->n ) return 0;
+    if( x->eType==PT_ID ? sqlite3_strnicmp(pSel->zSql + x->i, pSel->zSql + y->i, x->n)
+                        : memcmp(pSel->zSql + x->i, pSel->zSql + y->i, x->n) ) return 0;
+  }
+  return 1;
+}
+
 int buildOtherAggs(ParBuild *pB){
   const ParSelect *pSel = pB->pSel;
   int i;

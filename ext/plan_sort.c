@@ -287,19 +287,6 @@ done:
 ** with the keys as further terms when their directions mix -- the
 ** tie-break buildTieBreak (plan.c) writes for the final SQL. */
 
-/* Are tokens [s0, s1) and [t0, t1) the same, names compared without
-** regard to case? */
-static int sortSameTokens(const ParSelect *pSel, int s0, int s1, int t0, int t1){
-  int i;
-  if( s1-s0!=t1-t0 || s1<=s0 ) return 0;
-  for(i=0; i<s1-s0; i++){
-    const ParToken *x = &pSel->aTok[s0+i], *y = &pSel->aTok[t0+i];
-    if( x->eType!=y->eType || x->n!=y->n ) return 0;
-    if( x->eType==PT_ID ? sqlite3_strnicmp(pSel->zSql + x->i, pSel->zSql + y->i, x->n)
-                        : memcmp(pSel->zSql + x->i, pSel->zSql + y->i, x->n) ) return 0;
-  }
-  return 1;
-}
 
 /* The par_rows column ORDER BY term j reads, and the collation it sorts
 ** under, when the term is one column of the group-by's result: an
@@ -326,7 +313,7 @@ static int sortGroupTerm(ParBuild *pB, int j, int mReplaced, int *piCol, int *pe
       ** (resolveOrderByTermToExprList): the same value. */
       int i0 = pSel->aCol[k].span.iTok, i1 = pSel->aCol[k].span.iTokEnd;
       buildStripParens(pSel->aTok, &i0, &i1);
-      if( sortSameTokens(pSel, i0, i1, t0, t1) ){
+      if( buildTokensEqual(pSel, i0, i1, t0, t1) ){
         t0 = i0;
         t1 = i1;
         break;

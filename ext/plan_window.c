@@ -434,17 +434,9 @@ static int winCalls(ParBuild *pB, ParPlanWindow *pPW, int *aItemCall){
 
 /* Are tokens [s0, s1) and [t0, t1) the same (names in any case)? */
 static int winSameTokens(const ParSelect *pSel, int s0, int s1, int t0, int t1){
-  int i;
   buildStripParens(pSel->aTok, &s0, &s1);
   buildStripParens(pSel->aTok, &t0, &t1);
-  if( s1-s0!=t1-t0 || s1<=s0 ) return 0;
-  for(i=0; i<s1-s0; i++){
-    const ParToken *x = &pSel->aTok[s0+i], *y = &pSel->aTok[t0+i];
-    if( x->eType!=y->eType || x->n!=y->n ) return 0;
-    if( x->eType==PT_ID ? sqlite3_strnicmp(pSel->zSql + x->i, pSel->zSql + y->i, x->n)
-                        : memcmp(pSel->zSql + x->i, pSel->zSql + y->i, x->n) ) return 0;
-  }
-  return 1;
+  return buildTokensEqual(pSel, s0, s1, t0, t1);
 }
 
 /* A top-level ORDER BY: each term the same as the term in its place

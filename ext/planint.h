@@ -82,6 +82,10 @@ void buildCheckOrder(ParBuild *pB);
 ** or the application's)?  Then zWhy (or out of memory) and 1. */
 int buildOtherAggs(ParBuild *pB);
 
+/* Are tokens [s0, s1) and [t0, t1) of pSel the same, names compared
+** without regard to case? */
+int buildTokensEqual(const ParSelect *pSel, int s0, int s1, int t0, int t1);
+
 /* How many instructions of zSql's program step or seek backwards through
 ** a table or index (-1: it does not prepare): plan.c. */
 int buildBackwardSteps(sqlite3 *db, const char *zSql, const ParParams *pParams);
