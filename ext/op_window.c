@@ -642,6 +642,36 @@ static void winAggFast(WinCall *pC, const WinPart *pP, const uint32_t *aPerm){
   }
 }
 
+/* Partition p of pO: its positions and peer groups, and, for a RANGE
+** frame with an offset (pRange, or NULL), each group's frame over the
+** ORDER BY key of window pD.  Free with winPartClose(). */
+static int winPartOpen(WinPart *pP, const WinOrder *pO, size_t p, const ParWinFrame *pRange,
+                       const ParWinDef *pD, const ParBatch *pIn){
+  size_t j, k;
+  memset(pP, 0, sizeof(*pP));
+  pP->p0 = pO->aPart[p];
+  pP->p1 = pO->aPart[p+1];
+  for(j=pP->p0; j<pP->p1; j++) pP->nG += (pO->aHead[j]>>1) & 1;
+  pP->aG = sqlite3_malloc64(sizeof(uint32_t)*(pP->nG+1));
+  if( pP->aG==0 ) return SQLITE_NOMEM;
+  for(j=pP->p0, k=0; j<pP->p1; j++) if( (pO->aHead[j]>>1) & 1 ) pP->aG[k++] = (uint32_t)j;
+  pP->aG[pP->nG] = (uint32_t)pP->p1;
+  if( pRange ){
+    pP->aRs = sqlite3_malloc64(sizeof(uint32_t)*(pP->nG+1)*2);
+    if( pP->aRs==0 ) return SQLITE_NOMEM;
+    pP->aRe = pP->aRs + pP->nG + 1;
+    winRange(pP, pRange, &pIn->aCol[pD->aOrder[0].iCol], (pD->aOrder[0].flags & PAR_KEY_DESC)!=0,
+             pO->aPerm);
+  }
+  return SQLITE_OK;
+}
+
+static void winPartClose(WinPart *pP){
+  sqlite3_free(pP->aG);
+  sqlite3_free(pP->aRs);
+  memset(pP, 0, sizeof(*pP));
+}
+
 /* group_concat over frames that start at UNBOUNDED PRECEDING, partition
 ** by partition on one thread (the strings go into one dictionary): the
 ** rows stepped in order, each non-NULL value after its row's separator
@@ -665,23 +695,10 @@ static int winConcat(WinCall *pC, const ParWinDef *pD, const WinOrder *pO, const
   acct.mxMem = mxMem;
   for(p=0; p<pO->nPart && rc==SQLITE_OK; p++){
     WinPart part;
-    size_t j, k, u, nu, a, b, fs, fe, nStep;
+    size_t j, u, nu, a, b, fs, fe, nStep;
     int bFirst = 1;
-    memset(&part, 0, sizeof(part));
-    part.p0 = pO->aPart[p];
-    part.p1 = pO->aPart[p+1];
-    for(j=part.p0; j<part.p1; j++) part.nG += (pO->aHead[j]>>1) & 1;
-    part.aG = sqlite3_malloc64(sizeof(uint32_t)*(part.nG+1));
-    if( part.aG==0 ){ rc = SQLITE_NOMEM; break; }
-    for(j=part.p0, k=0; j<part.p1; j++) if( (pO->aHead[j]>>1) & 1 ) part.aG[k++] = (uint32_t)j;
-    part.aG[part.nG] = (uint32_t)part.p1;
-    if( winIsRangeOffset(&pF->frame) ){
-      part.aRs = sqlite3_malloc64(sizeof(uint32_t)*(part.nG+1)*2);
-      if( part.aRs==0 ){ sqlite3_free(part.aG); rc = SQLITE_NOMEM; break; }
-      part.aRe = part.aRs + part.nG + 1;
-      winRange(&part, &pF->frame, &pIn->aCol[pD->aOrder[0].iCol],
-               (pD->aOrder[0].flags & PAR_KEY_DESC)!=0, aPerm);
-    }
+    rc = winPartOpen(&part, pO, p, winIsRangeOffset(&pF->frame) ? &pF->frame : 0, pD, pIn);
+    if( rc ){ winPartClose(&part); break; }
     nu = bRows ? part.p1 - part.p0 : part.nG;
     nBuf = 0;
     nStep = part.p0;
@@ -733,8 +750,7 @@ static int winConcat(WinCall *pC, const ParWinDef *pD, const WinOrder *pO, const
         pC->out.aVal[r] = nBuf>0 ? iCode : 0;
       }
     }
-    sqlite3_free(part.aG);
-    sqlite3_free(part.aRs);
+    winPartClose(&part);
     if( (p & 63)==0 && rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
   }
   sqlite3_free(zBuf);
@@ -901,39 +917,25 @@ static int winCallInit(sqlite3 *db, WinCall *pC, ParBatch *pIn, size_t n, int nT
 ** partition.  *pbOver when a sum overflows. */
 static int winValues(const ParPlanWindow *pW, int iWin, WinCall *aCall, const WinOrder *pO,
                      const ParBatch *pIn, int nThread, int *pbOver){
+  const ParWinFrame *pRange = 0;      /* the window's RANGE frame with an offset */
   size_t p;
-  int rc = SQLITE_OK, bOver = 0;
-  #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1) reduction(|:bOver)
+  int rc = SQLITE_OK, bOver = 0, f;
+  for(f=0; f<pW->nFunc && pRange==0; f++){
+    if( aCall[f].pF->iWin==iWin && winIsRangeOffset(&aCall[f].pF->frame) ){
+      pRange = &aCall[f].pF->frame;
+    }
+  }
+  #pragma omp parallel for num_threads(nThread) schedule(dynamic, 1) reduction(|:bOver) private(f)
   for(p=0; p<pO->nPart; p++){
     WinPart part;
     uint32_t *aQ = 0;
-    size_t j, k;
-    int f, bErr = 0;
+    int bErr = 0;
     if( __atomic_load_n(&rc, __ATOMIC_RELAXED) ) continue;
     if( (p & 63)==0 && parStopped() ){
       __atomic_store_n(&rc, SQLITE_INTERRUPT, __ATOMIC_RELAXED);
       continue;
     }
-    memset(&part, 0, sizeof(part));
-    part.p0 = pO->aPart[p];
-    part.p1 = pO->aPart[p+1];
-    for(j=part.p0; j<part.p1; j++) part.nG += (pO->aHead[j]>>1) & 1;
-    part.aG = sqlite3_malloc64(sizeof(uint32_t)*(part.nG+1));
-    if( part.aG==0 ) bErr = 1;
-    for(j=part.p0, k=0; !bErr && j<part.p1; j++){
-      if( (pO->aHead[j]>>1) & 1 ) part.aG[k++] = (uint32_t)j;
-    }
-    if( part.aG ) part.aG[part.nG] = (uint32_t)part.p1;
-    for(f=0; !bErr && f<pW->nFunc; f++){
-      const ParWinFunc *pF = aCall[f].pF;
-      const ParWinDef *pD = &pW->aWin[iWin];
-      if( pF->iWin!=iWin || !winIsRangeOffset(&pF->frame) || part.aRs ) continue;
-      part.aRs = sqlite3_malloc64(sizeof(uint32_t)*(part.nG+1)*2);
-      if( part.aRs==0 ){ bErr = 1; break; }
-      part.aRe = part.aRs + part.nG + 1;
-      winRange(&part, &pF->frame, &pIn->aCol[pD->aOrder[0].iCol],
-               (pD->aOrder[0].flags & PAR_KEY_DESC)!=0, pO->aPerm);
-    }
+    bErr = winPartOpen(&part, pO, p, pRange, &pW->aWin[iWin], pIn)!=SQLITE_OK;
     for(f=0; !bErr && f<pW->nFunc; f++){
       WinCall *pC = &aCall[f];
       if( pC->pF->iWin!=iWin ) continue;
@@ -963,8 +965,7 @@ static int winValues(const ParPlanWindow *pW, int iWin, WinCall *aCall, const Wi
       }
     }
     if( bErr ) __atomic_store_n(&rc, SQLITE_NOMEM, __ATOMIC_RELAXED);
-    sqlite3_free(part.aG);
-    sqlite3_free(part.aRs);
+    winPartClose(&part);
     sqlite3_free(aQ);
   }
   *pbOver = bOver;

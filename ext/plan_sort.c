@@ -101,8 +101,20 @@ static int sortStarColl(ParBuild *pB, sqlite3_stmt *pExtract, int iCol, int bUtf
   return buildOriginColl(pB, pExtract, iCol);
 }
 
+char *buildLimitSql(ParBuild *pB){
+  const ParSelect *pSel = pB->pSel;
+  const char *z = pSel->zSql;
+  ParSpan l = pSel->limitExpr, o = pSel->offsetExpr;
+  char *zLimit = pSel->bOffset
+      ? sqlite3_mprintf("SELECT (%.*s), (%.*s)", l.iEnd - l.iStart, z + l.iStart,
+                        o.iEnd - o.iStart, z + o.iStart)
+      : sqlite3_mprintf("SELECT (%.*s), 0", l.iEnd - l.iStart, z + l.iStart);
+  if( zLimit==0 ) buildNoMem(pB);
+  return zLimit;
+}
+
 /* The extraction query of the plan: "*" and/or pB->azExpr. */
-static void sortExtraction(ParBuild *pB, int nStar){
+void buildPlainExtraction(ParBuild *pB, int nStar){
   ParSelect *pSel = pB->pSel;
   ParPlan *pPlan = pB->pPlan;
   sqlite3_str *pStr = sqlite3_str_new(pB->db);
@@ -208,7 +220,7 @@ void buildSortPlan(ParBuild *pB){
                 : nStar + buildExpr(pB, parSpanText(z, pSel->aOrder[j].span));
   }
   if( pB->rc ) goto done;
-  sortExtraction(pB, nStar);
+  buildPlainExtraction(pB, nStar);
   if( pB->rc ) goto done;
   if( sqlite3_prepare_v2(pB->db, pPlan->zExtract, -1, &pExtract, 0) ){
     buildWhy(pB, "the extraction query does not prepare: %s", sqlite3_errmsg(pB->db));
@@ -248,14 +260,7 @@ void buildSortPlan(ParBuild *pB){
       pS->aDistinct[i].eColl = buildKnownColl(e, mReplaced);
     }
   }
-  if( pSel->bLimit ){
-    ParSpan l = pSel->limitExpr, o = pSel->offsetExpr;
-    pS->zLimit = pSel->bOffset
-        ? sqlite3_mprintf("SELECT (%.*s), (%.*s)", l.iEnd - l.iStart, z + l.iStart,
-                          o.iEnd - o.iStart, z + o.iStart)
-        : sqlite3_mprintf("SELECT (%.*s), 0", l.iEnd - l.iStart, z + l.iStart);
-    if( pS->zLimit==0 ){ buildNoMem(pB); goto done; }
-  }
+  if( pSel->bLimit && (pS->zLimit = buildLimitSql(pB))==0 ) goto done;
   pPlan->aDirect = sqlite3_malloc64(sizeof(int)*(nItem+1));
   if( pPlan->aDirect==0 ){ buildNoMem(pB); goto done; }
   memcpy(pPlan->aDirect, aItem, sizeof(int)*nItem);
@@ -420,12 +425,6 @@ void buildGroupSortPlan(ParBuild *pB, int eGroupOrder){
   }
   if( pSel->bLimit && !pSel->bHaving ){
     /* Without HAVING the sort's rows are the result's: LIMIT moves too. */
-    ParSpan l = pSel->limitExpr, o = pSel->offsetExpr;
-    const char *z = pSel->zSql;
-    pS->zLimit = pSel->bOffset
-        ? sqlite3_mprintf("SELECT (%.*s), (%.*s)", l.iEnd - l.iStart, z + l.iStart,
-                          o.iEnd - o.iStart, z + o.iStart)
-        : sqlite3_mprintf("SELECT (%.*s), 0", l.iEnd - l.iStart, z + l.iStart);
-    if( pS->zLimit==0 ) buildNoMem(pB);
+    pS->zLimit = buildLimitSql(pB);
   }
 }

@@ -569,7 +569,6 @@ void buildWindowPlan(ParBuild *pB){
   sqlite3_stmt *pExtract = 0;
   int *aItem = 0, *aItemCall = 0;
   int i, j, bUtf8, mReplaced;
-  sqlite3_str *pStr;
 
   if( pSel->zTreeWhy ){ buildWhy(pB, "%s", pSel->zTreeWhy); return; }
   if( !pSel->bFrom ){ buildWhy(pB, "no FROM clause%s", ""); return; }
@@ -611,38 +610,12 @@ void buildWindowPlan(ParBuild *pB){
     const ParWinSpec *pW = winSpecOf(pB, pC);
     if( pW==0 || !winOrderBy(pB, pW) ) goto done;
   }
-  if( pSel->bLimit ){
-    ParSpan l = pSel->limitExpr, o = pSel->offsetExpr;
-    pPW->zLimit = pSel->bOffset
-        ? sqlite3_mprintf("SELECT (%.*s), (%.*s)", l.iEnd - l.iStart, z + l.iStart,
-                          o.iEnd - o.iStart, z + o.iStart)
-        : sqlite3_mprintf("SELECT (%.*s), 0", l.iEnd - l.iStart, z + l.iStart);
-    if( pPW->zLimit==0 ){ buildNoMem(pB); goto done; }
-  }
+  if( pSel->bLimit && (pPW->zLimit = buildLimitSql(pB))==0 ) goto done;
 
   /* The extraction query. */
   if( pB->nExpr==0 ) buildExpr(pB, sqlite3_mprintf("0"));
-  pStr = sqlite3_str_new(pB->db);
-  for(i=0; i<pB->nExpr; i++) sqlite3_str_appendf(pStr, "%s%s", i ? ", " : "", pB->azExpr[i]);
-  pPlan->zExtractCols = sqlite3_str_finish(pStr);
-  pPlan->zExtractFrom = sqlite3_mprintf("%s", pB->zFrom);
-  if( pSel->bWhere ) pPlan->zExtractWhere = parSpanText(z, pSel->where);
-  if( pPlan->zExtractCols==0 || pPlan->zExtractFrom==0 || (pSel->bWhere && pPlan->zExtractWhere==0) ){
-    buildNoMem(pB);
-    goto done;
-  }
-  pPlan->zExtract = pSel->bWhere
-      ? sqlite3_mprintf("SELECT %s FROM %s WHERE (%s)", pPlan->zExtractCols,
-                        pPlan->zExtractFrom, pPlan->zExtractWhere)
-      : sqlite3_mprintf("SELECT %s FROM %s", pPlan->zExtractCols, pPlan->zExtractFrom);
-  pPlan->nExtractCol = pB->nExpr;
-  pPlan->azExtractExpr = sqlite3_malloc64(sizeof(char*)*pB->nExpr);
-  if( pPlan->zExtract==0 || pPlan->azExtractExpr==0 ){ buildNoMem(pB); goto done; }
-  for(i=0; i<pB->nExpr; i++){
-    pPlan->azExtractExpr[i] = sqlite3_mprintf("%s", pB->azExpr[i]);
-    if( pPlan->azExtractExpr[i]==0 ){ buildNoMem(pB); goto done; }
-    pPlan->nExtractExpr = i+1;
-  }
+  buildPlainExtraction(pB, 0);
+  if( pB->rc ) goto done;
   if( sqlite3_prepare_v2(pB->db, pPlan->zExtract, -1, &pExtract, 0) ){
     buildWhy(pB, "the extraction query does not prepare: %s", sqlite3_errmsg(pB->db));
     goto done;

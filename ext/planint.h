@@ -107,6 +107,14 @@ void buildJoinPlan(ParBuild *pB);
 ** else keeps it from the kernels (ParSelect.bWindow): plan_window.c. */
 void buildWindowPlan(ParBuild *pB);
 
+/* The extraction query "SELECT [*,] pB->azExpr FROM from [WHERE (where)]"
+** into pB->pPlan (zExtract and its parts, nExtractCol, azExtractExpr):
+** plan_sort.c. */
+void buildPlainExtraction(ParBuild *pB, int nStar);
+/* "SELECT (limit), (offset)" of pB's SELECT, which has LIMIT (NULL when out
+** of memory: pB->rc says so): plan_sort.c. */
+char *buildLimitSql(ParBuild *pB);
+
 /* Plan a SELECT without GROUP BY and aggregates that has ORDER BY or
 ** DISTINCT (plan_sort.c). */
 void buildSortPlan(ParBuild *pB);

@@ -55,6 +55,16 @@ def run(label, namespace, after=None):
     return 1 if nfail else 0
 
 
+def connect_ext(path, ext):
+    """A connection in autocommit mode to path with the extension ext loaded
+    (and extension loading turned off again)."""
+    c = sqlite3.connect(path, isolation_level=None)
+    c.enable_load_extension(True)
+    c.load_extension(ext)
+    c.enable_load_extension(False)
+    return c
+
+
 def expect_error(conn, sql, fragment, params=()):
     """sql fails with an error message containing fragment; returns it."""
     try:

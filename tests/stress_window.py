@@ -34,6 +34,9 @@ import sys
 import tempfile
 from collections import Counter
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import connect_ext  # noqa: E402
+
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 EXT = os.path.abspath(ARGS[0] if ARGS else "./parallel.so")
 SEED = int(os.environ.get("STRESS_SEED", "1"))
@@ -43,11 +46,7 @@ TMP = tempfile.mkdtemp(prefix="stress_window_")
 
 
 def connect(path):
-    c = sqlite3.connect(path, isolation_level=None)
-    c.enable_load_extension(True)
-    c.load_extension(EXT)
-    c.enable_load_extension(False)
-    return c
+    return connect_ext(path, EXT)
 
 
 def token(v):

@@ -48,7 +48,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import run, token, outcome, show  # noqa: E402
+from harness import run, token, outcome, show, connect_ext  # noqa: E402
 
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 EXT = os.path.abspath(ARGS[0] if ARGS else "./parallel.so")
@@ -90,11 +90,7 @@ def ncases(n):
 
 
 def connect(path):
-    c = sqlite3.connect(path, isolation_level=None)
-    c.enable_load_extension(True)
-    c.load_extension(EXT)
-    c.enable_load_extension(False)
-    return c
+    return connect_ext(path, EXT)
 
 
 def make_rows(rng, n):

@@ -74,7 +74,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import run, token, outcome, show  # noqa: E402
+from harness import run, token, outcome, show, connect_ext  # noqa: E402
 
 
 def option(name):
@@ -109,11 +109,7 @@ REDRAWN = [0]           # queries drawn again: SQLite disagreed with itself
 
 
 def connect(path):
-    c = sqlite3.connect(path, isolation_level=None)
-    c.enable_load_extension(True)
-    c.load_extension(EXT)
-    c.enable_load_extension(False)
-    return c
+    return connect_ext(path, EXT)
 
 
 # ---- the worlds ---------------------------------------------------------------------
