@@ -2180,9 +2180,6 @@ static void parKeySpan(sqlite3 *pDb, const ParSource *pSrc, sqlite3_int64 *piMin
   sqlite3_free(zMax);
 }
 
-/* A worker's statements prepared (parReadParallel): the result code, and
-** whether its plan differs from the caller's (bOther, with zWhy). */
-typedef struct ParPrep { int rc; int bOther; char *zWhy; } ParPrep;
 /* Add the time since *pt to phase e of pCtx's last parallel read, and
 ** start the next phase now. */
 static void parReadPhase(ParContext *pCtx, int e, double *pt){
@@ -2316,7 +2313,6 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
                            unsigned *piVersion, int *pbCounted, int *pbStale, char **pzWhy,
                            char **pzErr){
   ParWorker *aW = 0;
-  ParPrep *aPrep = 0;
   ParRun run;
   sqlite3_stmt *pProbe = 0;
   sqlite3_int64 iMin = 0, iMax = -1;
@@ -2342,37 +2338,25 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   memset(aW, 0, sizeof(ParWorker)*nThread);
 
   /* Statements first: a worker that cannot prepare them reads nothing.
-  ** Each worker's connection prepares its own and checks their plans
-  ** (about 0.1 ms each), one after another: side by side they took
-  ** longer (7 ms for 16 workers, 45 ms for 64 on the 64-core device,
-  ** against 2 and 5 ms serially: SQLite's prepares share its global
-  ** mutexes, and waking a team costs).  The first worker to fail, in
-  ** worker order, says why. */
-  aPrep = sqlite3_malloc64(sizeof(ParPrep)*nThread);
-  if( aPrep==0 ){ rc = SQLITE_NOMEM; goto done; }
-  memset(aPrep, 0, sizeof(ParPrep)*nThread);
+  ** One worker after another (about 0.1 ms each): side by side they took
+  ** longer (45 ms for 64 workers on the 64-core device, against 5 ms
+  ** serially: SQLite's prepares share its global mutexes). */
   for(i=0; i<nThread; i++){
     aW[i].pRun = &run;
     aW[i].pDb = p->aConn[i];
-    aPrep[i].rc = parWorkerPrepare(&aW[i], pSrc);
-    if( aPrep[i].rc==SQLITE_OK && !parWorkerPlansAlike(&aW[i], pSrc, &aPrep[i].zWhy) ){
-      aPrep[i].bOther = 1;
-    }
-    if( aPrep[i].rc || aPrep[i].bOther ) break;
-  }
-  for(i=0; i<nThread && rc==SQLITE_OK && *pzWhy==0; i++){
-    if( aPrep[i].rc==SQLITE_NOMEM ){
-      rc = SQLITE_NOMEM;
-    }else if( aPrep[i].rc ){
+    rc = parWorkerPrepare(&aW[i], pSrc);
+    if( rc==SQLITE_NOMEM ) goto done;
+    if( rc ){
       *pzWhy = sqlite3_mprintf("the extraction does not prepare on a worker "
                                "connection: %s", sqlite3_errmsg(aW[i].pDb));
-    }else if( aPrep[i].bOther ){
+      rc = SQLITE_OK;
+      goto done;
+    }
+    if( !parWorkerPlansAlike(&aW[i], pSrc, pzWhy) ){
       *pbStale = 1;
-      *pzWhy = aPrep[i].zWhy;
-      aPrep[i].zWhy = 0;
+      goto done;
     }
   }
-  if( rc || *pzWhy ) goto done;
 
   pCtx->nReadWorker = nThread;
   parReadPhase(pCtx, PAR_READ_PREPARE, &t);
@@ -2442,8 +2426,6 @@ done:
     sqlite3_finalize(aW[i].pTail);
     sqlite3_finalize(aW[i].pMeta);
   }
-  for(i=0; aPrep && i<nThread; i++) sqlite3_free(aPrep[i].zWhy);
-  sqlite3_free(aPrep);
   for(i=0; run.apChunk && i<run.nChunk; i++) parBatchFree(run.apChunk[i]);
   parWindowFree(run.pWin);
   sqlite3_free(run.apChunk);
