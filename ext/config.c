@@ -1,7 +1,7 @@
 /*
 ** config.c: the connection's settings and the functions that read them.
 **
-**   SELECT par_version();                 -- '0.5.0'
+**   SELECT par_version();                 -- '0.6.0'
 **   SELECT par_config();                  -- every setting: '{"threads":2,...}'
 **   SELECT par_config('threads');         -- value in force, e.g. 2
 **   SELECT par_config('threads', 1);      -- set; returns 1

@@ -973,7 +973,8 @@ static int winValues(const ParPlanWindow *pW, int iWin, WinCall *aCall, const Wi
 }
 
 /* The result: the rows at positions aPos[0..nRow-1] of the final order,
-** the columns the view returns (the others all NULL, never read). */
+** the columns the view returns or the final SQL reads (the others all
+** NULL, never read). */
 static int winResult(const ParPlan *pPlan, ParBatch *pIn, WinCall *aCall,
                      const uint32_t *aRow, size_t iFrom, size_t nRow, int nThread,
                      ParBatch **ppOut){
@@ -995,9 +996,9 @@ static int winResult(const ParPlan *pPlan, ParBatch *pIn, WinCall *aCall,
     pOut->aCol[c].eStore = PAR_COL_NULL;
     pOut->aCol[c].nNull = pOut->nRow;
   }
-  for(i=0; i<pPlan->nCol && rc==SQLITE_OK; i++){
+  for(i=0; i<(pPlan->aDirect ? pPlan->nCol : pPlan->pWindow->nOutCol) && rc==SQLITE_OK; i++){
     const ParColumn *pSrc;
-    c = pPlan->aDirect[i];
+    c = pPlan->aDirect ? pPlan->aDirect[i] : pPlan->pWindow->aOutCol[i];
     pSrc = c<nExtract ? &pIn->aCol[c] : &aCall[c - nExtract].out;
     if( pOut->aCol[c].eStore!=PAR_COL_NULL || pSrc->eStore==PAR_COL_NULL ) continue;
     if( c>=nExtract && aCall[c - nExtract].bAtPos && iFrom==0

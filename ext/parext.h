@@ -20,7 +20,7 @@ SQLITE_EXTENSION_INIT3
 
 #include "par.h"
 
-#define PAR_VERSION "0.5.0"
+#define PAR_VERSION "0.6.0"
 
 /*
 ** The settings of one connection (par_config); cache_mb, the process's,

@@ -225,7 +225,7 @@ int buildExpr(ParBuild *pB, char *zExpr){
 }
 
 /* Add a replacement: span s reads par_rows column iCol (see ParRepl). */
-static void buildRepl(ParBuild *pB, ParSpan s, int eKind, int iCol, int iCollTok){
+void buildRepl(ParBuild *pB, ParSpan s, int eKind, int iCol, int iCollTok){
   ParRepl *a = sqlite3_realloc64(pB->aRepl, (pB->nRepl+1)*sizeof(ParRepl));
   if( a==0 ){ buildNoMem(pB); return; }
   pB->aRepl = a;
@@ -239,7 +239,7 @@ static void buildRepl(ParBuild *pB, ParSpan s, int eKind, int iCol, int iCollTok
 
 /* Does "SELECT zExpr FROM <from>" prepare?  Tells whether a name is a
 ** column (or expression) of the FROM clause. */
-static int buildResolves(ParBuild *pB, const char *zExpr){
+int buildResolves(ParBuild *pB, const char *zExpr){
   sqlite3_stmt *pStmt = 0;
   char *zSql = sqlite3_mprintf("SELECT %s FROM %s", zExpr, pB->zFrom);
   int rc;
@@ -354,7 +354,7 @@ static void buildReplText(ParBuild *pB, sqlite3_str *pStr, const ParRepl *pR){
 }
 
 /* Text of span s with the replacements that fall inside it applied. */
-static char *buildRewrite(ParBuild *pB, ParSpan s){
+char *buildRewrite(ParBuild *pB, ParSpan s){
   const char *z = pB->pSel->zSql;
   sqlite3_str *pStr = sqlite3_str_new(pB->db);
   int i = s.iStart, k;
@@ -521,6 +521,23 @@ const char *buildSelectLoops(ParBuild *pB, int *pbGroupSort){
   if( !pB->bLoops ){
     pB->zLoops = buildLoops(pB->db, pB->pSel->zSql, pB->pPlan->pParams, &pB->bLoopsSort);
     pB->bLoops = 1;
+    if( pB->zLoops && pB->pSel->nWinCall>0 ){
+      /* The scans of the subqueries SQLite makes for windows
+      ** (sqlite3WindowRewrite) are not loops over the FROM clause. */
+      char *zOut = pB->zLoops, *zLine = pB->zLoops;
+      while( *zLine ){
+        size_t n = strcspn(zLine, "\n");
+        const char *zSub = strstr(zLine, "(subquery-");
+        int bSub = zSub && zSub<zLine+n;
+        n += zLine[n]=='\n';
+        if( !bSub ){
+          memmove(zOut, zLine, n);
+          zOut += n;
+        }
+        zLine += n;
+      }
+      *zOut = 0;
+    }
   }
   *pbGroupSort = pB->bLoopsSort;
   return pB->zLoops;
@@ -1008,6 +1025,14 @@ static int buildGroupChecks(ParBuild *pB){
   const char *z = pSel->zSql;
   int i;
   if( pSel->bStar ){ buildWhy(pB, "SELECT *%s", ""); return 1; }
+  if( pSel->bWinClauseAgg && pSel->nGroup==0 ){
+    buildWhy(pB, "an aggregate call in a WINDOW definition%s", "");
+    return 1;
+  }
+  if( pSel->nWinCall>0 && pSel->bDistinct ){
+    buildWhy(pB, "DISTINCT with window functions%s", "");
+    return 1;
+  }
   for(i=0; i<pSel->nCall; i++){
     char *zName = parSpanText(z, pSel->aCall[i]);
     if( zName==0 ){ buildNoMem(pB); return 1; }
@@ -1241,7 +1266,7 @@ static int buildKeyItems(ParBuild *pB, ParGroupBuild *pG){
 ** select list's aliases (in parentheses or with a COLLATE, which SQLite
 ** looks through)?  It then means that result column, which the final SQL
 ** names itself. */
-static int buildOrderAlias(const ParSelect *pSel, ParSpan s){
+int buildOrderAlias(const ParSelect *pSel, ParSpan s){
   const char *z = pSel->zSql;
   const ParToken *a = pSel->aTok;
   int j, bAlias = 0;
@@ -1450,7 +1475,7 @@ static int buildDirect(ParBuild *pB){
   const ParPlanSort *pS = pB->pPlan->pSort;
   int *aDirect;
   int i;
-  if( pSel->bHaving || pSel->bDistinct || (pSel->nOrder>0 && pS==0)
+  if( pSel->bHaving || pSel->bDistinct || pSel->nWinCall>0 || (pSel->nOrder>0 && pS==0)
    || (pSel->bLimit && (pS==0 || pS->zLimit==0)) ){
     return 0;
   }
@@ -1539,6 +1564,11 @@ static void buildFinal(ParBuild *pB, ParGroupBuild *pG){
     sqlite3_str_appendf(pStr, " WHERE %s", zH ? zH : "");
     sqlite3_free(zH);
   }
+  if( pSel->winClause.iTokEnd>0 ){
+    char *zW = buildRewrite(pB, pSel->winClause);
+    sqlite3_str_appendf(pStr, " WINDOW %s", zW ? zW : "");
+    sqlite3_free(zW);
+  }
   for(i=0; i<pSel->nOrder && pPlan->pSort==0; i++){
     char *zO = buildRewrite(pB, pSel->aOrder[i].span);
     sqlite3_str_appendf(pStr, "%s%s %.*s", i ? ", " : " ORDER BY ", zO ? zO : "",
@@ -1546,7 +1576,10 @@ static void buildFinal(ParBuild *pB, ParGroupBuild *pG){
                         z + pSel->aOrder[i].suffix.iStart);
     sqlite3_free(zO);
   }
-  if( pSel->nOrder>0 && pSel->nGroup>0 && pPlan->pSort==0 && buildTieBreak(pB, pG, pStr) ){
+  /* Rows that tie under ORDER BY come in the order the windows leave them
+  ** (SQLite sorts them stably), with windows; else in group order. */
+  if( pSel->nOrder>0 && pSel->nGroup>0 && pPlan->pSort==0 && pSel->nWinCall==0
+   && buildTieBreak(pB, pG, pStr) ){
     sqlite3_free(sqlite3_str_finish(pStr));
     return;
   }
@@ -1556,10 +1589,31 @@ static void buildFinal(ParBuild *pB, ParGroupBuild *pG){
   }
   pPlan->zFinal = sqlite3_str_finish(pStr);
   if( pPlan->zFinal==0 ){ buildNoMem(pB); return; }
+  pPlan->bFinalWindows = pSel->nWinCall>0;
   if( sqlite3_prepare_v2(pB->db, pPlan->zFinal, -1, &pFinal, 0) ){
     buildWhy(pB, "the final query does not prepare: %s", sqlite3_errmsg(pB->db));
   }
   sqlite3_finalize(pFinal);
+}
+
+/* With windows, SQLite moves the aggregate into a subquery whose select
+** list puts the calls in another order than the SELECT's (window.c,
+** sqlite3WindowRewrite: the items outside window calls, then the window's
+** terms, then the calls' arguments).  A bare column's value comes from
+** the row the last of several min()/max() calls stepped picks (select.c,
+** updateAccumulator's regHit), so with two or more of them it depends on
+** that order: such a SELECT runs natively.  Returns 1 then, else 0. */
+static int buildWindowBareRows(ParBuild *pB){
+  const ParPlan *pPlan = pB->pPlan;
+  int k, nMinMax = 0;
+  if( pB->nBareSensitive==0 ) return 0;
+  for(k=0; k<pPlan->nAgg; k++){
+    int e = pPlan->aAgg[k].eFunc;
+    nMinMax += (e==PAR_AGG_MIN || e==PAR_AGG_MAX);
+  }
+  if( nMinMax<2 ) return 0;
+  return buildWhy(pB, "columns read from the row of several min() and max() calls under "
+                  "window functions, whose order SQLite changes%s", "");
 }
 
 /* Plan pB's SELECT: the sort operator (plan_sort.c) when it has no GROUP
@@ -1595,16 +1649,20 @@ static void buildPlan(ParBuild *pB){
   if( buildGroupDecide(pB, &g) ) goto done;
   buildHavingKeys(pB);
   if( buildBareCols(pB, &g) ) goto done;
+  if( pSel->nWinCall>0 && buildWindowBareRows(pB) ) goto done;
   if( buildExtractQuery(pB, &g) ) goto done;
   buildCheckOrder(pB);
   if( pPlan->zWhy ) goto done;
   buildGroupColls(pB, &g);
-  if( pPlan->nKey>0 && (pSel->nOrder>0 || pSel->bLimit) ){
+  if( pPlan->nKey>0 && (pSel->nOrder>0 || pSel->bLimit || pSel->nWinCall>0) ){
     g.eGroupOrder = buildGroupOrder(pB, pPlan->aKeyColl);
     if( g.eGroupOrder<0 ) goto done;
   }
+  if( pSel->nWinCall>0 && buildGroupWindowOrder(pB, g.aKeyTok) ) goto done;
   if( buildBareAffinities(pB, &g) ) goto done;
-  buildGroupSortPlan(pB, g.eGroupOrder);
+  /* Windows take the groups in SQLite's order and order the result
+  ** themselves: ORDER BY stays in the final SQL, after them. */
+  if( pSel->nWinCall==0 ) buildGroupSortPlan(pB, g.eGroupOrder);
   if( pB->rc || pPlan->zWhy ) goto done;
   if( buildDirect(pB) ) goto done;
   buildFinal(pB, &g);
@@ -1691,7 +1749,10 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
       b.db = db;
       b.pSel = &sel;
       b.pPlan = pPlan;
-      if( sel.bWindow ) buildWindowPlan(&b); else buildPlan(&b);
+      /* Windows over a GROUP BY's (or an aggregate's) result are SQLite's,
+      ** in the group-by's final SQL. */
+      if( sel.bWindow && sel.nGroup==0 && sel.nAgg==0 ) buildWindowPlan(&b);
+      else buildPlan(&b);
       rc = b.rc;
       if( rc==SQLITE_OK && pPlan->zWhy==0 && pPlan->pWindow==0 ){
         buildJoinPlan(&b);
@@ -1952,10 +2013,14 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
       case PAR_OP_WINDOW: explainWindow(pStr, p, pIn); break;
       default:
         sqlite3_str_appendf(pStr, "final     %s\n",
-            (p->pSort && !p->pSort->bGroup) || p->pWindow ? "the rows as they are"
+            p->pWindow && p->zFinal ? "SQLite evaluates the select list, ORDER BY, LIMIT "
+                                      "over the windows' rows, in their order"
+            : (p->pSort && !p->pSort->bGroup) || p->pWindow ? "the rows as they are"
             : p->aDirect ? "the groups as they are (no expression left for SQLite)"
             : p->pSort ? "SQLite evaluates the select list, HAVING, LIMIT over the sorted "
                          "groups, in their order"
+            : p->bFinalWindows ? "SQLite evaluates the select list, HAVING, the window "
+                                 "functions, ORDER BY, LIMIT over the groups"
             : "SQLite evaluates the select list, HAVING, ORDER BY, LIMIT over the groups");
         break;
     }

@@ -195,6 +195,8 @@ typedef struct ParPlanWindow {
   int nWin; ParWinDef *aWin;
   int nFunc; ParWinFunc *aFunc;
   char *zLimit;              /* "SELECT (limit), (offset)", or NULL */
+  int nOutCol; int *aOutCol; /* with a final SQL: the result's columns it
+                             ** reads (else those of ParPlan.aDirect) */
 } ParPlanWindow;
 
 struct ParPlan {
@@ -229,6 +231,7 @@ struct ParPlan {
   int bHavingKeys;   /* HAVING names a column outside aggregate calls: a
                      ** term SQLite may move into WHERE (see parGroupBy) */
   char *zFinal;      /* final SQL over par_rows(:par_rows) */
+  int bFinalWindows; /* it evaluates window functions over the groups */
   int *aDirect;      /* when not NULL the final SQL only picks columns:
                      ** view column i is result column aDirect[i] */
   ParPlanSort *pSort;   /* the sort operator: instead of the group-by (no

@@ -12,8 +12,12 @@
 **
 ** then the window operator (op_window.c) sorts the rows by each window,
 ** computes every call, and returns the items straight from its result
-** (ParPlan.aDirect: an item is a column of the row or one whole window
-** call).
+** (ParPlan.aDirect) when each is a column of the row or one whole window
+** call; else (an expression around a call, an ORDER BY the windows' order
+** does not give) SQLite evaluates the select list, ORDER BY and LIMIT
+** over the operator's rows in a final SQL (winFinalSql).  Windows over a
+** GROUP BY's result are SQLite's, in the group-by's final SQL (plan.c;
+** the order of the groups: buildGroupWindowOrder).
 **
 ** SQLite's order (window.c of SQLite 3.40, sqlite3WindowRewrite and
 ** sqlite3WindowLink): the calls whose window is the same as the first
@@ -28,11 +32,13 @@
 ** outermost), each a stable sort of the rows of the next, and the result
 ** in aWin[0]'s order.  A top-level ORDER BY that is a prefix of aWin[0]'s
 ** PARTITION BY and ORDER BY (same terms, directions) is what SQLite drops
-** as redundant; any other ORDER BY runs natively, as do GROUP BY, HAVING,
-** DISTINCT, aggregates outside window calls, FILTER, EXCLUDE, RANGE with
-** an offset, bounds that are not integer literals, named windows built on
-** another window, ntile / nth_value / lag / lead arguments that are not
-** integer literals, and group_concat.
+** as redundant; another sorts the rows in the final SQL as SQLite's sorter
+** sorts them (stable), unless it sorts by a window call, which SQLite
+** computes again in a subquery of its own (resolveAlias copies the item):
+** native.  Also native: DISTINCT, EXCLUDE, bounds that are not integer
+** literals, named windows built on another window, ntile / nth_value /
+** lag / lead arguments that are not integer literals, group_concat over
+** a frame whose start moves.
 */
 #include "parext.h"
 #include "plan.h"
@@ -285,6 +291,7 @@ void parPlanWindowFree(ParPlanWindow *pW){
     sqlite3_free(pD->zText);
   }
   for(i=0; i<pW->nFunc; i++) sqlite3_free(pW->aFunc[i].zText);
+  sqlite3_free(pW->aOutCol);
   sqlite3_free(pW->aWin);
   sqlite3_free(pW->aFunc);
   sqlite3_free(pW->zLimit);
@@ -294,7 +301,7 @@ void parPlanWindowFree(ParPlanWindow *pW){
 /* The calls, their windows (aWin: one per distinct window in the order
 ** of first use, SQLite's), their arguments.  aItemCall[i]: the call item
 ** i is, or -1. */
-static int winCalls(ParBuild *pB, ParPlanWindow *pPW, int *aItemCall){
+static int winCalls(ParBuild *pB, ParPlanWindow *pPW, int *aItemCall, int bFinal){
   ParSelect *pSel = pB->pSel;
   const char *z = pSel->zSql;
   ParWinFrame *aFrame;
@@ -314,22 +321,12 @@ static int winCalls(ParBuild *pB, ParPlanWindow *pPW, int *aItemCall){
     ParWinFunc *pF = &pPW->aFunc[pPW->nFunc++];
     const ParWinSpec *pW;
     ParWinDef d;
-    const ParExpr *pItem = &pSel->aCol[pC->iExpr];
-    int t0 = pItem->span.iTok, t1 = pItem->span.iTokEnd;
     pF->iWin = -1;
     pF->iArg = pF->iDefault = pF->iFilter = pF->agg.iArg = pF->agg.iText = pF->agg.iSep = -1;
     pF->zText = parSpanText(z, pC->call);
     if( pF->zText==0 ){ buildNoMem(pB); break; }
-    if( pC->eClause!=PAR_CLAUSE_SELECT ){
-      buildWhy(pB, "a window call in ORDER BY%s", "");
-      break;
-    }
-    buildStripParens(pSel->aTok, &t0, &t1);
-    if( t0!=pC->call.iTok || t1!=pC->call.iTokEnd ){
-      buildWhy(pB, "an expression around a window call%s", "");
-      break;
-    }
-    aItemCall[pC->iExpr] = c;
+    /* Without a final SQL, each call is a whole item (winNeedsFinal). */
+    if( !bFinal ) aItemCall[pC->iExpr] = c;
     if( !winFunc(pB, pC, pF) ) break;
     if( (pW = winSpecOf(pB, pC))==0 ) break;
     if( !winFrame(pB, pW, pF->eFunc, &pF->frame) ) break;
@@ -442,13 +439,11 @@ static int winSameTokens(const ParSelect *pSel, int s0, int s1, int t0, int t1){
 /* A top-level ORDER BY: each term the same as the term in its place
 ** among the first window's PARTITION BY then ORDER BY terms (which
 ** sqlite3WindowRewrite finds redundant: the window's order is the
-** result's).  0 with zWhy otherwise. */
+** result's)?  1 if so, else 0 (the final SQL sorts). */
 static int winOrderBy(ParBuild *pB, const ParWinSpec *pW){
   const ParSelect *pSel = pB->pSel;
   int j;
-  if( pSel->nOrder>pW->nPartition + pW->nOrder ){
-    return buildWhy(pB, "an ORDER BY beyond the first window's terms%s", ""), 0;
-  }
+  if( pSel->nOrder>pW->nPartition + pW->nOrder ) return 0;
   for(j=0; j<pSel->nOrder; j++){
     const ParExpr *pO = &pSel->aOrder[j];
     int bSame, t, k;
@@ -457,14 +452,14 @@ static int winOrderBy(ParBuild *pB, const ParWinSpec *pW){
     for(t=pO->span.iTok; t<pO->span.iTokEnd; t++){
       const ParToken *pT = &pSel->aTok[t];
       if( pT->eType==PT_NUMBER && pO->span.iTokEnd-pO->span.iTok==1 ){
-        return buildWhy(pB, "an ORDER BY ordinal over window functions%s", ""), 0;
+        return 0;
       }
       if( pT->eType!=PT_ID && pT->eType!=PT_QID ) continue;
       for(k=0; k<pSel->nCol; k++){
         char *zName = pSel->aCol[k].zAlias ? parDequote(pSel->zSql + pT->i, pT->n) : 0;
         int bAlias = zName && sqlite3_stricmp(zName, pSel->aCol[k].zAlias)==0;
         sqlite3_free(zName);
-        if( bAlias ) return buildWhy(pB, "an ORDER BY naming a select-list alias%s", ""), 0;
+        if( bAlias ) return 0;
       }
     }
     if( j<pW->nPartition ){
@@ -478,9 +473,7 @@ static int winOrderBy(ParBuild *pB, const ParWinSpec *pW){
       bSame = pO->bDesc==pT->bDesc && eNullsO==eNullsT
            && winSameTokens(pSel, pO->span.iTok, pO->span.iTokEnd, pT->span.iTok, pT->span.iTokEnd);
     }
-    if( !bSame ){
-      return buildWhy(pB, "an ORDER BY other than the first window's order%s", ""), 0;
-    }
+    if( !bSame ) return 0;
   }
   return 1;
 }
@@ -510,29 +503,17 @@ static int winSubqueries(sqlite3 *db, const char *zSql, const ParParams *pParams
 static void winCheckOrder(ParBuild *pB){
   ParPlan *pPlan = pB->pPlan;
   int bSort = 0;
-  char *z1 = buildLoops(pB->db, pPlan->zSql, pPlan->pParams, &bSort), *z2 = 0, *zSink;
-  sqlite3_str *pStr;
-  const char *zLine;
+  const char *z1;
+  char *z2 = 0, *zSink;
   if( parQueryInt(pB->db, "PRAGMA reverse_unordered_selects", 0) ){
     buildWhy(pB, "reverse_unordered_selects is on, and the order of ties depends on it%s", "");
-    sqlite3_free(z1);
     return;
   }
+  /* The SELECT's own loops, less the scans of its window subqueries. */
+  z1 = buildSelectLoops(pB, &bSort);
   zSink = parSinkSql(pPlan->zExtract, (int)strlen(pPlan->zExtract), pPlan->nExtractCol);
   if( zSink ) z2 = buildLoops(pB->db, zSink, pPlan->pParams, &bSort);
   sqlite3_free(zSink);
-  /* The SELECT's own loops, less the scans of its window subqueries. */
-  pStr = sqlite3_str_new(pB->db);
-  for(zLine=z1; zLine && *zLine; ){
-    const char *zEnd = strchr(zLine, '\n');
-    int n = zEnd ? (int)(zEnd - zLine) + 1 : (int)strlen(zLine);
-    char *zOne = sqlite3_mprintf("%.*s", n, zLine);
-    if( zOne && strstr(zOne, "(subquery-")==0 ) sqlite3_str_appendall(pStr, zOne);
-    sqlite3_free(zOne);
-    zLine += n;
-  }
-  sqlite3_free(z1);
-  z1 = sqlite3_str_finish(pStr);
   if( z1==0 || z2==0 ){
     buildWhy(pB, "the query plan could not be read%s", "");
   }else if( strcmp(z1, z2)!=0 ){
@@ -557,8 +538,171 @@ static void winCheckOrder(ParBuild *pB){
     }
     sqlite3_free(zSink);
   }
-  sqlite3_free(z1);
   sqlite3_free(z2);
+}
+
+/* Does ORDER BY term k call a window function: itself, or as the alias or
+** ordinal of an item that does (select.c copies the item: resolveAlias)? */
+static int winOrderCall(ParBuild *pB, int k){
+  const ParSelect *pSel = pB->pSel;
+  const ParExpr *pO = &pSel->aOrder[k];
+  int t0 = pO->span.iTok, t1 = pO->span.iTokEnd, c, iItem = -1;
+  sqlite3_int64 v;
+  for(c=0; c<pSel->nWinCall; c++){
+    if( pSel->aWinCall[c].eClause==PAR_CLAUSE_ORDER && pSel->aWinCall[c].iExpr==k ) return 1;
+  }
+  buildStripParens(pSel->aTok, &t0, &t1);
+  if( t1-t0>=3 && parTokIs(pSel->zSql, &pSel->aTok[t1-2], "COLLATE") ) t1 -= 2;
+  buildStripParens(pSel->aTok, &t0, &t1);
+  if( winLiteral(pSel, t0, t1, &v) ){
+    if( v>=1 && v<=pSel->nCol ) iItem = (int)v - 1;
+  }else if( t1-t0==1 && (pSel->aTok[t0].eType==PT_ID || pSel->aTok[t0].eType==PT_QID) ){
+    char *zName = parDequote(pSel->zSql + pSel->aTok[t0].i, pSel->aTok[t0].n);
+    if( zName==0 ){ buildNoMem(pB); return 1; }
+    for(c=0; c<pSel->nCol && iItem<0; c++){
+      if( pSel->aCol[c].zAlias && sqlite3_stricmp(pSel->aCol[c].zAlias, zName)==0 ) iItem = c;
+    }
+    sqlite3_free(zName);
+  }
+  for(c=0; c<pSel->nWinCall && iItem>=0; c++){
+    const ParWinCall *pC = &pSel->aWinCall[c];
+    if( pC->eClause==PAR_CLAUSE_SELECT && pC->iExpr==iItem ) return 1;
+  }
+  return 0;
+}
+
+/* Does the SELECT need a final SQL over the operator's rows: an
+** expression around a window call, a window call in ORDER BY, or an ORDER
+** BY the window's order does not give?  1 if so, 0 if not, -1 (zWhy) when
+** the first call's window is not found. */
+static int winNeedsFinal(ParBuild *pB){
+  const ParSelect *pSel = pB->pSel;
+  int c, k;
+  for(k=0; k<pSel->nOrder; k++){
+    if( winOrderCall(pB, k) ){
+      buildWhy(pB, "an ORDER BY term that is a window call (SQLite computes it again, "
+               "in a subquery of its own)%s", "");
+      return -1;
+    }
+  }
+  for(c=0; c<pSel->nWinCall; c++){
+    const ParWinCall *pC = &pSel->aWinCall[c];
+    int t0, t1;
+    t0 = pSel->aCol[pC->iExpr].span.iTok;
+    t1 = pSel->aCol[pC->iExpr].span.iTokEnd;
+    buildStripParens(pSel->aTok, &t0, &t1);
+    if( t0!=pC->call.iTok || t1!=pC->call.iTokEnd ) return 1;
+  }
+  if( pSel->nOrder ){
+    const ParWinSpec *pW = winSpecOf(pB, &pSel->aWinCall[0]);
+    if( pW==0 ) return -1;
+    if( !winOrderBy(pB, pW) ) return 1;
+  }
+  return 0;
+}
+
+/* The final SQL's column references: each name outside window calls that
+** SQLite resolves as a column of FROM (not an ORDER BY alias) becomes an
+** extraction column, read in the final SQL as the par_rows column of its
+** affinity and collation (filled in by winFinalSql).  Before the
+** extraction query is made.  0 with zWhy or on OOM. */
+static int winFinalRefs(ParBuild *pB){
+  const ParSelect *pSel = pB->pSel;
+  int k, c;
+  for(k=0; k<pSel->nRef && pB->rc==SQLITE_OK; k++){
+    ParSpan s = pSel->aRef[k];
+    char *zRef;
+    for(c=0; c<pSel->nWinCall; c++){
+      const ParSpan *pCall = &pSel->aWinCall[c].call;
+      if( s.iStart>=pCall->iStart && s.iEnd<=pCall->iEnd ) break;
+    }
+    if( c<pSel->nWinCall || buildOrderAlias(pSel, s) ) continue;
+    zRef = parSpanText(pSel->zSql, s);
+    if( zRef==0 ){ buildNoMem(pB); return 0; }
+    if( !buildResolves(pB, zRef) ){
+      sqlite3_free(zRef);        /* an alias, or a keyword such as TRUE */
+      continue;
+    }
+    buildRepl(pB, s, PAR_REPL_BARE, buildExpr(pB, zRef), -1);
+  }
+  return pB->rc==SQLITE_OK;
+}
+
+/* The final SQL over the operator's rows (par_rows: the extraction
+** columns, then one column per call): the select list, ORDER BY and LIMIT
+** with each window call replaced by its result (no affinity, the
+** collation of its COLLATE as a function's result: buildReplText) and
+** each column reference by its extraction column.  SQLite's sorter then
+** orders the rows as it orders the windows' rows in the SELECT (stable,
+** over the outermost window's order: the rows' order here).  0 with zWhy
+** or on OOM. */
+static int winFinalSql(ParBuild *pB, sqlite3_stmt *pExtract, int bUtf8){
+  const ParSelect *pSel = pB->pSel;
+  ParPlan *pPlan = pB->pPlan;
+  const char *z = pSel->zSql;
+  sqlite3_str *pStr;
+  sqlite3_stmt *pFinal = 0;
+  int k, c, j;
+  if( pPlan->nExtractCol + pSel->nWinCall>PAR_ROWS_MAX ){
+    return buildWhy(pB, "more columns than par_rows serves%s", ""), 0;
+  }
+  for(k=0; k<pB->nRepl; k++){
+    ParRepl *pR = &pB->aRepl[k];
+    int e = buildCollation(pB, pExtract, pR->iCol, pR->span.iTok, pR->span.iTokEnd, bUtf8);
+    if( e<0 ){
+      return buildWhy(pB, "the collation of a column the final SQL reads is not known%s", ""), 0;
+    }
+    pR->cAff = parAffinityLetter(sqlite3_column_decltype(pExtract, pR->iCol));
+    pR->cColl = PAR_ROWS_COLL[e];
+  }
+  for(c=0; c<pSel->nWinCall; c++){
+    const ParWinCall *pC = &pSel->aWinCall[c];
+    int t = -1;
+    for(j=0; j<pC->nArg && t==-1; j++){
+      t = parExprCollateTok(z, pSel->aTok, pC->aArg[j].iTok, pC->aArg[j].iTokEnd);
+    }
+    if( t==-2 ) return buildWhy(pB, "a window call under several COLLATEs%s", ""), 0;
+    buildRepl(pB, pC->call, PAR_REPL_AGG, pPlan->nExtractCol + c, t);
+  }
+  if( pB->rc ) return 0;
+  pPlan->pWindow->aOutCol = sqlite3_malloc64(sizeof(int)*(pB->nRepl+1));
+  if( pPlan->pWindow->aOutCol==0 ){ buildNoMem(pB); return 0; }
+  for(k=0; k<pB->nRepl; k++){
+    for(j=0; j<pPlan->pWindow->nOutCol; j++){
+      if( pPlan->pWindow->aOutCol[j]==pB->aRepl[k].iCol ) break;
+    }
+    if( j==pPlan->pWindow->nOutCol ) pPlan->pWindow->aOutCol[pPlan->pWindow->nOutCol++] = pB->aRepl[k].iCol;
+  }
+  pStr = sqlite3_str_new(pB->db);
+  sqlite3_str_appendall(pStr, "SELECT ");
+  for(k=0; k<pSel->nCol; k++){
+    char *zItem = buildRewrite(pB, pSel->aCol[k].span);
+    sqlite3_str_appendf(pStr, "%s%s", k ? ", " : "", zItem ? zItem : "");
+    sqlite3_free(zItem);
+    if( pSel->aCol[k].zAlias ){
+      sqlite3_str_appendf(pStr, " AS %.*s", pSel->aCol[k].alias.iEnd - pSel->aCol[k].alias.iStart,
+                          z + pSel->aCol[k].alias.iStart);
+    }
+  }
+  sqlite3_str_appendall(pStr, " FROM par_rows(:par_rows)");
+  for(k=0; k<pSel->nOrder; k++){
+    char *zO = buildRewrite(pB, pSel->aOrder[k].span);
+    sqlite3_str_appendf(pStr, "%s%s %.*s", k ? ", " : " ORDER BY ", zO ? zO : "",
+                        pSel->aOrder[k].suffix.iEnd - pSel->aOrder[k].suffix.iStart,
+                        z + pSel->aOrder[k].suffix.iStart);
+    sqlite3_free(zO);
+  }
+  if( pSel->bLimit ){
+    sqlite3_str_appendf(pStr, " LIMIT %.*s", pSel->limit.iEnd - pSel->limit.iStart,
+                        z + pSel->limit.iStart);
+  }
+  pPlan->zFinal = sqlite3_str_finish(pStr);
+  if( pPlan->zFinal==0 ){ buildNoMem(pB); return 0; }
+  if( sqlite3_prepare_v2(pB->db, pPlan->zFinal, -1, &pFinal, 0) ){
+    buildWhy(pB, "the final query does not prepare: %s", sqlite3_errmsg(pB->db));
+  }
+  sqlite3_finalize(pFinal);
+  return pB->rc==SQLITE_OK && pPlan->zWhy==0;
 }
 
 void buildWindowPlan(ParBuild *pB){
@@ -568,7 +712,7 @@ void buildWindowPlan(ParBuild *pB){
   ParPlanWindow *pPW;
   sqlite3_stmt *pExtract = 0;
   int *aItem = 0, *aItemCall = 0;
-  int i, j, bUtf8, mReplaced;
+  int i, j, bUtf8, mReplaced, bFinal;
 
   if( pSel->zTreeWhy ){ buildWhy(pB, "%s", pSel->zTreeWhy); return; }
   if( !pSel->bFrom ){ buildWhy(pB, "no FROM clause%s", ""); return; }
@@ -582,35 +726,30 @@ void buildWindowPlan(ParBuild *pB){
     return;
   }
   if( buildOtherAggs(pB) ) return;
+  if( (bFinal = winNeedsFinal(pB))<0 ) return;
   pPW = pPlan->pWindow = sqlite3_malloc(sizeof(ParPlanWindow));
   aItem = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));
   aItemCall = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));
   pB->zFrom = parSpanText(z, pSel->from);
   if( pPW ) memset(pPW, 0, sizeof(*pPW));
   if( pPW==0 || aItem==0 || aItemCall==0 || pB->zFrom==0 ){ buildNoMem(pB); goto done; }
-  for(i=0; i<pSel->nCol; i++) aItemCall[i] = -1;
+  for(i=0; i<pSel->nCol; i++) aItemCall[i] = aItem[i] = -1;
 
-  /* Extraction columns: the items that are no window call, then the
-  ** windows' keys and the calls' arguments. */
-  for(i=0; i<pSel->nCol; i++){
-    int bCall = 0;
-    for(j=0; j<pSel->nWinCall; j++) if( pSel->aWinCall[j].iExpr==i ) bCall = 1;
-    aItem[i] = bCall ? -1 : winExpr(pB, pSel->aCol[i].span.iTok, pSel->aCol[i].span.iTokEnd);
-    if( pB->rc || pPlan->zWhy ) goto done;
-  }
-  if( !winCalls(pB, pPW, aItemCall) ) goto done;
-  for(i=0; i<pSel->nCol; i++){
-    if( aItem[i]<0 && aItemCall[i]<0 ){
-      buildWhy(pB, "an expression around a window call%s", "");
-      goto done;
+  /* Extraction columns: the items that are no window call (or, with a
+  ** final SQL, the column references it reads), then the windows' keys
+  ** and the calls' arguments. */
+  if( bFinal ){
+    if( !winFinalRefs(pB) ) goto done;
+  }else{
+    for(i=0; i<pSel->nCol; i++){
+      int bCall = 0;
+      for(j=0; j<pSel->nWinCall; j++) if( pSel->aWinCall[j].iExpr==i ) bCall = 1;
+      aItem[i] = bCall ? -1 : winExpr(pB, pSel->aCol[i].span.iTok, pSel->aCol[i].span.iTokEnd);
+      if( pB->rc || pPlan->zWhy ) goto done;
     }
   }
-  if( pSel->nOrder ){
-    const ParWinCall *pC = &pSel->aWinCall[0];
-    const ParWinSpec *pW = winSpecOf(pB, pC);
-    if( pW==0 || !winOrderBy(pB, pW) ) goto done;
-  }
-  if( pSel->bLimit && (pPW->zLimit = buildLimitSql(pB))==0 ) goto done;
+  if( !winCalls(pB, pPW, aItemCall, bFinal) ) goto done;
+  if( !bFinal && pSel->bLimit && (pPW->zLimit = buildLimitSql(pB))==0 ) goto done;
 
   /* The extraction query. */
   if( pB->nExpr==0 ) buildExpr(pB, sqlite3_mprintf("0"));
@@ -650,7 +789,12 @@ void buildWindowPlan(ParBuild *pB){
     }
   }
 
-  /* The view's columns: items of the row, or the operator's results. */
+  /* The view's columns: the final SQL's, or items of the row and the
+  ** operator's results. */
+  if( bFinal ){
+    winFinalSql(pB, pExtract, bUtf8);
+    goto done;
+  }
   pPlan->aDirect = sqlite3_malloc64(sizeof(int)*(pSel->nCol+1));
   if( pPlan->aDirect==0 ){ buildNoMem(pB); goto done; }
   for(i=0; i<pSel->nCol; i++){
@@ -661,4 +805,58 @@ done:
   sqlite3_finalize(pExtract);
   sqlite3_free(aItem);
   sqlite3_free(aItemCall);
+}
+
+/* Windows over a GROUP BY's result, which SQLite evaluates in the final
+** SQL over par_rows (plan.c): they must see the groups in the order SQLite
+** makes them.  sqlite3WindowRewrite puts the aggregate in a subquery whose
+** ORDER BY is a window's PARTITION BY then ORDER BY terms; when that has
+** as many terms as GROUP BY, select.c gives each key the direction of the
+** term in its place.  par_rows holds the groups in ascending key order:
+** the same unless a term is DESC, and then it does not matter only when
+** the terms are the keys themselves (the window's sort orders the groups
+** fully).  Every window is checked (the subquery's is one of them).
+** aKeyTok: each key's tokens, [2k, 2k+1).  Returns 1 with zWhy when the
+** SELECT must run natively. */
+int buildGroupWindowOrder(ParBuild *pB, const int *aKeyTok){
+  const ParSelect *pSel = pB->pSel;
+  int i, j;
+  for(i=0; i<pSel->nWinCall; i++){
+    const ParWinCall *pC = &pSel->aWinCall[i];
+    const ParWinSpec *pW = &pC->win, *pBase = 0;
+    int nDesc = 0, bKeys = 1;
+    if( pC->zOver ){
+      pW = 0;
+      for(j=0; j<pSel->nWinDef; j++){
+        const char *zName = pSel->aWinDef[j].zName;
+        if( zName && sqlite3_stricmp(zName, pC->zOver)==0 ) pW = &pSel->aWinDef[j];
+      }
+    }
+    if( pW && pW->zBase ){
+      for(j=0; j<pSel->nWinDef; j++){
+        const char *zName = pSel->aWinDef[j].zName;
+        if( zName && sqlite3_stricmp(zName, pW->zBase)==0 ) pBase = &pSel->aWinDef[j];
+      }
+    }
+    if( pW==0 || (pW->zBase && (pBase==0 || pBase->zBase)) ){
+      return buildWhy(pB, "a window the planner cannot find%s", "");
+    }
+    {
+      const ParSpan *aPart = pBase ? pBase->aPartition : pW->aPartition;
+      int nPart = pBase ? pBase->nPartition : pW->nPartition;
+      const ParWinSpec *pO = (pBase && pW->nOrder==0) ? pBase : pW;
+      if( nPart + pO->nOrder!=pSel->nGroup ) continue;
+      for(j=0; j<pO->nOrder; j++) nDesc += pO->aOrder[j].bDesc;
+      if( nDesc==0 ) continue;
+      for(j=0; j<pSel->nGroup && bKeys; j++){
+        ParSpan s = j<nPart ? aPart[j] : pO->aOrder[j-nPart].span;
+        bKeys = winSameTokens(pSel, s.iTok, s.iTokEnd, aKeyTok[2*j], aKeyTok[2*j+1]);
+      }
+    }
+    if( !bKeys ){
+      return buildWhy(pB, "SQLite makes the groups in the directions of a window's ORDER BY, "
+                      "and the windows' order of ties depends on it%s", "");
+    }
+  }
+  return 0;
 }

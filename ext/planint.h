@@ -105,7 +105,18 @@ void buildJoinPlan(ParBuild *pB);
 
 /* Plan a SELECT whose select list calls window functions, when nothing
 ** else keeps it from the kernels (ParSelect.bWindow): plan_window.c. */
+/* The final SQL's pieces (plan.c): add a replacement of span s; does
+** "SELECT zExpr FROM <from>" prepare (is a name a column)?; span s with
+** the replacements inside it applied; is span s an ORDER BY term that
+** names a select-list alias? */
+void buildRepl(ParBuild *pB, ParSpan s, int eKind, int iCol, int iCollTok);
+int buildResolves(ParBuild *pB, const char *zExpr);
+char *buildRewrite(ParBuild *pB, ParSpan s);
+int buildOrderAlias(const ParSelect *pSel, ParSpan s);
 void buildWindowPlan(ParBuild *pB);
+/* Windows over a GROUP BY's result see the groups in SQLite's order?
+** 1 with zWhy when not (plan_window.c). */
+int buildGroupWindowOrder(ParBuild *pB, const int *aKeyTok);
 
 /* The extraction query "SELECT [*,] pB->azExpr FROM from [WHERE (where)]"
 ** into pB->pPlan (zExtract and its parts, nExtractCol, azExtractExpr):

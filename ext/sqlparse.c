@@ -215,6 +215,8 @@ typedef struct ParParse {
   int i;             /* current token */
   int rc;            /* SQLITE_NOMEM once an allocation failed */
   int bWinCall;      /* a window function call was seen (scanExpr) */
+  int nInWindow;     /* scanning a window's definition: its frame words
+                     ** (ROWS, UNBOUNDED ...) are no column names */
 } ParParse;
 
 static int isKw(ParParse *pP, int i, const char *zKw){
@@ -265,9 +267,22 @@ static int isExprKeyword(ParParse *pP, int i){
   return 0;
 }
 
+/* Words of a window definition (PARTITION BY, ORDER BY and the frame)
+** that are not expressions. */
+static int isWindowKeyword(ParParse *pP, int i){
+  static const char *az[] = { "PARTITION", "ROWS", "RANGE", "GROUPS", "UNBOUNDED",
+    "PRECEDING", "FOLLOWING", "CURRENT", "ROW", "EXCLUDE", "TIES", "OTHERS", "NO" };
+  int k;
+  for(k=0; k<(int)(sizeof(az)/sizeof(az[0])); k++){
+    if( isKw(pP, i, az[k]) ) return 1;
+  }
+  return 0;
+}
+
 static int isName(ParParse *pP, int i){
   int e = pP->a[i].eType;
-  return (e==PT_ID && !isExprKeyword(pP, i)) || e==PT_QID;
+  return (e==PT_ID && !isExprKeyword(pP, i) && !(pP->nInWindow && isWindowKeyword(pP, i)))
+      || e==PT_QID;
 }
 
 /* Make room for element n of the array *pa of n elements of sz bytes
@@ -364,7 +379,9 @@ static void scanExpr(ParParse *pP, int iFirst, int iEnd){
         k++;
         if( k<iEnd && pP->a[k].eType==PT_LP ){
           int iRp = skipParens(pP, k, iEnd);
+          pP->nInWindow++;
           scanExpr(pP, k+1, iRp-1);
+          pP->nInWindow--;
           k = iRp;
         }else{
           k++;
@@ -981,6 +998,17 @@ static void parseWindowClause(ParParse *pP){
       }
       return;
     }
+    /* Its expressions, for the group-by planner's final SQL, which
+    ** repeats the clause (aggregates in it, column references). */
+    {
+      int nAgg = p->nAgg;
+      pP->nInWindow++;
+      scanExpr(pP, i+3, iNext-1);
+      pP->nInWindow--;
+      if( p->nAgg>nAgg ) p->bWinClauseAgg = 1;
+    }
+    pP->p->winClause = spanOf(pP, pP->p->winClause.iTokEnd ? pP->p->winClause.iTok : i,
+                              iNext);
     pP->i = i = iNext;
     if( pP->a[i].eType!=PT_COMMA ) return;
     i++;

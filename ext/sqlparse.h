@@ -241,6 +241,11 @@ struct ParSelect {
   int nWinCall; ParWinCall *aWinCall;  /* window function calls in the
                                  ** select list and ORDER BY, in order */
   int nWinDef; ParWinSpec *aWinDef;     /* WINDOW name AS (...), in order */
+  ParSpan winClause;             /* the definitions after WINDOW (iTokEnd 0:
+                                 ** no WINDOW clause) */
+  int bWinClauseAgg;             /* an aggregate call in it (which makes the
+                                 ** SELECT an aggregate only if its window is
+                                 ** used) */
   char *zTreeWhy;                /* why pFrom is NULL with a FROM clause, or
                                  ** window calls or definitions are missing;
                                  ** NULL when all is there */

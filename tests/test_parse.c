@@ -336,6 +336,43 @@ static void checkWhy(void){
   }
 }
 
+/* The names recorded as possible column references (aRef) and aggregate
+** calls (aAgg), the WINDOW clause's span: the group-by planner rewrites
+** them in its final SQL.  Frame words are never references. */
+static void checkWindowRefs(void){
+  static const struct { const char *zSql; const char *zRefs; int nAgg; const char *zClause; } a[] = {
+    { "SELECT a, sum(sum(x)) OVER (PARTITION BY a ORDER BY b ROWS BETWEEN UNBOUNDED PRECEDING "
+      "AND CURRENT ROW EXCLUDE NO OTHERS) FROM t GROUP BY a", "a a b", 1, 0 },
+    { "SELECT rank() OVER w FROM t GROUP BY k WINDOW w AS (PARTITION BY k ORDER BY count(*) "
+      "RANGE CURRENT ROW), v AS (w GROUPS 1 PRECEDING)", "k w", 1,
+      "w AS (PARTITION BY k ORDER BY count(*) RANGE CURRENT ROW), v AS (w GROUPS 1 PRECEDING)" },
+    { "SELECT rows, range FROM t", "rows range", 0, 0 },
+  };
+  int i, k;
+  for(i=0; i<(int)(sizeof(a)/sizeof(a[0])); i++){
+    ParSelect s;
+    sqlite3_str *pStr = sqlite3_str_new(0);
+    char *zRefs, *zClause = 0;
+    check_case("window refs: %s", a[i].zSql);
+    checkSqliteParses(a[i].zSql);
+    CHECK(parSelectParse(a[i].zSql, &s)==SQLITE_OK, "parse");
+    for(k=0; k<s.nRef; k++){
+      sqlite3_str_appendf(pStr, "%s%.*s", k ? " " : "", s.aRef[k].iEnd - s.aRef[k].iStart,
+                          a[i].zSql + s.aRef[k].iStart);
+    }
+    zRefs = sqlite3_str_finish(pStr);
+    CHECK(zRefs && strcmp(zRefs, a[i].zRefs)==0, "refs '%s', want '%s'", zRefs, a[i].zRefs);
+    CHECK(s.nAgg==a[i].nAgg, "nAgg %d, want %d", s.nAgg, a[i].nAgg);
+    if( s.winClause.iTokEnd>0 ) zClause = parSpanText(a[i].zSql, s.winClause);
+    CHECK((zClause==0 && a[i].zClause==0)
+          || (zClause && a[i].zClause && strcmp(zClause, a[i].zClause)==0),
+          "clause '%s', want '%s'", zClause ? zClause : "", a[i].zClause ? a[i].zClause : "");
+    sqlite3_free(zRefs);
+    sqlite3_free(zClause);
+    parSelectClear(&s);
+  }
+}
+
 static void checkCases(const char *zGroup, const Case *a, int n){
   int i;
   for(i=0; i<n; i++){
@@ -493,6 +530,7 @@ int main(void){
   checkCases("from", aFrom, (int)(sizeof(aFrom)/sizeof(aFrom[0])));
   checkCases("window", aWindow, (int)(sizeof(aWindow)/sizeof(aWindow[0])));
   checkWhy();
+  checkWindowRefs();
   checkOrderCollate();
   checkNoMem(aFrom, (int)(sizeof(aFrom)/sizeof(aFrom[0])));
   checkNoMem(aWindow, (int)(sizeof(aWindow)/sizeof(aWindow[0])));

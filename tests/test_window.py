@@ -762,6 +762,200 @@ def test_large_wal_threads():
     cases.done()
 
 
+# A final SQL over the window operator's rows: expressions around window
+# calls, and ORDER BY terms the windows' order does not give, evaluated by
+# SQLite over par_rows, whose columns keep each reference's affinity and
+# collation (comparisons, sorting under NOCASE/RTRIM).
+FINAL_CASES = 120        # test_final_sql, nominal (times SCALE)
+F_EXPRS = ["%s + 1", "coalesce(%s, 'none')", "typeof(%s)", "%s = 1", "%s > '1'",
+           "CASE WHEN %s > 2 THEN g ELSE sr END", "%s || s", "-%s", "%s IS NULL",
+           "x - %s", "i * %s", "max(%s, o)", "%s COLLATE NOCASE"]
+F_REFS = ["g = 'a'", "sr = 'a'", "x = 1", "x = '1'", "i = '12'", "nm = 2", "s < 'b'",
+          "typeof(x)", "i + 1", "length(s)", "g || sr", "rowid", "p", "o"]
+F_ORDER = ["g", "sr", "s", "x", "o", "p", "i", "g COLLATE BINARY", "s COLLATE NOCASE",
+           "rowid", "nm", "x || ''", "i % 3", "1", "2"]
+
+
+def gen_final_select(rng):
+    t = rng.choice(["t0", "t1", "ts", "ts", "tm", "tie", "tnull", "tsmall"])
+    wins = [gen_window(rng) for _ in range(rng.choice([1, 1, 2]))]
+    items = []
+    for _ in range(rng.randint(1, 3)):
+        call, _, _ = gen_call(rng)
+        call += " OVER (%s)" % rng.choice(wins).text()
+        if rng.random() < 0.6:
+            call = rng.choice(F_EXPRS) % call
+        items.append(call)
+    for _ in range(rng.choice([0, 1, 1, 2])):
+        items.append(rng.choice(F_REFS))
+    rng.shuffle(items)
+    sql = "SELECT %s FROM %s" % (", ".join("%s AS c%d" % (e, j) if rng.random() < 0.3 else e
+                                           for j, e in enumerate(items)), t)
+    if rng.random() < 0.2:
+        sql += " WHERE " + rng.choice(WHERES)
+    if rng.random() < 0.7:
+        sql += " ORDER BY " + ", ".join(rng.choice(F_ORDER) + rng.choice(DIRS) + rng.choice(NULLSP)
+                                        for _ in range(rng.randint(1, 3)))
+    if rng.random() < 0.3:
+        sql += " LIMIT %d" % rng.choice([0, 1, 3, 10, 100])
+        if rng.random() < 0.5:
+            sql += " OFFSET %d" % rng.choice([0, 1, 5])
+    return sql
+
+
+def test_final_sql():
+    rng = random.Random(SEED + 11)
+    cases = Cases("final SQL")
+    for _ in range(ncases(FINAL_CASES)):
+        cases.check(gen_final_select(rng))
+    for sql in [
+            "SELECT p, r - lag(r) OVER (PARTITION BY p ORDER BY o) AS d FROM ts ORDER BY g, d",
+            "SELECT g, row_number() OVER (ORDER BY o) FROM ts ORDER BY g DESC LIMIT 7",
+            "SELECT sr, count(*) OVER (PARTITION BY sr) = 1 FROM ts ORDER BY sr, x",
+            "SELECT x, sum(i) OVER (ORDER BY o ROWS 2 PRECEDING) FROM ts ORDER BY 1",
+            "SELECT min(g) OVER (ORDER BY o) AS m FROM ts ORDER BY rowid DESC",
+            "SELECT x, lag(x) OVER (ORDER BY o) = x FROM tie ORDER BY x"]:
+        cases.check(sql)
+    cases.done()
+    # ORDER BY a window call (itself, its alias, its ordinal): SQLite
+    # computes it again in a subquery of its own: native, with why.
+    for sql in ["SELECT o, rank() OVER (ORDER BY o) AS r FROM ts ORDER BY r",
+                "SELECT o, rank() OVER (ORDER BY o) FROM ts ORDER BY 2 DESC",
+                "SELECT o FROM ts ORDER BY sum(i) OVER (ORDER BY o)"]:
+        plan = plan_of(sql)
+        assert plan.startswith("native:") and "ORDER BY term that is a window call" in plan, plan
+    plan = plan_of("SELECT o, rank() OVER (ORDER BY o) + 1 FROM ts ORDER BY g")
+    assert runs_window(plan) and "final     SQLite evaluates" in plan, plan
+
+
+# Windows over a GROUP BY's result: the kernels group, SQLite evaluates the
+# windows over the groups in the final SQL, which must see them in the
+# order SQLite makes them (par_rows: ascending keys; SQLite: the directions
+# of a window's ORDER BY when it has as many terms as GROUP BY).
+GROUP_CASES = 150        # test_windows_over_groups, nominal (times SCALE)
+G_KEYS = ["p", "g", "o", "i % 3", "s COLLATE NOCASE", "sr", "x", "nm", "r > 0"]
+G_AGGS = ["sum(i)", "total(r)", "count(*)", "count(x)", "min(x)", "max(s)", "avg(r)",
+          "group_concat(s)", "sum(big)", "sum(r)", "max(g)"]
+G_FUNCS = ["sum(%s)", "total(%s)", "avg(%s)", "count(%s)", "min(%s)", "max(%s)",
+           "group_concat(%s)", "row_number()", "rank()", "dense_rank()", "percent_rank()",
+           "cume_dist()", "ntile(2)", "lag(%s)", "lead(%s, 1, 0)", "first_value(%s)",
+           "last_value(%s)", "nth_value(%s, 2)", "count(*)"]
+G_FRAMES = ["", "", "", "ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING", "ROWS UNBOUNDED PRECEDING",
+            "GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW", "RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING",
+            "ROWS BETWEEN 2 PRECEDING AND 1 PRECEDING EXCLUDE CURRENT ROW"]
+
+
+def gen_group_select(rng):
+    """A random SELECT with GROUP BY (or aggregates alone) and windows over
+    its groups."""
+    t = rng.choice(["t0", "t1", "t4", "ts", "tm", "tm", "tie", "tnull", "tsmall"])
+    keys = rng.sample(G_KEYS, rng.choice([0, 1, 1, 1, 2, 2, 3]))
+    values = keys + [rng.choice(G_AGGS) for _ in range(3)]
+
+    def window():
+        parts = rng.sample(keys, rng.randint(0, min(1, len(keys)))) if keys else []
+        orders = [rng.choice(values) + rng.choice(DIRS) + rng.choice(NULLSP)
+                  for _ in range(rng.choice([0, 1, 1, 2]))]
+        if keys and rng.random() < 0.3:     # as many terms as GROUP BY
+            orders = [k + rng.choice(DIRS) for k in keys[len(parts):]]
+        text = []
+        if parts:
+            text.append("PARTITION BY " + ", ".join(parts))
+        if orders:
+            text.append("ORDER BY " + ", ".join(orders))
+            text.append(rng.choice(G_FRAMES))
+        return " ".join(text).strip()
+
+    wins = [window() for _ in range(rng.choice([1, 1, 2]))]
+    items = []
+    for k in keys:
+        if rng.random() < 0.7:
+            items.append(k)
+    for _ in range(rng.randint(1, 3)):
+        f = rng.choice(G_FUNCS)
+        call = f % rng.choice(values) if "%s" in f else f
+        call += " OVER " + ("w%d" % rng.randrange(len(wins)) if rng.random() < 0.3
+                            else "(%s)" % rng.choice(wins))
+        if rng.random() < 0.15:
+            call = rng.choice(WRAPS) % call
+        items.append(call)
+    if rng.random() < 0.5:
+        items.append(rng.choice(G_AGGS))
+    rng.shuffle(items)
+    sql = "SELECT %s FROM %s" % (", ".join(items), t)
+    if rng.random() < 0.2:
+        sql += " WHERE " + rng.choice(WHERES)
+    if keys:
+        sql += " GROUP BY " + ", ".join(keys)
+        if rng.random() < 0.2:
+            sql += " HAVING " + rng.choice(["count(*) > 1", "sum(i) IS NOT NULL", "min(x) <> 1"])
+    if "OVER w" in sql:
+        sql += " WINDOW " + ", ".join("w%d AS (%s)" % (j, w) for j, w in enumerate(wins))
+    p = rng.random()
+    if p < 0.3 and keys:
+        sql += " ORDER BY " + ", ".join(k + rng.choice(DIRS) for k in rng.sample(keys, 1))
+    elif p < 0.4:
+        sql += " ORDER BY %d DESC" % rng.randint(1, len(items))
+    if rng.random() < 0.15:
+        sql += " LIMIT %d" % rng.choice([0, 1, 3, 10])
+    return sql
+
+
+def runs_group(plan):
+    return (plan is not None and not plan.startswith("native:")
+            and any(line.startswith("group by") for line in plan.split("\n")))
+
+
+def test_windows_over_groups():
+    rng = random.Random(SEED + 7)
+    cases = Cases("windows over groups")
+    sqls = [gen_group_select(rng) for _ in range(ncases(GROUP_CASES))]
+    sqls += [
+        # The groups in the window's direction: the window's sort orders them fully.
+        "SELECT p, sum(i), sum(sum(i)) OVER (ORDER BY p DESC) FROM tm GROUP BY p",
+        "SELECT p, g, count(*), rank() OVER (ORDER BY p DESC, g) FROM tm GROUP BY p, g",
+        # ... or not: SQLite's groups come in another order than par_rows'.
+        "SELECT p, g, count(*), row_number() OVER (PARTITION BY p ORDER BY count(*) DESC) "
+        "FROM tm GROUP BY p, g",
+        "SELECT o, count(*) AS n, row_number() OVER (ORDER BY count(*) DESC) FROM tm GROUP BY o",
+        "SELECT sum(i), sum(sum(i)) OVER (), count(*) OVER () FROM tm",
+        "SELECT p, sum(r) AS s, s - lag(s) OVER (ORDER BY p) FROM tm GROUP BY p",
+        "SELECT p, avg(r), avg(avg(r)) OVER w, max(p) OVER w FROM tm GROUP BY p "
+        "WINDOW w AS (ORDER BY p ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) ORDER BY 2",
+        "SELECT g, count(*), group_concat(g, '|') OVER (ORDER BY count(*), g) FROM tm GROUP BY g",
+        "SELECT p, sum(big) OVER (ORDER BY p) FROM tm GROUP BY p",
+        "SELECT p, sum(sum(big)) OVER (ORDER BY p) FROM tm GROUP BY p",
+        # An aggregate only in a WINDOW definition no call uses: no aggregate
+        # query (60 rows natively); in a used one: one group.
+        "SELECT cume_dist() OVER w1 FROM tsmall WINDOW w0 AS (ORDER BY max(s)), w1 AS ()",
+        "SELECT count(*) OVER w0 FROM tsmall WINDOW w0 AS (ORDER BY max(s)), w1 AS ()",
+        "SELECT p, count(*) OVER w0 FROM tsmall GROUP BY p WINDOW w0 AS (ORDER BY max(s), p)",
+    ]
+    ngroup = 0
+    for sql in sqls:
+        cases.check(sql)
+        ngroup += runs_group(plan_of(sql))
+    cases.done()
+    print("     %d of %d grouped by the kernels" % (ngroup, len(sqls)))
+    assert ngroup >= 0.5 * len(sqls), (ngroup, len(sqls))
+    # The planner's own rules: grouped by the kernels, or native with why.
+    for sql, why in [
+            ("SELECT p, sum(sum(i)) OVER (ORDER BY p DESC) FROM ts GROUP BY p", None),
+            ("SELECT o, row_number() OVER (ORDER BY count(*) DESC) FROM ts GROUP BY o",
+             "the directions of a window's ORDER BY"),
+            ("SELECT DISTINCT p, sum(i) OVER () FROM tm GROUP BY p", "DISTINCT with window"),
+            ("SELECT count(*) OVER w1 FROM ts WINDOW w0 AS (ORDER BY max(s)), w1 AS ()",
+             "an aggregate call in a WINDOW definition"),
+            ("SELECT p, sum(i) OVER (PARTITION BY p ORDER BY o) FROM ts", "window")]:
+        plan = plan_of(sql)
+        if why is None:
+            assert runs_group(plan), (sql, plan)
+        elif why == "window":
+            assert runs_window(plan), (sql, plan)
+        else:
+            assert plan.startswith("native:") and why in plan, (sql, plan)
+
+
 def test_checker_finds_differences():
     """The comparison itself: a view of another SELECT that differs only in
     the order of tied rows, the storage class of a value, -0.0 for 0.0, a
