@@ -672,14 +672,157 @@ static void winPartClose(WinPart *pP){
   memset(pP, 0, sizeof(*pP));
 }
 
-/* group_concat over frames that start at UNBOUNDED PRECEDING, partition
-** by partition on one thread (the strings go into one dictionary): the
-** rows stepped in order, each non-NULL value after its row's separator
-** (',' for none, nothing for a NULL one) but the first's, and the string
-** so far the value of every row whose frame ends there; NULL while no
-** value or only empty text was added (groupConcatValue: sqlite3_str_value
-** of an empty string is NULL).  *pbNative when the strings would pass the
-** memory limit (SQLite makes them one at a time). */
+/* SQLite's group_concat state (func.c, GroupConcatCtx), followed step by
+** step because a moving frame removes values by byte counts: the text
+** z[i0..i0+n); bEmpty, the str.mxAlloc==0 that makes the next value a
+** first term (no separator before it: true at the start and whenever a
+** removal empties the text, even with values left, as empty texts can
+** leave); nAccum, the values held; nFirst, the length of the separator
+** given with the first term (1 without a separator argument), which a
+** removal takes off after the value while no other length was seen; once
+** one was, aSep[iSep0..] holds the length of the separator after each
+** value held (pnSepLengths). */
+typedef struct WinConcatState {
+  char *z; sqlite3_int64 nAlloc, i0, n;
+  int bEmpty;
+  sqlite3_int64 nAccum, nFirst;
+  int bTrack;
+  int *aSep; sqlite3_int64 iSep0, nSepAlloc;
+} WinConcatState;
+
+/* Room for nMore bytes after the text; 1 when that passes mxMem (the
+** SELECT then runs natively), SQLITE_NOMEM, else 0. */
+static int winConcatRoom(WinConcatState *pS, sqlite3_int64 nMore, sqlite3_int64 mxMem){
+  if( pS->i0>0 && pS->i0 + pS->n + nMore > pS->nAlloc ){
+    memmove(pS->z, pS->z + pS->i0, (size_t)pS->n);
+    pS->i0 = 0;
+  }
+  if( pS->n + nMore > pS->nAlloc ){
+    sqlite3_int64 nNew = pS->nAlloc ? pS->nAlloc*2 : 256;
+    char *zNew;
+    while( nNew < pS->n + nMore ) nNew *= 2;
+    if( mxMem>0 && nNew>mxMem ) return 1;
+    zNew = sqlite3_realloc64(pS->z, (sqlite3_uint64)nNew);
+    if( zNew==0 ) return SQLITE_NOMEM;
+    pS->z = zNew;
+    pS->nAlloc = nNew;
+  }
+  return 0;
+}
+
+/* Slot i of pnSepLengths, growing it. */
+static int *winConcatSep(WinConcatState *pS, sqlite3_int64 i){
+  if( pS->iSep0 + i >= pS->nSepAlloc ){
+    sqlite3_int64 nNew = pS->nSepAlloc ? pS->nSepAlloc*2 : 64;
+    int *aNew;
+    if( pS->iSep0>0 ){
+      memmove(pS->aSep, pS->aSep + pS->iSep0, sizeof(int)*(size_t)(pS->nSepAlloc - pS->iSep0));
+      pS->iSep0 = 0;
+    }
+    while( nNew <= i ) nNew *= 2;
+    aNew = sqlite3_realloc64(pS->aSep, sizeof(int)*(sqlite3_uint64)nNew);
+    if( aNew==0 ) return 0;
+    pS->aSep = aNew;
+    pS->nSepAlloc = nNew;
+  }
+  return &pS->aSep[pS->iSep0 + i];
+}
+
+/* groupConcatStep: value zVal/nVal (not NULL), separator zSep/nSep
+** (bSepArg: given; zSep NULL: a NULL one).  Returns as winConcatRoom. */
+static int winConcatStep(WinConcatState *pS, const char *zVal, sqlite3_int64 nVal, int bSepArg,
+                         const char *zSep, sqlite3_int64 nSep, sqlite3_int64 mxMem){
+  int bFirst = pS->bEmpty, rc;
+  pS->bEmpty = 0;
+  if( !bSepArg ){
+    zSep = ",";
+    nSep = 1;
+    if( bFirst ) pS->nFirst = 1;
+  }else if( bFirst ){
+    pS->nFirst = zSep ? nSep : 0;
+  }else{
+    if( zSep==0 ) nSep = 0;
+    if( nSep!=pS->nFirst || pS->bTrack ){
+      sqlite3_int64 i;
+      int *pSlot;
+      if( !pS->bTrack ){
+        /* The separators so far all had the first one's length. */
+        pS->bTrack = 1;
+        pS->iSep0 = 0;
+        for(i=0; i<pS->nAccum-1; i++){
+          if( (pSlot = winConcatSep(pS, i))==0 ) return SQLITE_NOMEM;
+          *pSlot = (int)pS->nFirst;
+        }
+      }
+      if( pS->nAccum>0 ){
+        if( (pSlot = winConcatSep(pS, pS->nAccum-1))==0 ) return SQLITE_NOMEM;
+        *pSlot = (int)nSep;
+      }
+    }
+  }
+  pS->nAccum++;
+  if( bFirst ) nSep = 0;
+  if( (rc = winConcatRoom(pS, nSep + nVal, mxMem))!=0 ) return rc;
+  if( nSep ) memcpy(pS->z + pS->i0 + pS->n, zSep, (size_t)nSep);
+  pS->n += nSep;
+  if( nVal ) memcpy(pS->z + pS->i0 + pS->n, zVal, (size_t)nVal);
+  pS->n += nVal;
+  return 0;
+}
+
+/* groupConcatInverse of a value of nVal bytes (not NULL). */
+static void winConcatInverse(WinConcatState *pS, sqlite3_int64 nVal){
+  sqlite3_int64 nVS = nVal;
+  pS->nAccum--;
+  if( pS->bTrack ){
+    if( pS->nAccum>0 ){
+      nVS += pS->aSep[pS->iSep0];
+      pS->iSep0++;
+    }
+  }else{
+    nVS += pS->nFirst;
+  }
+  if( nVS>=pS->n ){
+    pS->n = 0;
+  }else{
+    pS->i0 += nVS;
+    pS->n -= nVS;
+  }
+  if( pS->n==0 ){
+    pS->i0 = 0;
+    pS->bEmpty = 1;
+    pS->bTrack = 0;
+    pS->iSep0 = 0;
+  }
+}
+
+/* Row r's value and separator for group_concat: 0 when its value is NULL
+** (or a FILTER leaves the row out), else 1. */
+static int winConcatArgs(const WinCall *pC, const ParColumn *pText, const ParColumn *pSep,
+                         uint32_t r, const char **pzVal, sqlite3_int64 *pnVal,
+                         const char **pzSep, sqlite3_int64 *pnSep){
+  uint64_t v = 0, sv = 0;
+  if( pC->aFilt && !pC->aFilt[r] ) return 0;
+  if( parAggColGet(pText, r, &v)!=SQLITE_TEXT ) return 0;
+  *pzVal = parDictText(pText->pDict, (uint32_t)v);
+  *pnVal = pText->pDict->aLen[v];
+  *pzSep = 0;
+  *pnSep = 0;
+  if( pSep && parAggColGet(pSep, r, &sv)==SQLITE_TEXT ){
+    *pzSep = parDictText(pSep->pDict, (uint32_t)sv);
+    *pnSep = pSep->pDict->aLen[sv];
+  }
+  return 1;
+}
+
+/* group_concat, partition by partition on one thread (the strings go into
+** one dictionary), stepped and removed in SQLite's sequence (as winAgg:
+** the frames the planner lets through start at UNBOUNDED PRECEDING, or
+** start before or at their row and end at or after it), each row's value
+** the text then, NULL when it is empty (groupConcatValue:
+** sqlite3_str_value of an empty string is NULL).  *pbNative when the
+** strings would pass the memory limit (SQLite makes them one at a
+** time). */
 static int winConcat(WinCall *pC, const ParWinDef *pD, const WinOrder *pO, const ParBatch *pIn,
                      sqlite3_int64 mxMem, int *pbNative){
   const ParWinFunc *pF = pC->pF;
@@ -687,73 +830,58 @@ static int winConcat(WinCall *pC, const ParWinDef *pD, const WinOrder *pO, const
   const ParColumn *pSep = pF->agg.iSep>=0 ? &pIn->aCol[pF->agg.iSep] : 0;
   const uint32_t *aPerm = pO->aPerm;
   int bRows = pF->frame.eType==PAR_FRAME_ROWS, rc = SQLITE_OK;
+  int bRunning = pF->frame.eStart==PAR_BOUND_UNBOUNDED_PRECEDING;
+  WinConcatState st;
   ParBatch acct;
-  char *zBuf = 0;
-  sqlite3_int64 nBuf = 0, nAlloc = 0;
   size_t p;
   memset(&acct, 0, sizeof(acct));
+  memset(&st, 0, sizeof(st));
   acct.mxMem = mxMem;
   for(p=0; p<pO->nPart && rc==SQLITE_OK; p++){
     WinPart part;
-    size_t j, u, nu, a, b, fs, fe, nStep;
-    int bFirst = 1;
+    size_t j, u, nu, a, b, fs, fe, nStep, nGone;
     rc = winPartOpen(&part, pO, p, winIsRangeOffset(&pF->frame) ? &pF->frame : 0, pD, pIn);
     if( rc ){ winPartClose(&part); break; }
     nu = bRows ? part.p1 - part.p0 : part.nG;
-    nBuf = 0;
-    nStep = part.p0;
+    st.i0 = st.n = st.nAccum = st.nFirst = st.iSep0 = 0;
+    st.bEmpty = 1;
+    st.bTrack = 0;
+    nStep = nGone = part.p0;
     for(u=0; u<nu && rc==SQLITE_OK; u++){
       uint32_t iCode = 0;
+      const char *zVal, *zSep;
+      sqlite3_int64 nVal, nSep;
       winFrameOf(&part, &pF->frame, u, &fs, &fe);
+      /* SQLite: the rows that left, then the rows that came. */
+      for(; !bRunning && nGone<fs && nGone<nStep; nGone++){
+        if( winConcatArgs(pC, pText, pSep, aPerm[nGone], &zVal, &nVal, &zSep, &nSep) ){
+          winConcatInverse(&st, nVal);
+        }
+      }
       for(; nStep<fe && rc==SQLITE_OK; nStep++){
-        uint32_t r = aPerm[nStep];
-        uint64_t v = 0, sv = 0;
-        const char *zSep = ",";
-        sqlite3_int64 nSep = 1, nVal;
-        if( pC->aFilt && !pC->aFilt[r] ) continue;
-        if( parAggColGet(pText, r, &v)!=SQLITE_TEXT ) continue;
-        nVal = pText->pDict->aLen[v];
-        if( bFirst ){
-          nSep = 0;
-        }else if( pSep ){
-          nSep = 0;
-          if( parAggColGet(pSep, r, &sv)==SQLITE_TEXT ){
-            zSep = parDictText(pSep->pDict, (uint32_t)sv);
-            nSep = pSep->pDict->aLen[sv];
-          }
+        if( winConcatArgs(pC, pText, pSep, aPerm[nStep], &zVal, &nVal, &zSep, &nSep) ){
+          rc = winConcatStep(&st, zVal, nVal, pSep!=0, zSep, nSep, mxMem);
+          if( rc==1 ){ *pbNative = 1; rc = SQLITE_DONE; }
         }
-        bFirst = 0;
-        if( nBuf + nSep + nVal > nAlloc ){
-          sqlite3_int64 nNew = nAlloc ? nAlloc*2 : 256;
-          char *zNew;
-          while( nNew < nBuf + nSep + nVal ) nNew *= 2;
-          if( mxMem>0 && nNew>mxMem ){ *pbNative = 1; rc = SQLITE_DONE; break; }
-          zNew = sqlite3_realloc64(zBuf, (sqlite3_uint64)nNew);
-          if( zNew==0 ){ rc = SQLITE_NOMEM; break; }
-          zBuf = zNew;
-          nAlloc = nNew;
-        }
-        if( nSep ){ memcpy(zBuf + nBuf, zSep, (size_t)nSep); nBuf += nSep; }
-        if( nVal ){ memcpy(zBuf + nBuf, parDictText(pText->pDict, (uint32_t)v), (size_t)nVal); }
-        nBuf += nVal;
       }
       if( rc ) break;
-      if( nBuf>0 ){
-        rc = parDictAdd(&acct, pC->out.pDict, (const unsigned char*)zBuf, nBuf, SQLITE_TEXT,
-                        &iCode);
+      if( st.n>0 ){
+        rc = parDictAdd(&acct, pC->out.pDict, (const unsigned char*)st.z + st.i0, st.n,
+                        SQLITE_TEXT, &iCode);
         if( rc && acct.bOverLimit ){ *pbNative = 1; rc = SQLITE_DONE; break; }
       }
       winUnit(&part, bRows, u, &a, &b);
       for(j=a; j<b; j++){
         sqlite3_int64 r = WIN_OUT(pC, aPerm, j);
-        pC->out.aType[r] = nBuf>0 ? SQLITE_TEXT : SQLITE_NULL;
-        pC->out.aVal[r] = nBuf>0 ? iCode : 0;
+        pC->out.aType[r] = st.n>0 ? SQLITE_TEXT : SQLITE_NULL;
+        pC->out.aVal[r] = st.n>0 ? iCode : 0;
       }
     }
     winPartClose(&part);
     if( (p & 63)==0 && rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
   }
-  sqlite3_free(zBuf);
+  sqlite3_free(st.z);
+  sqlite3_free(st.aSep);
   return rc==SQLITE_DONE ? SQLITE_OK : rc;
 }
 

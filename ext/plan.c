@@ -1025,7 +1025,9 @@ static int buildGroupChecks(ParBuild *pB){
   const char *z = pSel->zSql;
   int i;
   if( pSel->bStar ){ buildWhy(pB, "SELECT *%s", ""); return 1; }
-  if( pSel->bWinClauseAgg && pSel->nGroup==0 ){
+  if( pSel->bWinClauseAgg ){
+    /* It counts only if a call uses its window: no aggregate query
+    ** otherwise, and no min()/max() that picks the row of bare columns. */
     buildWhy(pB, "an aggregate call in a WINDOW definition%s", "");
     return 1;
   }

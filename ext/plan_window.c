@@ -38,7 +38,7 @@
 ** native.  Also native: DISTINCT, EXCLUDE, bounds that are not integer
 ** literals, named windows built on another window, ntile / nth_value /
 ** lag / lead arguments that are not integer literals, group_concat over
-** a frame whose start moves.
+** a frame that starts FOLLOWING or ends PRECEDING.
 */
 #include "parext.h"
 #include "plan.h"
@@ -336,17 +336,20 @@ static int winCalls(ParBuild *pB, ParPlanWindow *pPW, int *aItemCall, int bFinal
       case PAR_WF_AGG:
         if( pF->agg.eFunc==PAR_AGG_GROUP_CONCAT ){
           /* Its values and separators as the text SQLite concatenates
-          ** (sqlite3_value_text): read by SQLite, as the group-by's are;
-          ** only frames that never remove a row (window.c calls
-          ** groupConcatInverse, which the operator does not follow). */
+          ** (sqlite3_value_text): read by SQLite, as the group-by's are. */
           const ParSpan *a = pC->aArg;
           if( !winPlainExpr(pB, a[0].iTok, a[0].iTokEnd)
            || (pC->nArg==2 && !winPlainExpr(pB, a[1].iTok, a[1].iTokEnd)) ){
             buildWhy(pB, "an aggregate inside a window%s", "");
             break;
           }
-          if( pF->frame.eStart!=PAR_BOUND_UNBOUNDED_PRECEDING ){
-            buildWhy(pB, "group_concat() over a frame whose start moves%s", "");
+          /* Removals by byte counts (groupConcatInverse): followed in
+          ** SQLite's sequence, which the operator has for frames that
+          ** start before or at their row and end at or after it. */
+          if( pF->frame.eStart!=PAR_BOUND_UNBOUNDED_PRECEDING
+           && (pF->frame.eStart==PAR_BOUND_FOLLOWING || pF->frame.eEnd==PAR_BOUND_PRECEDING) ){
+            buildWhy(pB, "group_concat() over a frame that starts FOLLOWING or ends "
+                     "PRECEDING%s", "");
             break;
           }
           pF->agg.iText = buildExpr(pB, sqlite3_mprintf("CAST((%.*s) AS TEXT)",

@@ -243,9 +243,8 @@ struct ParSelect {
   int nWinDef; ParWinSpec *aWinDef;     /* WINDOW name AS (...), in order */
   ParSpan winClause;             /* the definitions after WINDOW (iTokEnd 0:
                                  ** no WINDOW clause) */
-  int bWinClauseAgg;             /* an aggregate call in it (which makes the
-                                 ** SELECT an aggregate only if its window is
-                                 ** used) */
+  int bWinClauseAgg;             /* an aggregate call in it (which counts
+                                 ** only if a call uses its window) */
   char *zTreeWhy;                /* why pFrom is NULL with a FROM clause, or
                                  ** window calls or definitions are missing;
                                  ** NULL when all is there */

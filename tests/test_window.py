@@ -762,6 +762,43 @@ def test_large_wal_threads():
     cases.done()
 
 
+def test_group_concat_frames():
+    """group_concat over frames whose start moves: SQLite removes a value
+    by its byte count plus a separator length (groupConcatInverse), and
+    when that empties the text while values remain (empty texts), the next
+    value comes without a separator; a NULL separator adds none; the
+    result is NULL while the text is empty."""
+    c = world().conn
+    c.execute("DROP TABLE IF EXISTS tgc")
+    c.execute("CREATE TABLE tgc(p, o, v, s)")
+    c.executemany("INSERT INTO tgc VALUES(1, ?, ?, ?)",
+                  [(1, "", None), (2, "", "-"), (3, "b", "--"), (4, "cd", "-"), (5, "", "---"),
+                   (6, "e", None)])
+    rng = random.Random(SEED + 5)
+    vals = ["", "a", "bc", None, 12, 1.5, "", "", "xyz", b"q", "\u00e9"]
+    seps = [None, "", "-", "--", ",", 7, "", "\u00e9"]
+    c.executemany("INSERT INTO tgc VALUES(?, ?, ?, ?)",
+                  [(rng.randrange(2, 5), rng.randrange(6), rng.choice(vals), rng.choice(seps))
+                   for _ in range(200)])
+    cases = Cases("group_concat frames")
+    frames = ["ROWS BETWEEN 1 PRECEDING AND CURRENT ROW", "ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING",
+              "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING",
+              "GROUPS BETWEEN 1 PRECEDING AND 1 FOLLOWING", "RANGE BETWEEN 1 PRECEDING AND CURRENT ROW",
+              "ROWS BETWEEN 0 PRECEDING AND 0 FOLLOWING", "RANGE BETWEEN CURRENT ROW AND 2 FOLLOWING"]
+    calls = ["group_concat(v)", "group_concat(v, s)", "group_concat(v, '')",
+             "group_concat(v, '--') FILTER (WHERE o > 1)"]
+    for j, f in enumerate(frames if not ASAN else frames[::2]):
+        cases.check("SELECT rowid, %s FROM tgc WINDOW w AS (PARTITION BY p ORDER BY o %s)"
+                    % (", ".join(cl + " OVER w" for cl in calls), f))
+        cases.check("SELECT rowid, group_concat(v, s) OVER (ORDER BY o DESC %s) FROM tgc" % f)
+    cases.done()
+    assert cases.nwindow == cases.n, (cases.nwindow, cases.n)
+    plan = plan_of("SELECT group_concat(v) OVER (ORDER BY o ROWS BETWEEN 2 PRECEDING AND 1 PRECEDING) "
+                   "FROM tgc")
+    assert plan.startswith("native:") and "starts FOLLOWING or ends PRECEDING" in plan, plan
+    c.execute("DROP TABLE tgc")
+
+
 # A final SQL over the window operator's rows: expressions around window
 # calls, and ORDER BY terms the windows' order does not give, evaluated by
 # SQLite over par_rows, whose columns keep each reference's affinity and
@@ -930,6 +967,9 @@ def test_windows_over_groups():
         "SELECT cume_dist() OVER w1 FROM tsmall WINDOW w0 AS (ORDER BY max(s)), w1 AS ()",
         "SELECT count(*) OVER w0 FROM tsmall WINDOW w0 AS (ORDER BY max(s)), w1 AS ()",
         "SELECT p, count(*) OVER w0 FROM tsmall GROUP BY p WINDOW w0 AS (ORDER BY max(s), p)",
+        # ... which picks the row of the keys' values only when used.
+        "SELECT ntile(2) OVER w0, s COLLATE NOCASE FROM tnull GROUP BY s COLLATE NOCASE "
+        "WINDOW w0 AS (PARTITION BY s COLLATE NOCASE), w1 AS (ORDER BY max(s))",
     ]
     ngroup = 0
     for sql in sqls:
