@@ -438,6 +438,9 @@ typedef struct WinCall {
   const sqlite3_int64 *aFilt;   /* FILTER: 0 for the rows not stepped (by
                              ** row), or NULL */
   int bConcat;               /* group_concat: built by winConcat() */
+  uint64_t *aK1, *aK2;       /* min/max over a moving frame of other values
+                             ** than integers: their sort keys by row
+                             ** (parColumnKeys; aK2 NULL when one word) */
   int bAtPos;                /* results at each position of the order (the
                              ** outermost window's, the result's), else at
                              ** each row's place in the extraction batch */
@@ -522,16 +525,29 @@ static void winPick(WinCall *pC, const WinPart *pP, const uint32_t *aPerm, const
   }
 }
 
-/* min/max of an INTEGER column over frames whose bounds only move
-** forward: a queue of positions of increasing (min) or decreasing (max)
-** values.  aQ: scratch of the partition's size. */
+/* Does the value of row a come before (-1), with (0) or after (1) that of
+** row b in min/max's order?  By the INTEGERs, or by the keys (aK1). */
+static int winDequeCmp(const WinCall *pC, const ParColumn *pArg, uint32_t a, uint32_t b){
+  if( pC->aK1==0 ){
+    sqlite3_int64 x = pArg->aInt[a], y = pArg->aInt[b];
+    return x<y ? -1 : x>y;
+  }
+  if( pC->aK1[a]!=pC->aK1[b] ) return pC->aK1[a]<pC->aK1[b] ? -1 : 1;
+  if( pC->aK2==0 || pC->aK2[a]==pC->aK2[b] ) return 0;
+  return pC->aK2[a]<pC->aK2[b] ? -1 : 1;
+}
+
+/* min/max over frames whose bounds only move forward: a queue of
+** positions of increasing (min) or decreasing (max) values, of an INTEGER
+** column or compared by their keys (winDequeKeys: equal keys there are
+** the same value).  aQ: scratch of the partition's size. */
 static void winDeque(WinCall *pC, const WinPart *pP, const uint32_t *aPerm, uint32_t *aQ){
   const ParWinFunc *pF = pC->pF;
   const ParColumn *pArg = pC->run.pArg;
   int bMax = pF->agg.eFunc==PAR_AGG_MAX, bRows = pF->frame.eType==PAR_FRAME_ROWS;
   size_t nu = bRows ? pP->p1 - pP->p0 : pP->nG, u, a, b, j, fs, fe, next = pP->p0;
   size_t qh = 0, qt = 0;
-  int bNone = pArg->eStore!=PAR_COL_INT;    /* a column of NULLs */
+  int bNone = pArg->eStore==PAR_COL_NULL;   /* a column of NULLs */
   for(u=0; u<nu; u++){
     winFrameOf(pP, &pF->frame, u, &fs, &fe);
     if( next<fs ) next = fs;
@@ -542,8 +558,8 @@ static void winDeque(WinCall *pC, const WinPart *pP, const uint32_t *aPerm, uint
       ** the SQLITE_FUNC_MINMAX branch, checks no filter). */
       if( bNone || parIsNullRow(pArg, r) ) continue;
       while( qt>qh ){
-        sqlite3_int64 v = pArg->aInt[aPerm[aQ[qt-1]]];
-        if( bMax ? v<=pArg->aInt[r] : v>=pArg->aInt[r] ) qt--; else break;
+        int c = winDequeCmp(pC, pArg, aPerm[aQ[qt-1]], r);
+        if( bMax ? c<=0 : c>=0 ) qt--; else break;
       }
       aQ[qt++] = (uint32_t)next;
     }
@@ -552,8 +568,7 @@ static void winDeque(WinCall *pC, const WinPart *pP, const uint32_t *aPerm, uint
     for(j=a; j<b; j++){
       sqlite3_int64 r = WIN_OUT(pC, aPerm, j);
       if( qh<qt && fs<fe ){
-        pC->out.aType[r] = SQLITE_INTEGER;
-        pC->out.aVal[r] = (uint64_t)pArg->aInt[aPerm[aQ[qh]]];
+        parAggCopy(&pC->out, r, pArg, aPerm[aQ[qh]]);
       }else{
         pC->out.aType[r] = SQLITE_NULL;
         pC->out.aVal[r] = 0;
@@ -939,6 +954,40 @@ static int winExactInts(const ParAggRun *pR, size_t n){
   return (unsigned __int128)(uint64_t)mx * (uint64_t)(n ? n : 1) < ((unsigned __int128)1 << 53);
 }
 
+/* min/max over a moving frame of a column that is not all INTEGER: SQLite
+** keeps the frame's values in an index (window.c, the MINMAX branch of
+** windowAggStep) and returns its first or last entry, and which of two
+** equal values that is depends on the index.  The queue compares keys
+** (parColumnKeys, under the call's collation) where equal keys are the
+** same value: REALs without both 0.0 and -0.0, INTEGERs with no REALs (or
+** REALs with no INTEGERs, 1 = 1.0), TEXT under BINARY, BLOBs.  Else
+** *pbNative. */
+static int winDequeKeys(WinCall *pC, ParBatch *pIn, size_t n, int nThread, int *pbNative){
+  ParColumn *pArg = &pIn->aCol[pC->pF->agg.iArg];
+  int eColl = pC->pF->agg.eColl, bInt = 0, bReal = 0, bText = 0, bPos0 = 0, bNeg0 = 0, rc;
+  size_t r;
+  for(r=0; r<n; r++){
+    uint64_t v = 0;
+    switch( parAggColGet(pArg, (sqlite3_int64)r, &v) ){
+      case SQLITE_INTEGER: bInt = 1; break;
+      case SQLITE_TEXT:    bText = 1; break;
+      case SQLITE_FLOAT:
+        bReal = 1;
+        if( v==0 ) bPos0 = 1;
+        if( v==((uint64_t)1<<63) ) bNeg0 = 1;
+        break;
+    }
+  }
+  if( (bInt && bReal) || (bPos0 && bNeg0) || (bText && eColl!=PAR_COLL_BINARY) ){
+    *pbNative = 1;
+    return SQLITE_OK;
+  }
+  rc = parColumnKeys(pArg, (sqlite3_int64)n, eColl, 0, nThread, &pC->aK1, &pC->aK2);
+  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+  if( rc==SQLITE_OK ) pC->bDeque = 1;
+  return rc;
+}
+
 /* Prepare call pC; *pbNative when the operator cannot compute it exactly
 ** over these rows. */
 static int winCallInit(sqlite3 *db, WinCall *pC, ParBatch *pIn, size_t n, int nThread,
@@ -1028,7 +1077,10 @@ static int winCallInit(sqlite3 *db, WinCall *pC, ParBatch *pIn, size_t n, int nT
     }else if( e==PAR_AGG_MIN || e==PAR_AGG_MAX ){
       if( !bRunning ){
         pC->bDeque = pC->run.pArg->eStore==PAR_COL_INT || pC->run.pArg->eStore==PAR_COL_NULL;
-        if( !pC->bDeque ) *pbNative = 1;
+        if( !pC->bDeque ){
+          rc = winDequeKeys(pC, pIn, n, nThread, pbNative);
+          if( rc ) return rc;
+        }
       }
       if( pC->run.pArg->pDict ){
         pC->out.pDict = pC->run.pArg->pDict;
@@ -1252,6 +1304,11 @@ int parWindowRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *
       parBigFree(aCall[f].aVNull);
       aCall[f].aV = 0;
       aCall[f].aVNull = 0;
+      if( aCall[f].pF->iWin==g ){
+        sqlite3_free(aCall[f].aK1);
+        sqlite3_free(aCall[f].aK2);
+        aCall[f].aK1 = aCall[f].aK2 = 0;
+      }
     }
     if( rc==SQLITE_OK && bOver ){
       /* sum() overflows: SQLite says "integer overflow". */
@@ -1271,6 +1328,10 @@ done:
   for(f=0; aCall && f<pW->nFunc; f++){
     parAggRunClear(&aCall[f].run);
     parColumnClear(&aCall[f].out);
+    parBigFree(aCall[f].aV);
+    parBigFree(aCall[f].aVNull);
+    sqlite3_free(aCall[f].aK1);
+    sqlite3_free(aCall[f].aK2);
   }
   sqlite3_free(aCall);
   parBigFree(o.aPerm);

@@ -799,6 +799,40 @@ def test_group_concat_frames():
     c.execute("DROP TABLE tgc")
 
 
+def test_moving_min_max():
+    """min/max over frames whose start moves, of values other than
+    integers: a queue by sort keys where equal keys are one value (REALs,
+    TEXT under BINARY, BLOBs, INTEGERs with TEXT); natively where SQLite's
+    index of the frame could return either of two equal values (0.0 and
+    -0.0, 1 and 1.0, 'a' and 'A' under NOCASE).  A REAL column keeps no
+    -0.0 (SQLite stores it as the integer 0): z has no affinity."""
+    c = world().conn
+    c.execute("DROP TABLE IF EXISTS tmm")
+    c.execute("CREATE TABLE tmm(p, o, r REAL, s TEXT, sn TEXT COLLATE NOCASE, m, b BLOB, z, ir)")
+    rng = random.Random(SEED + 9)
+    c.executemany("INSERT INTO tmm VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+        (rng.randrange(3), rng.randrange(8), rng.choice([None, 0.5, -1.25, 3.0, 1e300, -1e300, 2.5, 7.0]),
+         rng.choice([None, "a", "b", "ab", "", "B", "\u00e9"]), rng.choice(["a", "A", "b"]),
+         rng.choice([None, 1, 2, "x", b"y", 3, "a", 2**62]), rng.choice([None, b"a", b"", b"ab"]),
+         rng.choice([0.0, -0.0, 1.5]), rng.choice([1, 1.0, 2, 0.5]))
+        for _ in range(300)])
+    cases = Cases("moving min/max")
+    frames = ["ROWS BETWEEN 2 PRECEDING AND CURRENT ROW", "ROWS BETWEEN 1 PRECEDING AND 2 FOLLOWING",
+              "GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW", "RANGE BETWEEN 2 PRECEDING AND 1 FOLLOWING",
+              "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING"]
+    fast, slow = ["r", "s", "m", "b", "r * 2", "s COLLATE BINARY"], ["sn", "z", "ir", "s COLLATE NOCASE"]
+    native = 0
+    for f in frames if not ASAN else frames[::2]:
+        for arg in fast + slow:
+            sql = ("SELECT rowid, min(%s) OVER w, max(%s) OVER w FROM tmm "
+                   "WINDOW w AS (PARTITION BY p ORDER BY o %s)" % (arg, arg, f))
+            cases.check(sql)
+            mode = json.loads(c.execute("SELECT par_profile(?)", (sql,)).fetchone()[0])["mode"]
+            assert (mode == "native") == (arg in slow), (sql, mode)
+    cases.done()
+    c.execute("DROP TABLE tmm")
+
+
 # A final SQL over the window operator's rows: expressions around window
 # calls, and ORDER BY terms the windows' order does not give, evaluated by
 # SQLite over par_rows, whose columns keep each reference's affinity and
