@@ -1012,6 +1012,33 @@ typedef struct ParGroupBuild {
   int eGroupOrder;       /* buildGroupOrder(), 0 when not asked */
 } ParGroupBuild;
 
+/* The WINDOW definition SQLite takes for zName: the last of that name. */
+static int buildWindowDef(const ParSelect *pSel, const char *zName){
+  int k, iDef = -1;
+  for(k=0; zName && k<pSel->nWinDef; k++){
+    if( pSel->aWinDef[k].zName && sqlite3_stricmp(pSel->aWinDef[k].zName, zName)==0 ) iDef = k;
+  }
+  return iDef;
+}
+
+/* Is every WINDOW definition with an aggregate call in it used by a window
+** call (named by it, or the base of the window it names or writes)? */
+static int buildWindowDefsUsed(const ParSelect *pSel){
+  int k, c;
+  for(k=0; k<pSel->nWinDef; k++){
+    int bUsed = 0;
+    if( !pSel->aWinDef[k].bAgg ) continue;
+    for(c=0; c<pSel->nWinCall && !bUsed; c++){
+      const ParWinCall *pC = &pSel->aWinCall[c];
+      int iDef = buildWindowDef(pSel, pC->zOver);
+      const ParWinSpec *pW = pC->zOver ? (iDef>=0 ? &pSel->aWinDef[iDef] : 0) : &pC->win;
+      bUsed = iDef==k || (pW && pW->zBase && buildWindowDef(pSel, pW->zBase)==k);
+    }
+    if( !bUsed ) return 0;
+  }
+  return 1;
+}
+
 /* Send to SQLite what the group-by cannot plan: SELECT * (the final SQL
 ** reads par_rows, where * would mean its columns); a call of an aggregate
 ** or window function the kernels do not compute; an aggregate the kernels
@@ -1025,7 +1052,7 @@ static int buildGroupChecks(ParBuild *pB){
   const char *z = pSel->zSql;
   int i;
   if( pSel->bStar ){ buildWhy(pB, "SELECT *%s", ""); return 1; }
-  if( pSel->bWinClauseAgg ){
+  if( pSel->bWinClauseAgg && !buildWindowDefsUsed(pSel) ){
     /* It counts only if a call uses its window: no aggregate query
     ** otherwise, and no min()/max() that picks the row of bare columns. */
     buildWhy(pB, "an aggregate call in a WINDOW definition%s", "");
@@ -1780,6 +1807,7 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
       sqlite3_free(b.aFunc);
       sqlite3_free(b.zFrom);
       sqlite3_free(b.zLoops);
+      sqlite3_free(b.aWinChain);
     }
   }else if( rc==SQLITE_OK ){
     rc = SQLITE_NOMEM;

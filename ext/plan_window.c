@@ -36,7 +36,7 @@
 ** sorts them (stable), unless it sorts by a window call, which SQLite
 ** computes again in a subquery of its own (resolveAlias copies the item):
 ** native.  Also native: DISTINCT, EXCLUDE, bounds that are not integer
-** literals, named windows built on another window, ntile / nth_value /
+** literals, a window built on a window built on another, ntile / nth_value /
 ** lag / lead arguments that are not integer literals, group_concat over
 ** a frame that starts FOLLOWING or ends PRECEDING.
 */
@@ -104,25 +104,32 @@ static int winExpr(ParBuild *pB, int t0, int t1){
   return buildExpr(pB, parSpanText(pSel->zSql, s));
 }
 
+/* The last WINDOW definition named zName (SQLite 3.40 takes it, no
+** error), or NULL. */
+static const ParWinSpec *winDefNamed(const ParSelect *pSel, const char *zName){
+  const ParWinSpec *pW = 0;
+  int k;
+  for(k=0; k<pSel->nWinDef; k++){
+    if( pSel->aWinDef[k].zName && sqlite3_stricmp(pSel->aWinDef[k].zName, zName)==0 ){
+      pW = &pSel->aWinDef[k];
+    }
+  }
+  return pW;
+}
+
 /* The window spec call c uses (its own, or the WINDOW definition it
-** names), or NULL with zWhy. */
+** names), or NULL with zWhy.  A window built on another ("OVER (w ORDER BY
+** x)", "v AS (w ROWS 2 PRECEDING)") takes the other's PARTITION BY, and
+** its ORDER BY when it has none, and keeps its own frame (window.c,
+** sqlite3WindowChain: anything else is SQLite's error); it is made in
+** pB->aWinChain, one slot per call. */
 static const ParWinSpec *winSpecOf(ParBuild *pB, const ParWinCall *pC){
   const ParSelect *pSel = pB->pSel;
-  const ParWinSpec *pW = &pC->win;
-  int k;
+  const ParWinSpec *pW = &pC->win, *pBase;
+  ParWinSpec *pM;
   if( pC->zOver ){
-    /* The last definition of the name (SQLite 3.40 takes it, no error). */
-    pW = 0;
-    for(k=0; k<pSel->nWinDef; k++){
-      if( pSel->aWinDef[k].zName && sqlite3_stricmp(pSel->aWinDef[k].zName, pC->zOver)==0 ){
-        pW = &pSel->aWinDef[k];
-      }
-    }
+    pW = winDefNamed(pSel, pC->zOver);
     if( pW==0 ){ buildWhy(pB, "a window the planner cannot find%s", ""); return 0; }
-  }
-  if( pW->zBase ){
-    buildWhy(pB, "a window built on another window%s", "");
-    return 0;
   }
   if( pW->eExclude!=PAR_EXCLUDE_NONE ){
     /* Even EXCLUDE NO OTHERS: SQLite 3.40 then evaluates the frame
@@ -131,7 +138,26 @@ static const ParWinSpec *winSpecOf(ParBuild *pB, const ParWinCall *pC){
     buildWhy(pB, "a window frame with EXCLUDE%s", "");
     return 0;
   }
-  return pW;
+  if( pW->zBase==0 ) return pW;
+  pBase = winDefNamed(pSel, pW->zBase);
+  if( pBase==0 || pBase->zBase ){
+    buildWhy(pB, "a window built on a window built on another%s", "");
+    return 0;
+  }
+  if( pB->aWinChain==0 ){
+    pB->aWinChain = sqlite3_malloc64(sizeof(ParWinSpec)*(pSel->nWinCall+1));
+    if( pB->aWinChain==0 ){ buildNoMem(pB); return 0; }
+  }
+  pM = &pB->aWinChain[pC - pSel->aWinCall];
+  *pM = *pW;
+  pM->zBase = 0;
+  pM->nPartition = pBase->nPartition;
+  pM->aPartition = pBase->aPartition;
+  if( pW->nOrder==0 ){
+    pM->nOrder = pBase->nOrder;
+    pM->aOrder = pBase->aOrder;
+  }
+  return pM;
 }
 
 /* One bound of a frame: *peBound, *piN.  0 with zWhy when it is not an
@@ -828,19 +854,8 @@ int buildGroupWindowOrder(ParBuild *pB, const int *aKeyTok){
     const ParWinCall *pC = &pSel->aWinCall[i];
     const ParWinSpec *pW = &pC->win, *pBase = 0;
     int nDesc = 0, bKeys = 1;
-    if( pC->zOver ){
-      pW = 0;
-      for(j=0; j<pSel->nWinDef; j++){
-        const char *zName = pSel->aWinDef[j].zName;
-        if( zName && sqlite3_stricmp(zName, pC->zOver)==0 ) pW = &pSel->aWinDef[j];
-      }
-    }
-    if( pW && pW->zBase ){
-      for(j=0; j<pSel->nWinDef; j++){
-        const char *zName = pSel->aWinDef[j].zName;
-        if( zName && sqlite3_stricmp(zName, pW->zBase)==0 ) pBase = &pSel->aWinDef[j];
-      }
-    }
+    if( pC->zOver ) pW = winDefNamed(pSel, pC->zOver);
+    if( pW && pW->zBase ) pBase = winDefNamed(pSel, pW->zBase);
     if( pW==0 || (pW->zBase && (pBase==0 || pBase->zBase)) ){
       return buildWhy(pB, "a window the planner cannot find%s", "");
     }

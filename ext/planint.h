@@ -45,6 +45,8 @@ typedef struct ParBuild {
   int bLoops;            /* the SELECT's loops read (buildSelectLoops) */
   char *zLoops;          /* ...they (NULL: could not be read) */
   int bLoopsSort;        /* ...and whether GROUP BY sorts */
+  ParWinSpec *aWinChain; /* windows built on another, one slot per window
+                         ** call (plan_window.c winSpecOf), shallow copies */
   int bOrderMatters;     /* the result depends on the order the rows are
                          ** read in, whatever the aggregates (the sort) */
   int rc;

@@ -1005,7 +1005,7 @@ static void parseWindowClause(ParParse *pP){
       pP->nInWindow++;
       scanExpr(pP, i+3, iNext-1);
       pP->nInWindow--;
-      if( p->nAgg>nAgg ) p->bWinClauseAgg = 1;
+      if( p->nAgg>nAgg ) p->bWinClauseAgg = pW->bAgg = 1;
     }
     pP->p->winClause = spanOf(pP, pP->p->winClause.iTokEnd ? pP->p->winClause.iTok : i,
                               iNext);

@@ -186,6 +186,7 @@ struct ParWinSpec {
                               ** implied CURRENT ROW (empty expr) */
   ParFrameBound start, end;   /* the bounds; expr: n of n PRECEDING|FOLLOWING */
   int eExclude;               /* PAR_EXCLUDE_* */
+  int bAgg;                   /* WINDOW clause: an aggregate call in it */
 };
 
 /* Where a window function call stands. */

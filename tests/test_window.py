@@ -833,6 +833,30 @@ def test_moving_min_max():
     c.execute("DROP TABLE tmm")
 
 
+def test_windows_on_windows():
+    """A window built on a named one (OVER (w ORDER BY x), WINDOW v AS (w
+    frame)): the other's PARTITION BY (and ORDER BY), its own frame."""
+    cases = Cases("windows on windows")
+    for t in ["ts", "tnull", "tie"]:
+        cases.check("SELECT rowid, sum(i) OVER (w ORDER BY o), rank() OVER (w ORDER BY o DESC), "
+                    "count(*) OVER w, lag(x) OVER (w ORDER BY rowid) FROM %s WINDOW w AS (PARTITION BY p)" % t)
+        cases.check("SELECT rowid, total(r) OVER v, min(x) OVER (w ROWS 2 PRECEDING), "
+                    "group_concat(s) OVER (w GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM %s "
+                    "WINDOW w AS (PARTITION BY p ORDER BY o), v AS (w ROWS BETWEEN 1 PRECEDING AND "
+                    "1 FOLLOWING)" % t)
+        cases.check("SELECT rowid, sum(i) OVER (w ORDER BY o), sum(i) OVER (PARTITION BY p ORDER BY o) "
+                    "FROM %s WINDOW w AS (PARTITION BY p)" % t)
+    cases.done()
+    assert cases.nwindow == cases.n, (cases.nwindow, cases.n)
+    for sql, fragment in [
+            ("SELECT sum(i) OVER (w PARTITION BY o) FROM ts WINDOW w AS ()", "PARTITION clause"),
+            ("SELECT sum(i) OVER (w ORDER BY o) FROM ts WINDOW w AS (ORDER BY p)", "ORDER BY clause"),
+            ("SELECT sum(i) OVER (w ORDER BY o) FROM ts WINDOW w AS (ROWS 1 PRECEDING)",
+             "frame specification")]:
+        want = Cases("errors").check(sql)
+        assert want[0] == "error" and fragment in want[1], (sql, show(want))
+
+
 # A final SQL over the window operator's rows: expressions around window
 # calls, and ORDER BY terms the windows' order does not give, evaluated by
 # SQLite over par_rows, whose columns keep each reference's affinity and
