@@ -272,6 +272,11 @@ int parColumnType(const ParColumn *pCol, sqlite3_int64 iRow);
 void parColumnResult(const ParColumn *pCol, sqlite3_int64 iRow,
                      sqlite3_context *ctx);
 
+/* The pointer type of the batch bound to par_rows(:par_rows) (view.c).
+** Pointer values pass from one function's result to another's argument
+** inside a statement, so the name must be one no other extension uses. */
+#define PAR_BATCH_PTR "sqlite-parallel ParBatch"
+
 /* Flags for parColumnKeys. */
 #define PAR_KEY_DESC       0x01   /* descending order */
 #define PAR_KEY_NULLS_LAST 0x02   /* NULLs after every value (default:

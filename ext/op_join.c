@@ -54,7 +54,8 @@ typedef struct JoinRun {
   ParBatch *apB[PAR_JOIN_MAX_TAB];   /* each table's rows */
   sqlite3_stmt *pNum;                /* numeric affinity of a text */
   int nThread;
-  int nOutCol;                       /* the extraction's columns */
+  int nOutCol;                       /* the extraction's columns, then the
+                                     ** residual terms' (ParPlanJoin) */
   char *zSqlite;                     /* why SQLite must read the join */
 } JoinRun;
 
@@ -548,8 +549,9 @@ static char *joinMemoKey(const ParPlan *pPlan, int bSwap){
   int t;
   if( zParams==0 ) return 0;
   pStr = sqlite3_str_new(0);
-  sqlite3_str_appendf(pStr, "%s\x01%s\x01%d%d", pPlan->zExtract, zParams,
-                      pPlan->pJoin->bOrderMatters, bSwap);
+  sqlite3_str_appendf(pStr, "%s\x01%s\x01%d%d\x01%s", pPlan->zExtract, zParams,
+                      pPlan->pJoin->bOrderMatters, bSwap,
+                      pPlan->pJoin->zResid ? pPlan->pJoin->zResid : "");
   for(t=0; t<pPlan->pJoin->nTab; t++){
     sqlite3_str_appendf(pStr, "\x01%s", pPlan->pJoin->aTab[t].zLoop);
   }
@@ -711,19 +713,19 @@ static int joinOutput(JoinRun *pR, const ParPlan *pPlan, JoinRows *pRows, ParBat
   memset(pOut, 0, sizeof(*pOut));
   pOut->nRef = 1;
   pOut->nRow = pOut->nRowAlloc = pRows->n;
-  pOut->aCol = sqlite3_malloc64(sizeof(ParColumn)*(pPlan->nExtractCol+1));
+  pOut->aCol = sqlite3_malloc64(sizeof(ParColumn)*(pR->nOutCol+1));
   pOut->apKeep = sqlite3_malloc64(sizeof(ParBatch*)*pJoin->nTab);
   if( pOut->aCol==0 || pOut->apKeep==0 ){
     parBatchFree(pOut);
     return SQLITE_NOMEM;
   }
-  memset(pOut->aCol, 0, sizeof(ParColumn)*(pPlan->nExtractCol+1));
+  memset(pOut->aCol, 0, sizeof(ParColumn)*(pR->nOutCol+1));
   for(t=0; t<pJoin->nTab; t++){
     pOut->apKeep[pOut->nKeep++] = pR->apB[t];
     pR->apB[t] = 0;
   }
-  pOut->nCol = pPlan->nExtractCol;
-  for(j=0; j<pPlan->nExtractCol && rc==SQLITE_OK; j++){
+  pOut->nCol = pR->nOutCol;
+  for(j=0; j<pR->nOutCol && rc==SQLITE_OK; j++){
     const ParColumn *pSrc = &pOut->apKeep[pJoin->aOutTab[j]]->aCol[pJoin->aOutCol[j]];
     rc = joinGatherPadded(pSrc, pOut->apKeep[pJoin->aOutTab[j]]->nRow,
                           pRows->aaIdx[pJoin->aOutTab[j]], pRows->abNone[pJoin->aOutTab[j]],
@@ -743,6 +745,86 @@ static int joinOutput(JoinRun *pR, const ParPlan *pPlan, JoinRows *pRows, ParBat
   return SQLITE_OK;
 }
 
+/* The terms over several tables that are no keys (ParPlanJoin.zResid),
+** evaluated by SQLite over the joined rows in their order: *ppB becomes
+** the rows where they are true, without the columns only they read.  When
+** a term fails on some row (a function's error), *pzSqlite: SQLite then
+** joins the tables, and fails or not as its loops reach that row. */
+static int joinFilter(sqlite3 *db, const ParPlan *pPlan, int nThread, ParBatch **ppB,
+                      char **pzSqlite){
+  const ParPlanJoin *pJoin = pPlan->pJoin;
+  ParBatch *pB = *ppB, *pOut = 0;
+  sqlite3_stmt *pStmt = 0;
+  uint32_t *aIdx;
+  sqlite3_int64 n = 0;
+  int rc, j;
+  if( pJoin->zResid==0 ) return SQLITE_OK;
+  aIdx = parBigMalloc((pB->nRow ? pB->nRow : 1)*4);
+  if( aIdx==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, pJoin->zResid, -1, &pStmt, 0);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_bind_pointer(pStmt, sqlite3_bind_parameter_index(pStmt, ":par_rows"), pB,
+                              PAR_BATCH_PTR, 0);
+  }
+  if( rc==SQLITE_OK ) rc = parParamsBind(pStmt, pPlan->pParams);
+  while( rc==SQLITE_OK && (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    aIdx[n++] = (uint32_t)sqlite3_column_int64(pStmt, 0);
+    rc = SQLITE_OK;
+  }
+  if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && rc!=SQLITE_INTERRUPT ){
+    *pzSqlite = sqlite3_mprintf("a term over several tables fails on a joined row (%s)",
+                                sqlite3_errmsg(db));
+    rc = *pzSqlite ? SQLITE_OK : SQLITE_NOMEM;
+  }
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_OK && *pzSqlite==0 ){
+    pOut = sqlite3_malloc(sizeof(*pOut));
+    if( pOut ){
+      memset(pOut, 0, sizeof(*pOut));
+      pOut->aCol = sqlite3_malloc64(sizeof(ParColumn)*(pPlan->nExtractCol+1));
+    }
+    if( pOut==0 || pOut->aCol==0 ){
+      rc = SQLITE_NOMEM;
+    }else{
+      memset(pOut->aCol, 0, sizeof(ParColumn)*(pPlan->nExtractCol+1));
+      pOut->nRef = 1;
+      pOut->nRow = pOut->nRowAlloc = n;
+      pOut->nCol = pPlan->nExtractCol;
+      /* The dictionaries stay the tables' batches': they move along. */
+      pOut->apKeep = pB->apKeep;
+      pOut->nKeep = pB->nKeep;
+      pB->apKeep = 0;
+      pB->nKeep = 0;
+      for(j=0; j<pOut->nCol && rc==SQLITE_OK; j++){
+        const ParColumn *pSrc = &pB->aCol[j];
+        rc = parColumnGather(pSrc, aIdx, n, nThread, &pOut->aCol[j]);
+        if( rc==SQLITE_OK ){
+          pOut->aCol[j].zName = sqlite3_mprintf("%s", pSrc->zName ? pSrc->zName : "");
+          if( pSrc->zDeclType ) pOut->aCol[j].zDeclType = sqlite3_mprintf("%s", pSrc->zDeclType);
+          if( pOut->aCol[j].zName==0 ) rc = SQLITE_NOMEM;
+        }
+      }
+    }
+    if( rc==SQLITE_OK ){
+      pOut->nMem = parBatchBytes(pOut);
+      parBatchFree(pB);
+      *ppB = pOut;
+      pOut = 0;
+    }
+  }
+  if( pOut ){
+    /* Give the dictionaries back to the batch that frees them. */
+    pB->apKeep = pOut->apKeep;
+    pB->nKeep = pOut->nKeep;
+    pOut->apKeep = 0;
+    pOut->nKeep = 0;
+    parBatchFree(pOut);
+  }
+  parBigFree(aIdx);
+  return rc;
+}
+
 /* A join of two tables run the other way round: the plan with its
 ** tables swapped, the second probing, the first built. */
 typedef struct JoinSwap {
@@ -757,9 +839,9 @@ static int joinSwap(JoinRun *pR, const ParPlan *pPlan, JoinSwap *pS){
   const ParJoinTab *pT1 = &pJ->aTab[1];
   ParBatch *pB0 = pR->apB[0];
   int k, j;
-  pS->aOutTab = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractCol+1));
+  pS->aOutTab = sqlite3_malloc64(sizeof(int)*(pR->nOutCol+1));
   if( pS->aOutTab==0 ) return SQLITE_NOMEM;
-  for(j=0; j<pPlan->nExtractCol; j++) pS->aOutTab[j] = 1 - pJ->aOutTab[j];
+  for(j=0; j<pR->nOutCol; j++) pS->aOutTab[j] = 1 - pJ->aOutTab[j];
   pS->join = *pJ;
   pS->join.aTab = pS->aTab;
   pS->join.aOutTab = pS->aOutTab;
@@ -800,7 +882,7 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   r.pCtx = pCtx;
   r.db = db;
   r.pJoin = pJoin;
-  r.nOutCol = pPlan->nExtractCol;
+  r.nOutCol = pPlan->nExtractCol + pJoin->nResidCol;
   pO->pOut = 0;
   pO->zSqlite = 0;
   pO->eMode = PAR_EXTRACT_SERIAL;
@@ -856,7 +938,14 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     /* (joinOutput takes the tables' batches: their owners first.) */
     for(i=0; i<pJoin->nTab; i++) __atomic_fetch_add(&apIn[i]->nRef, 1, __ATOMIC_RELAXED);
     rc = joinOutput(&r, pPlan, &rows, &pO->pOut);
-    if( rc==SQLITE_OK && zMemo ) joinMemoKeep(pCtx, zMemo, apIn, pJoin->nTab, pO->pOut);
+    if( rc==SQLITE_OK ) rc = joinFilter(db, pPlan, r.nThread, &pO->pOut, &r.zSqlite);
+    if( r.zSqlite ){
+      parBatchFree(pO->pOut);
+      pO->pOut = 0;
+    }
+    if( rc==SQLITE_OK && zMemo && r.zSqlite==0 ){
+      joinMemoKeep(pCtx, zMemo, apIn, pJoin->nTab, pO->pOut);
+    }
     for(i=0; i<pJoin->nTab; i++) parBatchFree(apIn[i]);
   }
   pO->msJoin = parNowMs() - t0;

@@ -2000,6 +2000,11 @@ static void explainJoin(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn 
     }
     sqlite3_str_appendall(pStr, "\n");
   }
+  if( pJ->zResidText ){
+    sqlite3_str_appendall(pStr, "  filter: ");
+    explainText(pStr, pJ->zResidText, pIn);
+    sqlite3_str_appendall(pStr, " (SQLite, over the joined rows, in their order)\n");
+  }
 }
 
 char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){

@@ -129,10 +129,17 @@ typedef struct ParPlanJoin ParPlanJoin;
 struct ParPlanJoin {
   int nTab;
   ParJoinTab *aTab;
-  int *aOutTab, *aOutCol;
+  int *aOutTab, *aOutCol;   /* the output's columns: the extraction's, then
+                            ** nResidCol more that zResid reads */
   int bOrderMatters; /* the result depends on the order of the joined rows:
                      ** they must come in SQLite's nested-loop order */
+  char *zResid;      /* "SELECT rowid FROM par_rows(:par_rows) WHERE ...":
+                     ** the terms that name several tables and are no keys,
+                     ** which SQLite evaluates over the joined rows, or NULL */
+  char *zResidText;  /* ...those terms as written (par_explain) */
+  int nResidCol;
 };
+#define PAR_JOIN_MAX_RESID 16      /* such terms at most */
 #define PAR_JOIN_MAX_TAB 8
 #define PAR_JOIN_MAX_KEY 4   /* keys per table: two words each at most, and the
                              ** kernel takes 8 (kernels/join.h) */

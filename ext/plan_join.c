@@ -69,6 +69,12 @@ typedef struct JoinBuild {
                                    ** NULL padding in the joined rows */
   int iOn;                         /* the LEFT JOIN whose ON terms are being
                                    ** read, or -1 */
+  int nResid;                      /* terms over the joined rows (joinResid) */
+  char *azResid[PAR_JOIN_MAX_RESID];  /* each rewritten for par_rows */
+  sqlite3_str *pResidText;         /* the terms as written */
+  int nResidCol;                   /* the columns they read: */
+  int aResidTab[4*PAR_JOIN_MAX_RESID];   /* table (FROM order) */
+  char *azResidCol[4*PAR_JOIN_MAX_RESID];/* expression */
   int nEdge;
   struct JoinEdge {
     int iOn;                       /* the LEFT JOIN source whose ON it is
@@ -220,6 +226,115 @@ static int joinAddEdge(JoinBuild *pJ, int iL, const char *zL, int iR, const char
   return 0;
 }
 
+/* The letters of PAR_ROWS_AFF and PAR_ROWS_COLL for the column zCol of
+** table iTab (FROM order) as the joined rows hold it, so that it compares
+** in the residual terms as the table's column does; 0 when not known. */
+static int joinColumnLetters(JoinBuild *pJ, int iTab, const char *zCol, char *pcAff,
+                             char *pcColl){
+  sqlite3 *db = pJ->pB->db;
+  sqlite3_stmt *pStmt = 0;
+  char *zSql = sqlite3_mprintf("SELECT %s FROM %s", zCol, pJ->azSrc[iTab]);
+  const char *zDb, *zTab, *zOrig, *zType = 0, *zColl = 0;
+  int ok = 0;
+  if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+    zDb = sqlite3_column_database_name(pStmt, 0);
+    zTab = sqlite3_column_table_name(pStmt, 0);
+    zOrig = sqlite3_column_origin_name(pStmt, 0);
+    if( zDb && zTab && zOrig
+     && sqlite3_table_column_metadata(db, zDb, zTab, zOrig, &zType, &zColl, 0, 0, 0)==SQLITE_OK ){
+      int e = buildKnownColl(zColl ? parCollFromName(zColl) : PAR_COLL_BINARY,
+                             parCollReplaced(db));
+      if( e>=0 ){
+        /* The rowid: INTEGER affinity, whatever the table declares. */
+        *pcAff = sqlite3_stricmp(zOrig, "rowid")==0 && zType==0 ? 'i' : parAffinityLetter(zType);
+        *pcColl = PAR_ROWS_COLL[e];
+        ok = 1;
+      }
+    }
+  }
+  if( zSql==0 ) buildNoMem(pJ->pB);
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return ok;
+}
+
+/* A term, tokens [t0, t1) (text zTerm), that names columns of several
+** tables and is no key: SQLite evaluates it over the joined rows (the
+** join operator then filters them, keeping their order, as the loop that
+** reaches its last table tests it), with each column reference a column
+** of the joined rows under its table's affinity and collation.  Only for
+** terms of WHERE and of inner joins' ON, over tables no LEFT JOIN pads.
+** Returns 1 when the join cannot be planned. */
+static int joinResid(JoinBuild *pJ, int t0, int t1, const char *zTerm){
+  ParSelect *pSel = pJ->pB->pSel;
+  const char *z = pSel->zSql;
+  const ParToken *a = pSel->aTok;
+  sqlite3_str *pStr;
+  int i, k, iPrev = a[t0].i;
+  if( pJ->nResid>=PAR_JOIN_MAX_RESID ){
+    return joinWhy(pJ, "more terms over several tables than the join operator takes%s", "");
+  }
+  pStr = sqlite3_str_new(0);
+  for(i=t0; i<t1; i++){
+    int j = i, iTab;
+    char *zRef;
+    char cAff = 0, cColl = 0;
+    if( a[i].eType==PT_ID && i+1<t1 && a[i+1].eType==PT_LP ) continue;   /* a function */
+    if( (a[i].eType!=PT_ID && a[i].eType!=PT_QID)
+     || (i>t0 && (a[i-1].eType==PT_DOT || parTokIs(z, &a[i-1], "COLLATE")
+                  || parTokIs(z, &a[i-1], "AS"))) ){
+      continue;
+    }
+    while( j+2<t1 && a[j+1].eType==PT_DOT && (a[j+2].eType==PT_ID || a[j+2].eType==PT_QID) ){
+      j += 2;
+    }
+    zRef = sqlite3_mprintf("%.*s", a[j].i + a[j].n - a[i].i, z + a[i].i);
+    if( zRef==0 ){ sqlite3_free(sqlite3_str_finish(pStr)); buildNoMem(pJ->pB); return 1; }
+    iTab = joinExprTab(pJ, zRef, 0);
+    if( iTab==-1 || (iTab==-2 && a[i].eType==PT_ID && j==i
+                     && sqlite3_keyword_check(z + a[i].i, a[i].n)) ){
+      sqlite3_free(zRef);        /* a keyword, TRUE, a constant name */
+      i = j;
+      continue;
+    }
+    if( iTab<0 || pJ->aNullable[iTab] || !joinColumnLetters(pJ, iTab, zRef, &cAff, &cColl) ){
+      sqlite3_free(zRef);
+      sqlite3_free(sqlite3_str_finish(pStr));
+      return joinWhy(pJ, iTab>=0 && pJ->aNullable[iTab]
+                     ? "a term on the NULL-padded side of a LEFT JOIN: %s"
+                     : "a term over several tables whose columns are not known: %s", zTerm);
+    }
+    for(k=0; k<pJ->nResidCol; k++){
+      if( pJ->aResidTab[k]==iTab && strcmp(pJ->azResidCol[k], zRef)==0 ) break;
+    }
+    if( k==pJ->nResidCol ){
+      if( k>=(int)(sizeof(pJ->aResidTab)/sizeof(pJ->aResidTab[0])) ){
+        sqlite3_free(zRef);
+        sqlite3_free(sqlite3_str_finish(pStr));
+        return joinWhy(pJ, "more columns in terms over several tables than the join "
+                       "operator takes%s", "");
+      }
+      pJ->aResidTab[k] = iTab;
+      pJ->azResidCol[k] = zRef;
+      pJ->nResidCol++;
+    }else{
+      sqlite3_free(zRef);
+    }
+    /* The joined rows hold the extraction's columns, then these. */
+    sqlite3_str_appendf(pStr, "%.*s_p%c%c%d", a[i].i - iPrev, z + iPrev, cAff, cColl,
+                        pJ->pB->pPlan->nExtractCol + k);
+    iPrev = a[j].i + a[j].n;
+    i = j;
+  }
+  sqlite3_str_appendf(pStr, "%.*s", a[t1-1].i + a[t1-1].n - iPrev, z + iPrev);
+  pJ->azResid[pJ->nResid] = sqlite3_str_finish(pStr);
+  if( pJ->azResid[pJ->nResid]==0 ){ buildNoMem(pJ->pB); return 1; }
+  pJ->nResid++;
+  if( pJ->pResidText==0 ) pJ->pResidText = sqlite3_str_new(0);
+  sqlite3_str_appendf(pJ->pResidText, "%s%s", pJ->nResid>1 ? " AND " : "", zTerm);
+  return 0;
+}
+
 /* One AND-term, tokens [t0, t1) of the SELECT: a key, or a filter of one
 ** table's scan.  Returns 1 when the join cannot be planned. */
 static int joinTerm(JoinBuild *pJ, int t0, int t1){
@@ -257,8 +372,10 @@ static int joinTerm(JoinBuild *pJ, int t0, int t1){
   }
   iTab = joinExprTab(pJ, zTerm, 1);
   if( iTab==-1 ) iTab = pJ->iOn>=0 ? pJ->iOn : 0;
-  if( iTab==-2 ){
-    rc = joinWhy(pJ, "a term that names several tables: %s", zTerm);
+  if( iTab==-2 && pJ->iOn<0 ){
+    rc = joinResid(pJ, t0, t1, zTerm);
+  }else if( iTab==-2 ){
+    rc = joinWhy(pJ, "a LEFT JOIN's ON term that names several tables: %s", zTerm);
   }else if( pJ->iOn>=0 && iTab!=pJ->iOn ){
     rc = joinWhy(pJ, "a LEFT JOIN's ON term that filters the rows on its left: %s", zTerm);
   }else if( pJ->iOn<0 && pJ->aNullable[iTab] ){
@@ -565,6 +682,8 @@ void parPlanJoinFree(ParPlanJoin *pJoin){
   sqlite3_free(pJoin->aTab);
   sqlite3_free(pJoin->aOutTab);
   sqlite3_free(pJoin->aOutCol);
+  sqlite3_free(pJoin->zResid);
+  sqlite3_free(pJoin->zResidText);
   sqlite3_free(pJoin);
 }
 
@@ -619,8 +738,8 @@ static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
   memset(pJoin, 0, sizeof(*pJoin));
   pPlan->pJoin = pJoin;
   pJoin->bOrderMatters = bOrderMatters;
-  pJoin->aOutTab = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractCol+1));
-  pJoin->aOutCol = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractCol+1));
+  pJoin->aOutTab = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractCol+pJ->nResidCol+1));
+  pJoin->aOutCol = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractCol+pJ->nResidCol+1));
   pJoin->aTab = sqlite3_malloc64(sizeof(ParJoinTab)*pJ->nTab);
   if( pJoin->aOutTab==0 || pJoin->aOutCol==0 || pJoin->aTab==0 ){ buildNoMem(pB); return 1; }
   memset(pJoin->aTab, 0, sizeof(ParJoinTab)*pJ->nTab);
@@ -636,6 +755,33 @@ static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
     pJoin->aOutTab[j] = pJ->aPos[iTab];
     pJoin->aOutCol[j] = joinScanCol(pJ, iTab, zExpr);
     if( pJoin->aOutCol[j]<0 ) return 1;
+  }
+  if( pPlan->nExtractCol + pJ->nResidCol>PAR_ROWS_MAX ){
+    return joinWhy(pJ, "more columns than par_rows serves for the terms over several "
+                   "tables%s", "");
+  }
+  for(j=0; j<pJ->nResidCol; j++){
+    int iTab = pJ->aResidTab[j];
+    pJoin->aOutTab[pPlan->nExtractCol + j] = pJ->aPos[iTab];
+    pJoin->aOutCol[pPlan->nExtractCol + j] = joinScanCol(pJ, iTab, pJ->azResidCol[j]);
+    if( pJoin->aOutCol[pPlan->nExtractCol + j]<0 ) return 1;
+  }
+  if( pJ->nResid>0 ){
+    sqlite3_str *pStr = sqlite3_str_new(0);
+    /* Under a CASE: SQLite plans OR terms of a virtual table's WHERE one
+    ** by one, without par_rows' argument, which par_rows refuses. */
+    sqlite3_str_appendall(pStr, "SELECT rowid FROM par_rows(:par_rows) WHERE CASE WHEN ");
+    for(j=0; j<pJ->nResid; j++) sqlite3_str_appendf(pStr, "%s(%s)", j ? " AND " : "", pJ->azResid[j]);
+    sqlite3_str_appendall(pStr, " THEN 1 END");
+    pJoin->zResid = sqlite3_str_finish(pStr);
+    pJoin->zResidText = sqlite3_str_finish(pJ->pResidText);
+    pJ->pResidText = 0;
+    pJoin->nResidCol = pJ->nResidCol;
+    if( pJoin->zResid==0 || pJoin->zResidText==0 ){ buildNoMem(pB); return 1; }
+    if( !joinPrepares(pB->db, pJoin->zResid) ){
+      return joinWhy(pJ, "the terms over several tables do not prepare over the joined "
+                     "rows%s", "");
+    }
   }
   pJoin->nTab = pJ->nTab;
   for(i=0; i<pJ->nTab; i++){
@@ -762,6 +908,9 @@ void buildJoinPlan(ParBuild *pB){
     sqlite3_free(j.aazCol[i]);
     sqlite3_free(sqlite3_str_finish(j.apWhere[i]));
   }
+  for(i=0; i<j.nResid; i++) sqlite3_free(j.azResid[i]);
+  for(i=0; i<j.nResidCol; i++) sqlite3_free(j.azResidCol[i]);
+  sqlite3_free(sqlite3_str_finish(j.pResidText));
   for(e=0; e<j.nEdge; e++){
     sqlite3_free(j.aEdge[e].zColL);
     sqlite3_free(j.aEdge[e].zColR);

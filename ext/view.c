@@ -55,10 +55,6 @@
 #include <assert.h>
 #include <string.h>
 
-/* The pointer type of the batch bound to par_rows(:par_rows).  Pointer values
-** pass from one function's result to another's argument inside a
-** statement, so the name must be one no other extension uses. */
-#define PAR_BATCH_PTR "sqlite-parallel ParBatch"
 
 /* Set the error message of a virtual table, freeing the previous one. */
 static void parViewSetError(sqlite3_vtab *pVtab, const char *zFmt, const char *zArg){

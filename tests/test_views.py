@@ -1431,8 +1431,8 @@ def error_group():
 def native_group(conn):
     g = "native"
     shapes = [
-        ("window over aggregate", "SELECT g, count(*), rank() OVER (ORDER BY count(*)) FROM t5 GROUP BY g",
-         False, "window"),
+        ("ORDER BY a window call", "SELECT g, n, rank() OVER (ORDER BY n) AS r FROM t5 ORDER BY r, g",
+         True, "window call"),
         ("UNION", "SELECT g, count(*) FROM t5 GROUP BY g UNION SELECT 7, 8", False, "compound"),
         ("UNION ALL", "SELECT g FROM t5 UNION ALL SELECT n FROM t6", False, "compound"),
         ("EXCEPT", "SELECT g FROM t9 EXCEPT SELECT g FROM t5", False, "compound"),
@@ -1487,6 +1487,7 @@ def native_group(conn):
         "SELECT DISTINCT g FROM t9",
         "SELECT DISTINCT d COLLATE NOCASE AS x FROM t9 ORDER BY x DESC",
         "SELECT g, n, sum(n) OVER (PARTITION BY g ORDER BY n, rowid) FROM t5",
+        "SELECT g, count(*), rank() OVER (ORDER BY count(*)) FROM t5 GROUP BY g",
     ]
     for sql in accelerated:
         def acc(sql=sql):
