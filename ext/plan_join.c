@@ -36,7 +36,8 @@
 **    So the joined rows come in SQLite's nested-loop order when each loop
 **    visits rows as the scans read them: the outer loop as its scan does
 **    (the same plan line), and each inner loop the rows matching one outer
-**    row in rowid order (a rowid lookup, a full scan) or, when SQLite's
+**    row in rowid order (a rowid lookup, a full scan, a lookup through an
+**    index of the key's one column: joinLoopKeyIndex) or, when SQLite's
 **    loop gives no such order it can be sure of (an index: its plan line
 **    does not tell an IN list or further columns apart), the matches are
 **    unique (op_join.c checks at run time).  Only results that depend on
@@ -625,6 +626,65 @@ static int joinLoopRowidOrder(const char *zLoop, const char *zName){
   return bOk;
 }
 
+/* Does SQLite's loop over pT look its rows up, for one outer row, in rowid
+** order: "SEARCH t USING [COVERING] INDEX i (k=?)" where i is an index of
+** that one column (its entries for one value of k are in rowid order) and
+** k is the column of one of pT's join keys (so whatever SQLite compares k
+** with, an IN list included, one value of k matches the outer row)?  Not
+** an automatic index, whose entries carry other columns. */
+static int joinLoopKeyIndex(JoinBuild *pJ, const ParJoinTab *pT){
+  sqlite3 *db = pJ->pB->db;
+  const char *zLoop = pT->zLoop, *zIdx, *zCol;
+  char *zPre = sqlite3_mprintf("SEARCH %s USING ", pT->zName), *zIdxName = 0, *zColName = 0;
+  sqlite3_stmt *pStmt = 0;
+  int bOk = 0, nKeyCol = 0, k, n;
+  if( zPre==0 ){ buildNoMem(pJ->pB); return 0; }
+  n = (int)strlen(zPre);
+  if( strncmp(zLoop, zPre, n)==0 ){
+    zIdx = zLoop + n;
+    if( strncmp(zIdx, "COVERING ", 9)==0 ) zIdx += 9;
+    if( strncmp(zIdx, "INDEX ", 6)==0 ){
+      zIdx += 6;
+      zCol = strstr(zIdx, " (");
+      /* "(k=?)": one column, the whole constraint. */
+      if( zCol && strlen(zCol)>=6 && strcmp(zCol + strlen(zCol) - 3, "=?)")==0
+       && strchr(zCol + 2, ' ')==0 ){
+        zIdxName = sqlite3_mprintf("%.*s", (int)(zCol - zIdx), zIdx);
+        zColName = sqlite3_mprintf("%.*s", (int)strlen(zCol) - 5, zCol + 2);
+      }
+    }
+  }
+  sqlite3_free(zPre);
+  if( zIdxName && zColName
+   && sqlite3_prepare_v2(db, "SELECT name FROM pragma_index_xinfo(?1, ?2) WHERE key", -1,
+                         &pStmt, 0)==SQLITE_OK ){
+    const char *zSchema = pJ->azSchema[pJ->aOrd[pT - pJ->pB->pPlan->pJoin->aTab]];
+    sqlite3_bind_text(pStmt, 1, zIdxName, -1, SQLITE_STATIC);
+    sqlite3_bind_text(pStmt, 2, zSchema ? zSchema : "main", -1, SQLITE_STATIC);
+    while( sqlite3_step(pStmt)==SQLITE_ROW ){
+      const char *zName = (const char*)sqlite3_column_text(pStmt, 0);
+      nKeyCol++;
+      bOk = nKeyCol==1 && zName && sqlite3_stricmp(zName, zColName)==0;
+    }
+    if( nKeyCol!=1 ) bOk = 0;
+  }
+  sqlite3_finalize(pStmt);
+  /* ... and k is a join key's column of pT. */
+  for(k=0, n=bOk; n && k<pT->nKey; k++){
+    const char *zExpr = pT->pScan && pT->aKey[k].iBuildCol<pT->pScan->nExtractExpr
+                      ? pT->pScan->azExtractExpr[pT->aKey[k].iBuildCol] : 0;
+    const char *zLast = zExpr ? strrchr(zExpr, '.') : 0;
+    char *zDeq = zExpr ? parDequote(zLast ? zLast + 1 : zExpr,
+                                    (int)strlen(zLast ? zLast + 1 : zExpr)) : 0;
+    if( zDeq && sqlite3_stricmp(zDeq, zColName)==0 ) n = 0;
+    sqlite3_free(zDeq);
+  }
+  if( n ) bOk = 0;
+  sqlite3_free(zIdxName);
+  sqlite3_free(zColName);
+  return bOk;
+}
+
 /* Table iTab's scan (FROM order) as a plan of its own. */
 static ParPlan *joinScanPlan(JoinBuild *pJ, int iTab){
   ParPlan *pPlan = pJ->pB->pPlan, *p;
@@ -867,7 +927,8 @@ static int joinOrder(JoinBuild *pJ){
         }
       }
       pT->bOrderKnown = zRowid && strcmp(zScan, zRowid)==0
-                     && joinLoopRowidOrder(pT->zLoop, pT->zName);
+                     && (joinLoopRowidOrder(pT->zLoop, pT->zName)
+                         || joinLoopKeyIndex(pJ, pT));
       sqlite3_free(zRowid);
     }
     sqlite3_free(zScan);

@@ -824,6 +824,50 @@ def test_terms_over_several_tables():
     assert not bad, "%d cases differ:\n  %s" % (len(bad), "\n  ".join(bad))
 
 
+def test_index_lookup_order():
+    """SQLite's inner loop through an index of the join key's one column
+    visits one outer row's matches in rowid order, the order the join
+    gives them: the join runs in the kernels even when the order matters
+    and rows have several matches.  An index of more columns (its entries
+    ordered by the next one) or an automatic index keeps the run-time
+    check (several matches: SQLite joins)."""
+    path = tempfile.mktemp(prefix="lookup_", suffix=".db", dir=TMP)
+    c = connect(path)
+    rng = random.Random(SEED + 3)
+    c.execute("CREATE TABLE o(id INTEGER PRIMARY KEY, g)")
+    c.execute("CREATE TABLE l(id INTEGER PRIMARY KEY, ok INTEGER, v REAL, z INTEGER, d INTEGER)")
+    c.execute("CREATE INDEX l_ok ON l(ok)")
+    c.execute("CREATE INDEX l_zd ON l(z, d)")
+    c.execute("CREATE INDEX l_d ON l(d DESC)")
+    c.executemany("INSERT INTO o VALUES(?, ?)", [(i, rng.randrange(5)) for i in range(20)])
+    rows = [(i, rng.randrange(30), rng.random(), rng.randrange(4), rng.randrange(40)) for i in range(3000)]
+    rng.shuffle(rows)
+    c.executemany("INSERT INTO l VALUES(?, ?, ?, ?, ?)", rows)
+    c.commit()
+    c.execute("SELECT par_config('min_rows', 0)")
+    cases = [
+        ("SELECT o.g, group_concat(l.id), sum(l.v) FROM o JOIN l ON l.ok = o.id "
+         "WHERE o.id IN (5, 9, 2) GROUP BY o.g", "INDEX l_ok (ok=?)", True),
+        ("SELECT o.g, group_concat(l.id), total(l.v) FROM o JOIN l ON l.d = o.id WHERE o.id IN (3, 1) "
+         "GROUP BY o.g", "INDEX l_d (d=?)", True),
+        ("SELECT o.id, l.id FROM o JOIN l ON l.z = o.id WHERE o.id IN (1, 2) ORDER BY o.g",
+         "INDEX l_zd (z=?)", False),
+    ]
+    bad = []
+    for sql, loop, known in cases:
+        plan = c.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+        line = [x for x in plan.split("\n") if loop in x]
+        if not line:
+            bad.append("%s\n    SQLite's plan changed: %s" % (sql, plan))
+        elif known == ("several matches" in line[0]):
+            bad.append("%s\n    %s" % (sql, line[0]))
+        why = check(c, sql)
+        if why:
+            bad.append("%s\n    %s" % (sql, why))
+    c.close()
+    assert not bad, "%d cases:\n  %s" % (len(bad), "\n  ".join(bad))
+
+
 def test_join_kept_and_invalidated():
     """A join of cached tables is kept: the next scan returns it without
     joining (par_profile says so), until a table changes (a commit from
