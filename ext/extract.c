@@ -2370,8 +2370,10 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
   }
   parKeySpan(p->aConn[0], pSrc, &iMin, &iMax, pzWhy);
   if( *pzWhy ) goto done;
-  /* Below min_rows rowids the caller reads faster alone. */
-  if( iMax>=iMin && (sqlite3_uint64)iMax - (sqlite3_uint64)iMin < (sqlite3_uint64)pCtx->nMinRow ){
+  /* Below min_rows rowids the caller reads faster alone (the kernels'
+  ** rule too: parThreadsFor). */
+  if( iMax>=iMin
+   && (sqlite3_uint64)iMax - (sqlite3_uint64)iMin + 1 < (sqlite3_uint64)pCtx->nMinRow ){
     *pzWhy = sqlite3_mprintf("fewer than min_rows (%lld) rows", pCtx->nMinRow);
     goto done;
   }
@@ -3166,7 +3168,7 @@ static char *parExplainDated(ParContext *pCtx, sqlite3 *db, const ParDated *d,
     zOut = sqlite3_mprintf("%sserial, on the caller's connection (%s)",
                            bCached ? "cached when still current, else " : "", zWhy);
     parSourceClear(&ser);
-  }else if( nSpan>=0 && (sqlite3_uint64)nSpan - 1 < (sqlite3_uint64)pCtx->nMinRow ){
+  }else if( nSpan>=0 && (sqlite3_uint64)nSpan < (sqlite3_uint64)pCtx->nMinRow ){
     /* parReadParallel's rule: the caller reads so few rowids faster alone
     ** (an entry of the parallel read still serves). */
     zOut = sqlite3_mprintf("%sserial, on the caller's connection (fewer than min_rows "
