@@ -261,12 +261,14 @@ typedef struct WinPart {
                          ** as positions [aRs[g], aRe[g]) (winRange) */
 } WinPart;
 
-/* A number as SQLite holds it: INTEGER i or REAL r. */
-typedef struct WinNum { int bInt; sqlite3_int64 i; double r; } WinNum;
+/* A number as SQLite holds it: INTEGER i or REAL r; or NULL (nNull -1 or
+** 1: below or above every number, where the window's order puts it). */
+typedef struct WinNum { int bInt; sqlite3_int64 i; double r; int nNull; } WinNum;
 
 /* a + n (bSub: a - n) as SQLite's OP_Add / OP_Subtract of an INTEGER
 ** n >= 0 (winRangeFits keeps integers away from overflow). */
 static WinNum winNumAdd(WinNum a, sqlite3_int64 n, int bSub){
+  if( a.nNull ) return a;                  /* NULL +- n is NULL */
   if( a.bInt ) a.i = bSub ? a.i - n : a.i + n;
   else a.r = bSub ? a.r - (double)n : a.r + (double)n;
   return a;
@@ -275,6 +277,7 @@ static WinNum winNumAdd(WinNum a, sqlite3_int64 n, int bSub){
 /* Compare two numbers as SQLite does (an INTEGER and a REAL by value,
 ** exactly: sqlite3IntFloatCompare). */
 static int winNumCmp(WinNum a, WinNum b){
+  if( a.nNull || b.nNull ) return a.nNull==b.nNull ? 0 : a.nNull ? a.nNull : -b.nNull;
   if( a.bInt && b.bInt ) return (a.i>b.i) - (a.i<b.i);
   if( !a.bInt && !b.bInt ) return (a.r>b.r) - (a.r<b.r);
   if( a.bInt ){
@@ -286,11 +289,13 @@ static int winNumCmp(WinNum a, WinNum b){
   }
 }
 
-/* The ORDER BY value of row r (a number: winRangeFits checked). */
-static WinNum winNumAt(const ParColumn *pKey, sqlite3_int64 r){
+/* The ORDER BY value of row r (a number or NULL: winRangeFits checked);
+** nNull, NULL's place. */
+static WinNum winNumAt(const ParColumn *pKey, sqlite3_int64 r, int nNull){
   WinNum v;
   uint64_t bits = 0;
   int e = parAggColGet(pKey, r, &bits);
+  v.nNull = e==SQLITE_NULL ? nNull : 0;
   v.bInt = e==SQLITE_INTEGER;
   v.i = (sqlite3_int64)bits;
   memcpy(&v.r, &bits, 8);
@@ -307,23 +312,31 @@ static WinNum winNumAt(const ParColumn *pKey, sqlite3_int64 r){
 **   end   n FOLLOWING: the last group h with not   k_g + n <  k_h
 **   end   n PRECEDING: the last group h with       k_h + n <= k_g
 ** (ASC; DESC: k - n and the comparisons reversed).  The keys grow (or
-** fall) with the groups, so each bound moves forward only. */
-static void winRange(WinPart *pP, const ParWinFrame *pF, const ParColumn *pKey, int bDesc,
+** fall) with the groups, so each bound moves forward only.  NULL, plus or
+** minus n, stays NULL, equal to NULL and beyond every number on the side
+** where the order puts NULLs (SQLite's NULLEQ comparisons, and its
+** BIGNULL branch for NULLS LAST): the NULL group's frame is itself (with
+** an UNBOUNDED bound, up to that end), and a number's frame holds NULLs
+** only through an UNBOUNDED bound or an end past every number.  flags:
+** the key's PAR_KEY_*. */
+static void winRange(WinPart *pP, const ParWinFrame *pF, const ParColumn *pKey, int flags,
                      const uint32_t *aPerm){
   size_t g, hs = 0, he = 0, nG = pP->nG;
+  int bDesc = (flags & PAR_KEY_DESC)!=0;
   int s = bDesc ? -1 : 1;
+  int nNull = ((flags & PAR_KEY_NULLS_LAST) ? 1 : -1) * s;
   for(g=0; g<nG; g++){
-    WinNum kg = winNumAt(pKey, aPerm[pP->aG[g]]);
+    WinNum kg = winNumAt(pKey, aPerm[pP->aG[g]], nNull);
     size_t fs, fe;
     switch( pF->eStart ){
       case PAR_BOUND_PRECEDING:
-        while( hs<nG && s*winNumCmp(winNumAdd(winNumAt(pKey, aPerm[pP->aG[hs]]), pF->iStart,
+        while( hs<nG && s*winNumCmp(winNumAdd(winNumAt(pKey, aPerm[pP->aG[hs]], nNull), pF->iStart,
                                               bDesc), kg)<0 ) hs++;
         fs = hs;
         break;
       case PAR_BOUND_FOLLOWING:
         while( hs<nG && s*winNumCmp(winNumAdd(kg, pF->iStart, bDesc),
-                                    winNumAt(pKey, aPerm[pP->aG[hs]]))>0 ) hs++;
+                                    winNumAt(pKey, aPerm[pP->aG[hs]], nNull))>0 ) hs++;
         fs = hs;
         break;
       case PAR_BOUND_CURRENT_ROW: fs = g; break;
@@ -333,11 +346,11 @@ static void winRange(WinPart *pP, const ParWinFrame *pF, const ParColumn *pKey, 
       case PAR_BOUND_FOLLOWING:
         if( he<g ) he = g;
         while( he<nG && !(s*winNumCmp(winNumAdd(kg, pF->iEnd, bDesc),
-                                      winNumAt(pKey, aPerm[pP->aG[he]]))<0) ) he++;
+                                      winNumAt(pKey, aPerm[pP->aG[he]], nNull))<0) ) he++;
         fe = he;           /* groups [.., he) */
         break;
       case PAR_BOUND_PRECEDING:
-        while( he<nG && s*winNumCmp(winNumAdd(winNumAt(pKey, aPerm[pP->aG[he]]), pF->iEnd,
+        while( he<nG && s*winNumCmp(winNumAdd(winNumAt(pKey, aPerm[pP->aG[he]], nNull), pF->iEnd,
                                               bDesc), kg)<=0 ) he++;
         fe = he;
         break;
@@ -354,8 +367,8 @@ static void winRange(WinPart *pP, const ParWinFrame *pF, const ParColumn *pKey, 
 }
 
 /* Can winRange() follow SQLite over pKey's n rows: every value a number
-** (no NULL, text or blob, whose comparisons SQLite makes otherwise) and
-** integers far from overflow with the offsets added? */
+** or NULL (no text or blob, which SQLite compares otherwise and adds no
+** offset to) and integers far from overflow with the offsets added? */
 static int winRangeFits(const ParColumn *pKey, size_t n, const ParWinFrame *pF){
   size_t r;
   sqlite3_int64 lim = (sqlite3_int64)1 << 62;
@@ -366,7 +379,7 @@ static int winRangeFits(const ParColumn *pKey, size_t n, const ParWinFrame *pF){
     if( e==SQLITE_INTEGER ){
       sqlite3_int64 i = (sqlite3_int64)bits;
       if( i>=lim || i<=-lim ) return 0;
-    }else if( e!=SQLITE_FLOAT ){
+    }else if( e!=SQLITE_FLOAT && e!=SQLITE_NULL ){
       return 0;
     }
   }
@@ -675,8 +688,7 @@ static int winPartOpen(WinPart *pP, const WinOrder *pO, size_t p, const ParWinFr
     pP->aRs = sqlite3_malloc64(sizeof(uint32_t)*(pP->nG+1)*2);
     if( pP->aRs==0 ) return SQLITE_NOMEM;
     pP->aRe = pP->aRs + pP->nG + 1;
-    winRange(pP, pRange, &pIn->aCol[pD->aOrder[0].iCol], (pD->aOrder[0].flags & PAR_KEY_DESC)!=0,
-             pO->aPerm);
+    winRange(pP, pRange, &pIn->aCol[pD->aOrder[0].iCol], pD->aOrder[0].flags, pO->aPerm);
   }
   return SQLITE_OK;
 }
