@@ -1563,6 +1563,21 @@ static int buildTieBreak(ParBuild *pB, ParGroupBuild *pG, sqlite3_str *pStr){
   return 0;
 }
 
+void buildSelectList(ParBuild *pB, sqlite3_str *pStr){
+  const ParSelect *pSel = pB->pSel;
+  int i;
+  for(i=0; i<pSel->nCol; i++){
+    char *zItem = buildRewrite(pB, pSel->aCol[i].span);
+    sqlite3_str_appendf(pStr, "%s%s", i ? ", " : "", zItem ? zItem : "");
+    sqlite3_free(zItem);
+    if( pSel->aCol[i].zAlias ){
+      sqlite3_str_appendf(pStr, " AS %.*s", pSel->aCol[i].alias.iEnd - pSel->aCol[i].alias.iStart,
+                          pSel->zSql + pSel->aCol[i].alias.iStart);
+    }
+  }
+  sqlite3_str_appendall(pStr, " FROM par_rows(:par_rows)");
+}
+
 /* The final SQL: the select list, HAVING as WHERE, ORDER BY (with the
 ** terms that break its ties: buildTieBreak) and LIMIT, each with its
 ** replacements applied (buildRewrite), over par_rows(:par_rows).  When
@@ -1578,16 +1593,7 @@ static void buildFinal(ParBuild *pB, ParGroupBuild *pG){
   sqlite3_stmt *pFinal = 0;
   int i;
   sqlite3_str_appendf(pStr, "SELECT %s", pSel->bDistinct ? "DISTINCT " : "");
-  for(i=0; i<pSel->nCol; i++){
-    char *zItem = buildRewrite(pB, pSel->aCol[i].span);
-    sqlite3_str_appendf(pStr, "%s%s", i ? ", " : "", zItem ? zItem : "");
-    sqlite3_free(zItem);
-    if( pSel->aCol[i].zAlias ){
-      sqlite3_str_appendf(pStr, " AS %.*s", pSel->aCol[i].alias.iEnd - pSel->aCol[i].alias.iStart,
-                          z + pSel->aCol[i].alias.iStart);
-    }
-  }
-  sqlite3_str_appendall(pStr, " FROM par_rows(:par_rows)");
+  buildSelectList(pB, pStr);
   if( pSel->bHaving ){
     char *zH = buildRewrite(pB, pSel->having.span);
     sqlite3_str_appendf(pStr, " WHERE %s", zH ? zH : "");

@@ -168,25 +168,25 @@ static int joinPlainColumn(const ParToken *a, int t0, int t1){
   return 1;
 }
 
-/* The declared affinity and collation of plain column zCol of table iTab:
-** *pbNumeric (INTEGER, REAL or NUMERIC affinity), *peColl (PAR_COLL_*, or
-** PAR_COLL_UNKNOWN for another collation).  Returns 0 when it is not a
-** table's column read straight. */
-static int joinColumnInfo(JoinBuild *pJ, int iTab, const char *zCol, int *pbNumeric,
-                          int *peColl){
+/* The affinity (a letter of PAR_ROWS_AFF) and collation (PAR_COLL_*, or
+** PAR_COLL_UNKNOWN for another) of plain column zCol of table iTab (FROM
+** order) as declared.  Returns 0 when it is not a table's column read
+** straight. */
+static int joinColumnMeta(JoinBuild *pJ, int iTab, const char *zCol, char *pcAff, int *peColl){
   sqlite3 *db = pJ->pB->db;
   sqlite3_stmt *pStmt = 0;
   char *zSql = sqlite3_mprintf("SELECT %s FROM %s", zCol, pJ->azSrc[iTab]);
   const char *zDb, *zTab, *zOrig, *zType = 0, *zColl = 0;
   int ok = 0;
+  if( zSql==0 ) buildNoMem(pJ->pB);
   if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
     zDb = sqlite3_column_database_name(pStmt, 0);
     zTab = sqlite3_column_table_name(pStmt, 0);
     zOrig = sqlite3_column_origin_name(pStmt, 0);
     if( zDb && zTab && zOrig
      && sqlite3_table_column_metadata(db, zDb, zTab, zOrig, &zType, &zColl, 0, 0, 0)==SQLITE_OK ){
-      char c = parAffinityLetter(zType);
-      *pbNumeric = c=='i' || c=='r' || c=='u';
+      /* The rowid: INTEGER affinity, whatever the table declares. */
+      *pcAff = sqlite3_stricmp(zOrig, "rowid")==0 && zType==0 ? 'i' : parAffinityLetter(zType);
       *peColl = zColl ? parCollFromName(zColl) : PAR_COLL_BINARY;
       if( *peColl<0 ) *peColl = PAR_COLL_UNKNOWN;
       ok = 1;
@@ -195,6 +195,16 @@ static int joinColumnInfo(JoinBuild *pJ, int iTab, const char *zCol, int *pbNume
   sqlite3_finalize(pStmt);
   sqlite3_free(zSql);
   return ok;
+}
+
+/* Of a join key's column: *pbNumeric (INTEGER, REAL or NUMERIC affinity)
+** and *peColl (joinColumnMeta). */
+static int joinColumnInfo(JoinBuild *pJ, int iTab, const char *zCol, int *pbNumeric,
+                          int *peColl){
+  char c = 0;
+  if( !joinColumnMeta(pJ, iTab, zCol, &c, peColl) ) return 0;
+  *pbNumeric = c=='i' || c=='r' || c=='u';
+  return 1;
 }
 
 /* Add the key "zL = zR" between tables iL and iR (FROM order). */
@@ -232,31 +242,12 @@ static int joinAddEdge(JoinBuild *pJ, int iL, const char *zL, int iR, const char
 ** in the residual terms as the table's column does; 0 when not known. */
 static int joinColumnLetters(JoinBuild *pJ, int iTab, const char *zCol, char *pcAff,
                              char *pcColl){
-  sqlite3 *db = pJ->pB->db;
-  sqlite3_stmt *pStmt = 0;
-  char *zSql = sqlite3_mprintf("SELECT %s FROM %s", zCol, pJ->azSrc[iTab]);
-  const char *zDb, *zTab, *zOrig, *zType = 0, *zColl = 0;
-  int ok = 0;
-  if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
-    zDb = sqlite3_column_database_name(pStmt, 0);
-    zTab = sqlite3_column_table_name(pStmt, 0);
-    zOrig = sqlite3_column_origin_name(pStmt, 0);
-    if( zDb && zTab && zOrig
-     && sqlite3_table_column_metadata(db, zDb, zTab, zOrig, &zType, &zColl, 0, 0, 0)==SQLITE_OK ){
-      int e = buildKnownColl(zColl ? parCollFromName(zColl) : PAR_COLL_BINARY,
-                             parCollReplaced(db));
-      if( e>=0 ){
-        /* The rowid: INTEGER affinity, whatever the table declares. */
-        *pcAff = sqlite3_stricmp(zOrig, "rowid")==0 && zType==0 ? 'i' : parAffinityLetter(zType);
-        *pcColl = PAR_ROWS_COLL[e];
-        ok = 1;
-      }
-    }
-  }
-  if( zSql==0 ) buildNoMem(pJ->pB);
-  sqlite3_finalize(pStmt);
-  sqlite3_free(zSql);
-  return ok;
+  int e = PAR_COLL_UNKNOWN;
+  if( !joinColumnMeta(pJ, iTab, zCol, pcAff, &e) ) return 0;
+  e = buildKnownColl(e, parCollReplaced(pJ->pB->db));
+  if( e<0 ) return 0;
+  *pcColl = PAR_ROWS_COLL[e];
+  return 1;
 }
 
 /* A term, tokens [t0, t1) (text zTerm), that names columns of several

@@ -704,16 +704,7 @@ static int winFinalSql(ParBuild *pB, sqlite3_stmt *pExtract, int bUtf8){
   }
   pStr = sqlite3_str_new(pB->db);
   sqlite3_str_appendall(pStr, "SELECT ");
-  for(k=0; k<pSel->nCol; k++){
-    char *zItem = buildRewrite(pB, pSel->aCol[k].span);
-    sqlite3_str_appendf(pStr, "%s%s", k ? ", " : "", zItem ? zItem : "");
-    sqlite3_free(zItem);
-    if( pSel->aCol[k].zAlias ){
-      sqlite3_str_appendf(pStr, " AS %.*s", pSel->aCol[k].alias.iEnd - pSel->aCol[k].alias.iStart,
-                          z + pSel->aCol[k].alias.iStart);
-    }
-  }
-  sqlite3_str_appendall(pStr, " FROM par_rows(:par_rows)");
+  buildSelectList(pB, pStr);
   for(k=0; k<pSel->nOrder; k++){
     char *zO = buildRewrite(pB, pSel->aOrder[k].span);
     sqlite3_str_appendf(pStr, "%s%s %.*s", k ? ", " : " ORDER BY ", zO ? zO : "",

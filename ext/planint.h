@@ -115,6 +115,9 @@ void buildRepl(ParBuild *pB, ParSpan s, int eKind, int iCol, int iCollTok);
 int buildResolves(ParBuild *pB, const char *zExpr);
 char *buildRewrite(ParBuild *pB, ParSpan s);
 int buildOrderAlias(const ParSelect *pSel, ParSpan s);
+/* The select list with its replacements and aliases, then
+** " FROM par_rows(:par_rows)", appended to pStr. */
+void buildSelectList(ParBuild *pB, sqlite3_str *pStr);
 void buildWindowPlan(ParBuild *pB);
 /* Windows over a GROUP BY's result see the groups in SQLite's order?
 ** 1 with zWhy when not (plan_window.c). */
