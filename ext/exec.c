@@ -92,7 +92,8 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       pStat->ms = jo.msJoin;
       pStat->nRow = pX->pIn->nRow;
       pStat->zStrategy = jo.bKept ? "hash join (kept from an earlier run)"
-                       : jo.bSwapped ? "hash join (built on the first table, the smaller)"
+                       : jo.bReordered ? "hash join (the largest table probes: another order than "
+                                          "SQLite's loops, which does not matter here)"
                        : "hash join";
     }else if( rc==SQLITE_OK ){
       pX->zJoinSqlite = jo.zSqlite;

@@ -539,19 +539,20 @@ void parJoinMemoClear(ParContext *pCtx){
   }
 }
 
-/* The key of pPlan's join run swapped or not (sqlite3_malloc), or NULL:
+/* The key of pPlan's join run in order aOrd (NULL: SQLite's) (sqlite3_malloc), or NULL:
 ** the extraction, its values, and what decides the order of the joined
 ** rows (SQLite's loops, which two SELECTs of one extraction may differ
-** in, and the swap). */
-static char *joinMemoKey(const ParPlan *pPlan, int bSwap){
+** in, and the order the tables are joined in). */
+static char *joinMemoKey(const ParPlan *pPlan, const int *aOrd){
   char *zParams = parParamsKey(pPlan->pParams);
   sqlite3_str *pStr;
   int t;
   if( zParams==0 ) return 0;
   pStr = sqlite3_str_new(0);
-  sqlite3_str_appendf(pStr, "%s\x01%s\x01%d%d\x01%s", pPlan->zExtract, zParams,
-                      pPlan->pJoin->bOrderMatters, bSwap,
+  sqlite3_str_appendf(pStr, "%s\x01%s\x01%d\x01%s\x01", pPlan->zExtract, zParams,
+                      pPlan->pJoin->bOrderMatters,
                       pPlan->pJoin->zResid ? pPlan->pJoin->zResid : "");
+  for(t=0; aOrd && t<pPlan->pJoin->nTab; t++) sqlite3_str_appendf(pStr, "%d,", aOrd[t]);
   for(t=0; t<pPlan->pJoin->nTab; t++){
     sqlite3_str_appendf(pStr, "\x01%s", pPlan->pJoin->aTab[t].zLoop);
   }
@@ -825,41 +826,105 @@ static int joinFilter(sqlite3 *db, const ParPlan *pPlan, int nThread, ParBatch *
   return rc;
 }
 
-/* A join of two tables run the other way round: the plan with its
-** tables swapped, the second probing, the first built. */
-typedef struct JoinSwap {
+/* A join whose order does not matter run in another order than SQLite's
+** loops: the plan with its tables reordered and each key given to the
+** later of its two tables there (a key compares both sides alike: its
+** collation and affinity are the term's). */
+typedef struct JoinOrder {
   ParPlanJoin join;
-  ParJoinTab aTab[2];
-  ParJoinKey aKey[PAR_JOIN_MAX_KEY];
+  ParJoinTab aTab[PAR_JOIN_MAX_TAB];
+  ParJoinKey aKey[PAR_JOIN_MAX_TAB*PAR_JOIN_MAX_KEY];
   int *aOutTab;
-} JoinSwap;
+  int aOrd[PAR_JOIN_MAX_TAB];      /* new position -> plan position */
+} JoinOrder;
 
-static int joinSwap(JoinRun *pR, const ParPlan *pPlan, JoinSwap *pS){
+/* The order to join pR's tables in when the order of the joined rows does
+** not matter: the largest table probes (read once, never hashed), then,
+** of the tables a key links to those joined so far, the smallest is built
+** next.  Returns 0 (pO->aOrd unset) to keep SQLite's order: a LEFT JOIN,
+** SQLite's order already that one, or a table with more keys than the
+** kernel takes in the new order. */
+static int joinChooseOrder(JoinRun *pR, JoinOrder *pO){
   const ParPlanJoin *pJ = pR->pJoin;
-  const ParJoinTab *pT1 = &pJ->aTab[1];
-  ParBatch *pB0 = pR->apB[0];
-  int k, j;
-  pS->aOutTab = sqlite3_malloc64(sizeof(int)*(pR->nOutCol+1));
-  if( pS->aOutTab==0 ) return SQLITE_NOMEM;
-  for(j=0; j<pR->nOutCol; j++) pS->aOutTab[j] = 1 - pJ->aOutTab[j];
-  pS->join = *pJ;
-  pS->join.aTab = pS->aTab;
-  pS->join.aOutTab = pS->aOutTab;
-  pS->aTab[0] = *pT1;
-  pS->aTab[0].nKey = 0;
-  pS->aTab[0].aKey = 0;
-  pS->aTab[1] = pJ->aTab[0];
-  pS->aTab[1].nKey = pT1->nKey;
-  pS->aTab[1].aKey = pS->aKey;
-  for(k=0; k<pT1->nKey; k++){
-    pS->aKey[k] = pT1->aKey[k];          /* (collation, affinity: the term's) */
-    pS->aKey[k].iProbeTab = 0;
-    pS->aKey[k].iProbeCol = pT1->aKey[k].iBuildCol;
-    pS->aKey[k].iBuildCol = pT1->aKey[k].iProbeCol;
+  int n = pJ->nTab, i, t, k, aPos[PAR_JOIN_MAX_TAB], aDone[PAR_JOIN_MAX_TAB];
+  int aNKey[PAR_JOIN_MAX_TAB], bSame = 1;
+  if( pJ->bOrderMatters || n<2 ) return 0;
+  for(t=0; t<n; t++) if( pJ->aTab[t].bLeft ) return 0;
+  memset(aDone, 0, sizeof(aDone));
+  for(i=0; i<n; i++){
+    int best = -1;
+    for(t=0; t<n; t++){
+      int bLinked = i==0;
+      if( aDone[t] ) continue;
+      /* linked: a key of t to a table done, or of a table done to t */
+      for(k=0; k<pJ->aTab[t].nKey && !bLinked; k++) bLinked = aDone[pJ->aTab[t].aKey[k].iProbeTab];
+      for(k=0; k<n && !bLinked; k++){
+        int m;
+        if( !aDone[k] ) continue;
+        for(m=0; m<pJ->aTab[k].nKey && !bLinked; m++) bLinked = pJ->aTab[k].aKey[m].iProbeTab==t;
+      }
+      if( !bLinked ) continue;
+      if( best<0 || (i==0 ? pR->apB[t]->nRow > pR->apB[best]->nRow
+                          : pR->apB[t]->nRow < pR->apB[best]->nRow) ){
+        best = t;
+      }
+    }
+    if( best<0 ) return 0;
+    aDone[best] = 1;
+    pO->aOrd[i] = best;
+    aPos[best] = i;
+    bSame &= best==i;
   }
-  pR->apB[0] = pR->apB[1];
-  pR->apB[1] = pB0;
-  pR->pJoin = &pS->join;
+  if( bSame ) return 0;
+  memset(aNKey, 0, sizeof(aNKey));
+  for(t=0; t<n; t++){
+    for(k=0; k<pJ->aTab[t].nKey; k++){
+      int p = pJ->aTab[t].aKey[k].iProbeTab;
+      aNKey[aPos[t]>aPos[p] ? aPos[t] : aPos[p]]++;
+    }
+  }
+  for(i=1; i<n; i++) if( aNKey[i]>PAR_JOIN_MAX_KEY || aNKey[i]==0 ) return 0;
+  return 1;
+}
+
+/* Run pR's join in the order pO->aOrd (joinChooseOrder) instead: the plan
+** and the tables' batches reordered. */
+static int joinReorder(JoinRun *pR, JoinOrder *pO){
+  const ParPlanJoin *pJ = pR->pJoin;
+  ParBatch *apB[PAR_JOIN_MAX_TAB];
+  int n = pJ->nTab, i, t, k, j, aPos[PAR_JOIN_MAX_TAB], nKeyUsed = 0;
+  for(i=0; i<n; i++) aPos[pO->aOrd[i]] = i;
+  pO->aOutTab = sqlite3_malloc64(sizeof(int)*(pR->nOutCol+1));
+  if( pO->aOutTab==0 ) return SQLITE_NOMEM;
+  for(j=0; j<pR->nOutCol; j++) pO->aOutTab[j] = aPos[pJ->aOutTab[j]];
+  pO->join = *pJ;
+  pO->join.aTab = pO->aTab;
+  pO->join.aOutTab = pO->aOutTab;
+  for(i=0; i<n; i++){
+    pO->aTab[i] = pJ->aTab[pO->aOrd[i]];
+    pO->aTab[i].nKey = 0;
+    pO->aTab[i].aKey = &pO->aKey[nKeyUsed];
+    nKeyUsed += PAR_JOIN_MAX_KEY;
+  }
+  for(t=0; t<n; t++){
+    for(k=0; k<pJ->aTab[t].nKey; k++){
+      const ParJoinKey *pK = &pJ->aTab[t].aKey[k];
+      int p = pK->iProbeTab;
+      ParJoinTab *pT = &pO->aTab[aPos[t]>aPos[p] ? aPos[t] : aPos[p]];
+      ParJoinKey *pNew = &pT->aKey[pT->nKey++];
+      *pNew = *pK;
+      if( aPos[t]>aPos[p] ){
+        pNew->iProbeTab = aPos[p];
+      }else{
+        pNew->iProbeTab = aPos[t];
+        pNew->iProbeCol = pK->iBuildCol;
+        pNew->iBuildCol = pK->iProbeCol;
+      }
+    }
+  }
+  for(i=0; i<n; i++) apB[i] = pR->apB[pO->aOrd[i]];
+  for(i=0; i<n; i++) pR->apB[i] = apB[i];
+  pR->pJoin = &pO->join;
   return SQLITE_OK;
 }
 
@@ -871,14 +936,14 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   sqlite3_int64 v0, nMax = 0;
   double t0 = parNowMs();
   char *zMemo = 0;
-  int i, rc = SQLITE_OK, nCached = 0, nPar = 0, bSwap;
+  int i, rc = SQLITE_OK, nCached = 0, nPar = 0, bReorder;
   ParStop stop;
   ParBatch *apIn[PAR_JOIN_MAX_TAB];  /* the tables' batches, in plan order */
-  JoinSwap swap;
+  JoinOrder ord;
 
   memset(&r, 0, sizeof(r));
   memset(&rows, 0, sizeof(rows));
-  memset(&swap, 0, sizeof(swap));
+  memset(&ord, 0, sizeof(ord));
   r.pCtx = pCtx;
   r.db = db;
   r.pJoin = pJoin;
@@ -887,7 +952,7 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   pO->zSqlite = 0;
   pO->eMode = PAR_EXTRACT_SERIAL;
   pO->bKept = 0;
-  pO->bSwapped = 0;
+  pO->bReordered = 0;
   v0 = joinDataVersion(db);
   for(i=0; i<pJoin->nTab && rc==SQLITE_OK; i++){
     char *zWhy = 0;
@@ -910,9 +975,8 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   }
 
   t0 = parNowMs();
-  bSwap = pJoin->nTab==2 && !pJoin->bOrderMatters && !pJoin->aTab[1].bLeft
-       && r.apB[1]->nRow > r.apB[0]->nRow;
-  zMemo = joinMemoKey(pPlan, bSwap);
+  bReorder = joinChooseOrder(&r, &ord);
+  zMemo = joinMemoKey(pPlan, bReorder ? ord.aOrd : 0);
   if( zMemo && (pO->pOut = joinMemoFind(pCtx, zMemo, r.apB, pJoin->nTab))!=0 ){
     pO->msJoin = parNowMs() - t0;
     pO->bKept = 1;
@@ -920,12 +984,12 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   }
   r.nThread = parThreadsFor(pCtx, nMax);
   for(i=0; i<pJoin->nTab; i++) apIn[i] = r.apB[i];
-  if( bSwap ){
-    /* The order of the joined rows does not matter: build on the smaller
-    ** table (SQLite's inner loop is the larger one here). */
-    rc = joinSwap(&r, pPlan, &swap);
+  if( bReorder ){
+    /* The order of the joined rows does not matter: the largest table
+    ** probes, the smaller ones are built. */
+    rc = joinReorder(&r, &ord);
     if( rc ) goto done;
-    pO->bSwapped = 1;
+    pO->bReordered = 1;
   }
   rows.n = r.apB[0]->nRow;
   rows.nTab = 1;
@@ -951,7 +1015,7 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   pO->msJoin = parNowMs() - t0;
 
 done:
-  sqlite3_free(swap.aOutTab);
+  sqlite3_free(ord.aOutTab);
   sqlite3_free(zMemo);
   joinRowsClear(&rows);
   for(i=0; i<pJoin->nTab; i++) parBatchFree(r.apB[i]);

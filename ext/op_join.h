@@ -17,8 +17,9 @@ typedef struct ParJoinOut {
                          ** PARALLEL when any was read in parallel */
   double msScan;         /* reading the tables */
   double msJoin;         /* joining them */
-  int bSwapped;          /* two tables, built on the first: SQLite's order
-                         ** did not matter, and the second was larger */
+  int bReordered;        /* joined in another order than SQLite's loops:
+                         ** the order did not matter, and the largest table
+                         ** probes (op_join.c joinChooseOrder) */
   int bKept;             /* the join of these very batches was kept from
                          ** an earlier run, not made again */
 } ParJoinOut;

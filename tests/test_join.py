@@ -868,6 +868,54 @@ def test_index_lookup_order():
     assert not bad, "%d cases:\n  %s" % (len(bad), "\n  ".join(bad))
 
 
+def test_join_order_by_size():
+    """When the order of the joined rows does not matter, the largest table
+    probes and the others are built, smallest first among those a key links
+    to the tables joined so far, whatever SQLite's loops (here: a small
+    table outer, the fact table through its index); the rows are SQLite's."""
+    import json
+    path = tempfile.mktemp(prefix="order_", suffix=".db", dir=TMP)
+    c = connect(path)
+    rng = random.Random(SEED + 5)
+    c.execute("CREATE TABLE f(id INTEGER PRIMARY KEY, a INTEGER, b INTEGER, v INTEGER)")
+    c.execute("CREATE TABLE da(id INTEGER PRIMARY KEY, g TEXT)")
+    c.execute("CREATE TABLE db(id INTEGER PRIMARY KEY, h INTEGER, k INTEGER)")
+    c.execute("CREATE TABLE dc(k INTEGER, name TEXT)")
+    c.execute("CREATE INDEX f_a ON f(a)")
+    c.executemany("INSERT INTO f VALUES(?, ?, ?, ?)",
+                  [(i, rng.randrange(12), rng.choice([None, rng.randrange(40)]), rng.randrange(-50, 50))
+                   for i in range(4000)])
+    c.executemany("INSERT INTO da VALUES(?, ?)", [(i, "g%d" % (i % 3)) for i in range(12)])
+    c.executemany("INSERT INTO db VALUES(?, ?, ?)", [(i, i % 5, i % 7) for i in range(40)])
+    c.executemany("INSERT INTO dc VALUES(?, ?)", [(i % 7, "n%d" % i) for i in range(10)])
+    c.commit()
+    c.execute("SELECT par_config('min_rows', 0)")
+    # Counts only: sums, min/max and the keys' values can depend on the
+    # order of the rows (REALs, which of equal values), so SQLite's stays.
+    queries = [
+        "SELECT count(*), count(f.b) FROM da JOIN f ON f.a = da.id WHERE da.id < 3",
+        "SELECT count(*), count(db.h) FROM da JOIN f ON f.a = da.id JOIN db ON db.id = f.b "
+        "WHERE da.id < 4",
+        "SELECT count(*), count(DISTINCT f.id) FROM dc JOIN db ON db.k = dc.k "
+        "JOIN f ON f.b = db.id JOIN da ON da.id = f.a",
+        "SELECT count(*) FROM da, f, db WHERE f.a = da.id AND db.id = f.b AND db.h > f.v % 3",
+        "SELECT count(*) FROM db JOIN f ON f.b = db.id WHERE db.h = 2",
+    ]
+    bad = []
+    reordered = 0
+    for sql in queries:
+        why = check(c, sql)
+        if why:
+            bad.append("%s\n    %s" % (sql, why))
+        c.execute("SELECT par_cache_clear()")      # not the join kept by check()
+        p = json.loads(c.execute("SELECT par_profile(?)", (sql,)).fetchone()[0])
+        strategy = [o.get("strategy") for o in p["operators"] if o["op"] == "join"]
+        reordered += bool(strategy) and "largest table probes" in strategy[0]
+    c.close()
+    assert not bad, "%d cases differ:\n  %s" % (len(bad), "\n  ".join(bad))
+    assert reordered >= 1, reordered
+
+
 def test_join_kept_and_invalidated():
     """A join of cached tables is kept: the next scan returns it without
     joining (par_profile says so), until a table changes (a commit from
