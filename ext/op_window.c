@@ -51,6 +51,9 @@ typedef struct WinOrder {
   uint32_t *aPart;       /* positions where partitions start, then n */
   size_t nPart;
   int bIdentity;         /* aPerm is 0, 1, 2, ... (no window sorted yet) */
+  uint64_t *aRK1, *aRK2; /* a RANGE frame with an offset over text or blob
+                         ** values: the ORDER BY term's sort keys by row
+                         ** (ascending, its collation), else NULL */
 } WinOrder;
 
 /* Result column of one call: MIXED (aggregates and value functions),
@@ -262,13 +265,18 @@ typedef struct WinPart {
 } WinPart;
 
 /* A number as SQLite holds it: INTEGER i or REAL r; or NULL (nNull -1 or
-** 1: below or above every number, where the window's order puts it). */
-typedef struct WinNum { int bInt; sqlite3_int64 i; double r; int nNull; } WinNum;
+** 1: below or above every value, where the window's order puts it); or a
+** text or blob (bStr), which sorts after every number, by its keys. */
+typedef struct WinNum {
+  int bInt; sqlite3_int64 i; double r; int nNull;
+  int bStr; uint64_t k1, k2;
+} WinNum;
 
 /* a + n (bSub: a - n) as SQLite's OP_Add / OP_Subtract of an INTEGER
 ** n >= 0 (winRangeFits keeps integers away from overflow). */
 static WinNum winNumAdd(WinNum a, sqlite3_int64 n, int bSub){
-  if( a.nNull ) return a;                  /* NULL +- n is NULL */
+  if( a.nNull || a.bStr ) return a;        /* NULL +- n is NULL; SQLite adds
+                                           ** nothing to text (reg1 >= '') */
   if( a.bInt ) a.i = bSub ? a.i - n : a.i + n;
   else a.r = bSub ? a.r - (double)n : a.r + (double)n;
   return a;
@@ -278,6 +286,11 @@ static WinNum winNumAdd(WinNum a, sqlite3_int64 n, int bSub){
 ** exactly: sqlite3IntFloatCompare). */
 static int winNumCmp(WinNum a, WinNum b){
   if( a.nNull || b.nNull ) return a.nNull==b.nNull ? 0 : a.nNull ? a.nNull : -b.nNull;
+  if( a.bStr || b.bStr ){
+    if( !(a.bStr && b.bStr) ) return a.bStr ? 1 : -1;
+    if( a.k1!=b.k1 ) return a.k1<b.k1 ? -1 : 1;
+    return (a.k2>b.k2) - (a.k2<b.k2);
+  }
   if( a.bInt && b.bInt ) return (a.i>b.i) - (a.i<b.i);
   if( !a.bInt && !b.bInt ) return (a.r>b.r) - (a.r<b.r);
   if( a.bInt ){
@@ -291,11 +304,14 @@ static int winNumCmp(WinNum a, WinNum b){
 
 /* The ORDER BY value of row r (a number or NULL: winRangeFits checked);
 ** nNull, NULL's place. */
-static WinNum winNumAt(const ParColumn *pKey, sqlite3_int64 r, int nNull){
+static WinNum winNumAt(const ParColumn *pKey, sqlite3_int64 r, int nNull, const WinOrder *pO){
   WinNum v;
   uint64_t bits = 0;
   int e = parAggColGet(pKey, r, &bits);
   v.nNull = e==SQLITE_NULL ? nNull : 0;
+  v.bStr = e==SQLITE_TEXT || e==SQLITE_BLOB;
+  v.k1 = v.bStr && pO->aRK1 ? pO->aRK1[r] : 0;
+  v.k2 = v.bStr && pO->aRK2 ? pO->aRK2[r] : 0;
   v.bInt = e==SQLITE_INTEGER;
   v.i = (sqlite3_int64)bits;
   memcpy(&v.r, &bits, 8);
@@ -320,23 +336,24 @@ static WinNum winNumAt(const ParColumn *pKey, sqlite3_int64 r, int nNull){
 ** only through an UNBOUNDED bound or an end past every number.  flags:
 ** the key's PAR_KEY_*. */
 static void winRange(WinPart *pP, const ParWinFrame *pF, const ParColumn *pKey, int flags,
-                     const uint32_t *aPerm){
+                     const WinOrder *pO){
+  const uint32_t *aPerm = pO->aPerm;
   size_t g, hs = 0, he = 0, nG = pP->nG;
   int bDesc = (flags & PAR_KEY_DESC)!=0;
   int s = bDesc ? -1 : 1;
   int nNull = ((flags & PAR_KEY_NULLS_LAST) ? 1 : -1) * s;
   for(g=0; g<nG; g++){
-    WinNum kg = winNumAt(pKey, aPerm[pP->aG[g]], nNull);
+    WinNum kg = winNumAt(pKey, aPerm[pP->aG[g]], nNull, pO);
     size_t fs, fe;
     switch( pF->eStart ){
       case PAR_BOUND_PRECEDING:
-        while( hs<nG && s*winNumCmp(winNumAdd(winNumAt(pKey, aPerm[pP->aG[hs]], nNull), pF->iStart,
+        while( hs<nG && s*winNumCmp(winNumAdd(winNumAt(pKey, aPerm[pP->aG[hs]], nNull, pO), pF->iStart,
                                               bDesc), kg)<0 ) hs++;
         fs = hs;
         break;
       case PAR_BOUND_FOLLOWING:
         while( hs<nG && s*winNumCmp(winNumAdd(kg, pF->iStart, bDesc),
-                                    winNumAt(pKey, aPerm[pP->aG[hs]], nNull))>0 ) hs++;
+                                    winNumAt(pKey, aPerm[pP->aG[hs]], nNull, pO))>0 ) hs++;
         fs = hs;
         break;
       case PAR_BOUND_CURRENT_ROW: fs = g; break;
@@ -346,11 +363,11 @@ static void winRange(WinPart *pP, const ParWinFrame *pF, const ParColumn *pKey, 
       case PAR_BOUND_FOLLOWING:
         if( he<g ) he = g;
         while( he<nG && !(s*winNumCmp(winNumAdd(kg, pF->iEnd, bDesc),
-                                      winNumAt(pKey, aPerm[pP->aG[he]], nNull))<0) ) he++;
+                                      winNumAt(pKey, aPerm[pP->aG[he]], nNull, pO))<0) ) he++;
         fe = he;           /* groups [.., he) */
         break;
       case PAR_BOUND_PRECEDING:
-        while( he<nG && s*winNumCmp(winNumAdd(winNumAt(pKey, aPerm[pP->aG[he]], nNull), pF->iEnd,
+        while( he<nG && s*winNumCmp(winNumAdd(winNumAt(pKey, aPerm[pP->aG[he]], nNull, pO), pF->iEnd,
                                               bDesc), kg)<=0 ) he++;
         fe = he;
         break;
@@ -366,24 +383,25 @@ static void winRange(WinPart *pP, const ParWinFrame *pF, const ParColumn *pKey, 
   }
 }
 
-/* Can winRange() follow SQLite over pKey's n rows: every value a number
-** or NULL (no text or blob, which SQLite compares otherwise and adds no
-** offset to) and integers far from overflow with the offsets added? */
+/* Can winRange() follow SQLite over pKey's n rows: integers far from
+** overflow with the offsets added?  -1 if not; 1 if texts or blobs are
+** among the values (winRange then compares them by their keys), else 0. */
 static int winRangeFits(const ParColumn *pKey, size_t n, const ParWinFrame *pF){
   size_t r;
+  int bStr = 0;
   sqlite3_int64 lim = (sqlite3_int64)1 << 62;
-  if( pF->iStart>=lim || pF->iEnd>=lim ) return 0;
+  if( pF->iStart>=lim || pF->iEnd>=lim ) return -1;
   for(r=0; r<n; r++){
     uint64_t bits = 0;
     int e = parAggColGet(pKey, (sqlite3_int64)r, &bits);
     if( e==SQLITE_INTEGER ){
       sqlite3_int64 i = (sqlite3_int64)bits;
-      if( i>=lim || i<=-lim ) return 0;
-    }else if( e!=SQLITE_FLOAT && e!=SQLITE_NULL ){
-      return 0;
+      if( i>=lim || i<=-lim ) return -1;
+    }else if( e==SQLITE_TEXT || e==SQLITE_BLOB ){
+      bStr = 1;
     }
   }
-  return 1;
+  return bStr;
 }
 
 /* Is pF a RANGE frame with an offset? */
@@ -688,7 +706,7 @@ static int winPartOpen(WinPart *pP, const WinOrder *pO, size_t p, const ParWinFr
     pP->aRs = sqlite3_malloc64(sizeof(uint32_t)*(pP->nG+1)*2);
     if( pP->aRs==0 ) return SQLITE_NOMEM;
     pP->aRe = pP->aRs + pP->nG + 1;
-    winRange(pP, pRange, &pIn->aCol[pD->aOrder[0].iCol], pD->aOrder[0].flags, pO->aPerm);
+    winRange(pP, pRange, &pIn->aCol[pD->aOrder[0].iCol], pD->aOrder[0].flags, pO);
   }
   return SQLITE_OK;
 }
@@ -1105,6 +1123,26 @@ static int winCallInit(sqlite3 *db, WinCall *pC, ParBatch *pIn, size_t n, int nT
   return SQLITE_OK;
 }
 
+/* Window iWin's RANGE frame with an offset, when its ORDER BY values hold
+** texts or blobs: their sort keys (ascending, under the term's collation)
+** in pO->aRK1/aRK2, by which winRange compares them as SQLite's OP_Ge and
+** friends do under that collation. */
+static int winRangeKeys(const ParPlanWindow *pW, int iWin, ParBatch *pIn, size_t n, int nThread,
+                        WinOrder *pO){
+  const ParWinDef *pD = &pW->aWin[iWin];
+  int f;
+  for(f=0; f<pW->nFunc; f++){
+    const ParWinFunc *pF = &pW->aFunc[f];
+    if( pF->iWin==iWin && winIsRangeOffset(&pF->frame) ){
+      ParColumn *pKey = &pIn->aCol[pD->aOrder[0].iCol];
+      if( winRangeFits(pKey, n, &pF->frame)<=0 ) return SQLITE_OK;
+      return parColumnKeys(pKey, (sqlite3_int64)n, pD->aOrder[0].eColl, 0, nThread,
+                           &pO->aRK1, &pO->aRK2);
+    }
+  }
+  return SQLITE_OK;
+}
+
 /* The calls of window iWin over the rows in pO's order, partition by
 ** partition.  *pbOver when a sum overflows. */
 static int winValues(const ParPlanWindow *pW, int iWin, WinCall *aCall, const WinOrder *pO,
@@ -1279,9 +1317,11 @@ int parWindowRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *
     const ParWinFunc *pF = &pW->aFunc[f];
     aCall[f].pF = pF;
     if( winIsRangeOffset(&pF->frame) ){
-      /* One ORDER BY term (SQLite's rule), a number on every row. */
+      /* One ORDER BY term (SQLite's rule); texts under a collation the
+      ** kernels know. */
       const ParWinDef *pD = &pW->aWin[pF->iWin];
-      if( pD->nOrder!=1 || !winRangeFits(&pIn->aCol[pD->aOrder[0].iCol], n, &pF->frame) ){
+      int e = pD->nOrder==1 ? winRangeFits(&pIn->aCol[pD->aOrder[0].iCol], n, &pF->frame) : -1;
+      if( e<0 || (e>0 && pD->aOrder[0].eColl<0) ){
         *pbNative = 1;
         break;
       }
@@ -1299,6 +1339,7 @@ int parWindowRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *
     if( pD->nPart ) memcpy(aKey, pD->aPart, sizeof(ParSortKey)*pD->nPart);
     if( pD->nOrder ) memcpy(aKey + pD->nPart, pD->aOrder, sizeof(ParSortKey)*pD->nOrder);
     rc = winSort(pIn, aKey, pD->nPart + pD->nOrder, pD->nPart, n, nThread, &o);
+    if( rc==SQLITE_OK ) rc = winRangeKeys(pW, g, pIn, n, nThread, &o);
     for(f=0; f<pW->nFunc && rc==SQLITE_OK; f++){
       if( aCall[f].pF->iWin!=g ) continue;
       aCall[f].bAtPos = g==0;
@@ -1311,6 +1352,9 @@ int parWindowRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *
       }
     }
     if( rc==SQLITE_OK && *pbNative ) goto done;
+    sqlite3_free(o.aRK1);
+    sqlite3_free(o.aRK2);
+    o.aRK1 = o.aRK2 = 0;
     for(f=0; f<pW->nFunc; f++){
       parBigFree(aCall[f].aV);
       parBigFree(aCall[f].aVNull);
@@ -1337,6 +1381,8 @@ int parWindowRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *
   rc = winResult(pPlan, pIn, aCall, o.aPerm + iFrom, iFrom, nOut, nThread, ppOut);
 
 done:
+  sqlite3_free(o.aRK1);
+  sqlite3_free(o.aRK2);
   for(f=0; aCall && f<pW->nFunc; f++){
     parAggRunClear(&aCall[f].run);
     parColumnClear(&aCall[f].out);

@@ -625,25 +625,29 @@ def test_null_keys():
     cases.done()
 
 
-def test_range_offsets_over_nulls():
+def test_range_offsets_over_nulls_and_text():
     """RANGE frames with offsets over ORDER BY values with NULLs: NULL +- n
     is NULL, NULLs are peers, beyond every number on the side the order
     puts them (NULLS FIRST/LAST, ASC/DESC): a NULL row's frame is the NULL
     group (to the partition's end with an UNBOUNDED bound), a number's
-    holds NULLs only through an UNBOUNDED bound."""
+    holds NULLs only through an UNBOUNDED bound.  Texts and blobs: SQLite
+    adds no offset to them, and they sort after every number, by the
+    term's collation."""
     c = world().conn
     c.execute("DROP TABLE IF EXISTS trn")
-    c.execute("CREATE TABLE trn(p, o, v INTEGER)")
+    c.execute("CREATE TABLE trn(p, o, v INTEGER, s TEXT COLLATE NOCASE)")
     rng = random.Random(SEED + 13)
-    c.executemany("INSERT INTO trn VALUES(?, ?, ?)",
+    texts = [None, 1, 2, 2.5, "a", "A", "b", "10", "2", b"x", b"", " a", "a "]
+    c.executemany("INSERT INTO trn VALUES(?, ?, ?, ?)",
                   [(rng.randrange(3), rng.choice([None, None, 1, 2, 3, 5, 2.5, -1, 7.0, 2**53]),
-                    rng.randrange(100)) for _ in range(300)])
-    cases = Cases("RANGE offsets over NULLs")
+                    rng.randrange(100), rng.choice(texts)) for _ in range(300)])
+    cases = Cases("RANGE offsets over NULLs and text")
     frames = ["BETWEEN 1 PRECEDING AND 1 FOLLOWING", "BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING",
               "BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING", "BETWEEN 2 FOLLOWING AND 3 FOLLOWING",
               "BETWEEN 0 PRECEDING AND CURRENT ROW", "2 PRECEDING"]
     for f in frames if not ASAN else frames[::2]:
-        for od in ["o", "o DESC", "o NULLS LAST", "o DESC NULLS FIRST"]:
+        for od in ["o", "o DESC", "o NULLS LAST", "o DESC NULLS FIRST", "s", "s COLLATE BINARY DESC",
+                   "s COLLATE RTRIM NULLS LAST"]:
             sql = ("SELECT rowid, sum(v) OVER w, count(*) OVER w, min(v) OVER w, first_value(v) OVER w "
                    "FROM trn WINDOW w AS (PARTITION BY p ORDER BY %s RANGE %s)" % (od, f))
             cases.check(sql)
