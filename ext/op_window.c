@@ -994,13 +994,15 @@ static int winExactInts(const ParAggRun *pR, size_t n){
 ** *pbNative. */
 static int winDequeKeys(WinCall *pC, ParBatch *pIn, size_t n, int nThread, int *pbNative){
   ParColumn *pArg = &pIn->aCol[pC->pF->agg.iArg];
-  int eColl = pC->pF->agg.eColl, bInt = 0, bReal = 0, bText = 0, bPos0 = 0, bNeg0 = 0, rc;
+  int eColl = pC->pF->agg.eColl, bInt = 0, bReal = 0, bText = 0, bBlob = 0, bPos0 = 0, bNeg0 = 0;
+  int rc;
   size_t r;
   for(r=0; r<n; r++){
     uint64_t v = 0;
     switch( parAggColGet(pArg, (sqlite3_int64)r, &v) ){
       case SQLITE_INTEGER: bInt = 1; break;
       case SQLITE_TEXT:    bText = 1; break;
+      case SQLITE_BLOB:    bBlob = 1; break;
       case SQLITE_FLOAT:
         bReal = 1;
         if( v==0 ) bPos0 = 1;
@@ -1008,11 +1010,15 @@ static int winDequeKeys(WinCall *pC, ParBatch *pIn, size_t n, int nThread, int *
         break;
     }
   }
-  if( (bInt && bReal) || (bPos0 && bNeg0) || (bText && eColl!=PAR_COLL_BINARY) ){
+  if( (bInt && bReal) || (bPos0 && bNeg0) || (bText && eColl!=PAR_COLL_BINARY)
+   || ((bText || bBlob) && pArg->pDict==0) ){
     *pbNative = 1;
     return SQLITE_OK;
   }
-  rc = parColumnKeys(pArg, (sqlite3_int64)n, eColl, 0, nThread, &pC->aK1, &pC->aK2);
+  /* Without text, the collation (maybe one the kernels do not know) does
+  ** not matter. */
+  rc = parColumnKeys(pArg, (sqlite3_int64)n, bText ? eColl : PAR_COLL_BINARY, 0, nThread,
+                     &pC->aK1, &pC->aK2);
   if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
   if( rc==SQLITE_OK ) pC->bDeque = 1;
   return rc;

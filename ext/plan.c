@@ -1013,9 +1013,9 @@ typedef struct ParGroupBuild {
 } ParGroupBuild;
 
 /* The WINDOW definition SQLite takes for zName: the last of that name. */
-static int buildWindowDef(const ParSelect *pSel, const char *zName){
+static int buildWindowDef(const ParSelect *pSel, const char *zName, int nBefore){
   int k, iDef = -1;
-  for(k=0; zName && k<pSel->nWinDef; k++){
+  for(k=0; zName && k<nBefore; k++){
     if( pSel->aWinDef[k].zName && sqlite3_stricmp(pSel->aWinDef[k].zName, zName)==0 ) iDef = k;
   }
   return iDef;
@@ -1030,9 +1030,10 @@ static int buildWindowDefsUsed(const ParSelect *pSel){
     if( !pSel->aWinDef[k].bAgg ) continue;
     for(c=0; c<pSel->nWinCall && !bUsed; c++){
       const ParWinCall *pC = &pSel->aWinCall[c];
-      int iDef = buildWindowDef(pSel, pC->zOver);
+      int iDef = buildWindowDef(pSel, pC->zOver, pSel->nWinDef);
       const ParWinSpec *pW = pC->zOver ? (iDef>=0 ? &pSel->aWinDef[iDef] : 0) : &pC->win;
-      bUsed = iDef==k || (pW && pW->zBase && buildWindowDef(pSel, pW->zBase)==k);
+      bUsed = iDef==k || (pW && pW->zBase
+                          && buildWindowDef(pSel, pW->zBase, iDef>=0 ? iDef : pSel->nWinDef)==k);
     }
     if( !bUsed ) return 0;
   }

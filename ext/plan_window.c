@@ -105,16 +105,26 @@ static int winExpr(ParBuild *pB, int t0, int t1){
 }
 
 /* The last WINDOW definition named zName (SQLite 3.40 takes it, no
-** error), or NULL. */
-static const ParWinSpec *winDefNamed(const ParSelect *pSel, const char *zName){
+** error), or NULL.  pBefore: only among the definitions before it (a
+** definition built on another links to the latest one defined earlier:
+** sqlite3WindowChain runs as the parser reads the clause). */
+static const ParWinSpec *winDefNamedBefore(const ParSelect *pSel, const char *zName,
+                                           const ParWinSpec *pBefore){
   const ParWinSpec *pW = 0;
-  int k;
-  for(k=0; k<pSel->nWinDef; k++){
+  int k, n = pSel->nWinDef;
+  if( pBefore && pBefore>=pSel->aWinDef && pBefore<pSel->aWinDef + n ){
+    n = (int)(pBefore - pSel->aWinDef);
+  }
+  for(k=0; k<n; k++){
     if( pSel->aWinDef[k].zName && sqlite3_stricmp(pSel->aWinDef[k].zName, zName)==0 ){
       pW = &pSel->aWinDef[k];
     }
   }
   return pW;
+}
+
+static const ParWinSpec *winDefNamed(const ParSelect *pSel, const char *zName){
+  return winDefNamedBefore(pSel, zName, 0);
 }
 
 /* The window spec call c uses (its own, or the WINDOW definition it
@@ -139,9 +149,10 @@ static const ParWinSpec *winSpecOf(ParBuild *pB, const ParWinCall *pC){
     return 0;
   }
   if( pW->zBase==0 ) return pW;
-  pBase = winDefNamed(pSel, pW->zBase);
+  pBase = winDefNamedBefore(pSel, pW->zBase, pW);
   if( pBase==0 || pBase->zBase ){
-    buildWhy(pB, "a window built on a window built on another%s", "");
+    buildWhy(pB, "a window built on a name no earlier definition has, or on a window "
+             "built on another%s", "");
     return 0;
   }
   if( pB->aWinChain==0 ){
@@ -846,7 +857,7 @@ int buildGroupWindowOrder(ParBuild *pB, const int *aKeyTok){
     const ParWinSpec *pW = &pC->win, *pBase = 0;
     int nDesc = 0, bKeys = 1;
     if( pC->zOver ) pW = winDefNamed(pSel, pC->zOver);
-    if( pW && pW->zBase ) pBase = winDefNamed(pSel, pW->zBase);
+    if( pW && pW->zBase ) pBase = winDefNamedBefore(pSel, pW->zBase, pW);
     if( pW==0 || (pW->zBase && (pBase==0 || pBase->zBase)) ){
       return buildWhy(pB, "a window the planner cannot find%s", "");
     }

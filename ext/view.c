@@ -1380,7 +1380,11 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
       sqlite3_free(zErr);
       return rc;
     }
-    parViewMemoKeep(pView, pCur, &run);
+    /* A read that failed (an SQL function's error, or an interrupt the
+    ** workers met) runs natively this time only: the next scan tries
+    ** again rather than keep that answer. */
+    if( !(x.bNative && x.iNativeOp==0) ) parViewMemoKeep(pView, pCur, &run);
+    else sqlite3_free(run.a);
   }
   if( pCur->pOut && pCur->pPlan->aDirect ){
     pCur->aDirect = pCur->pPlan->aDirect;
