@@ -145,6 +145,7 @@ void parPlanFree(ParPlan *p){
   int i;
   if( p==0 || --p->nRef>0 ) return;
   sqlite3_free(p->zSql);
+  sqlite3_free(p->zFlat);
   parParamsFree(p->pParams);
   sqlite3_free(p->zColSig);
   sqlite3_free(p->zWhy);
@@ -1749,6 +1750,7 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
   ParSelect sel;
   ParBuild b;
   ParPlan *pPlan;
+  char *zFlatWhy = 0;
   int rc, i;
 
   *ppPlan = 0;
@@ -1776,7 +1778,16 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
       pPlan->zSql = 0;
     }
   }
-  rc = parSelectParse(zSql, &sel);
+  /* A subquery in FROM (or a WITH) that SQLite merges into the SELECT:
+  ** planned as merged (plan_flatten.c); else native, saying why. */
+  if( pPlan->zSql ){
+    rc = parFlatten(db, zSql, pParams, &pPlan->zFlat, &zFlatWhy);
+    if( rc ){
+      parPlanFree(pPlan);
+      return rc;
+    }
+  }
+  rc = parSelectParse(pPlan->zFlat ? pPlan->zFlat : zSql, &sel);
   if( rc==SQLITE_OK && pPlan->zSql ){
     if( sel.zWhy && !sel.bWindow ){
       pPlan->zWhy = sqlite3_mprintf("%s", sel.zWhy);
@@ -1820,6 +1831,13 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
     rc = SQLITE_NOMEM;
   }
   parSelectClear(&sel);
+  if( rc==SQLITE_OK && pPlan->zWhy && zFlatWhy ){
+    char *zWhy = sqlite3_mprintf("%s; not merged: %s", pPlan->zWhy, zFlatWhy);
+    if( zWhy==0 ) rc = SQLITE_NOMEM;
+    sqlite3_free(pPlan->zWhy);
+    pPlan->zWhy = zWhy;
+  }
+  sqlite3_free(zFlatWhy);
   if( rc ){
     parPlanFree(pPlan);
     return rc;
@@ -2032,6 +2050,10 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
   }else{
     sqlite3_str_appendf(pStr, ": %s\n", pIn->zMode ? pIn->zMode : "?");
   }
+  if( p->zFlat ){
+    sqlite3_str_appendall(pStr, "from      the subquery in FROM merged into the SELECT, "
+                          "as SQLite merges it\n");
+  }
   if( p->zJoinWhy || (p->pJoin && pIn->bJoinSqlite) ){
     sqlite3_str_appendf(pStr, "join      SQLite joins the tables in the scan (%s)\n",
                         p->zJoinWhy ? p->zJoinWhy : "join_strategy is 1");
@@ -2070,6 +2092,11 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
   if( pIn->bVerbose ){
     sqlite3_str_appendf(pStr, "extraction mode: %s\n",
                         pIn->zModeLong ? pIn->zModeLong : pIn->zMode ? pIn->zMode : "?");
+    if( p->zFlat ){
+      sqlite3_str_appendall(pStr, "merged SQL:  ");
+      explainText(pStr, p->zFlat, pIn);
+      sqlite3_str_appendall(pStr, "\n");
+    }
     sqlite3_str_appendall(pStr, "extract SQL: ");
     explainText(pStr, p->zExtract, pIn);
     sqlite3_str_appendall(pStr, "\nfinal SQL:   ");

@@ -214,6 +214,9 @@ struct ParPlan {
   char *zColSig;     /* each column's declared type and the collation of
                      ** the table column it comes from: when it changes,
                      ** so may the view's declaration (view.c) */
+  char *zFlat;       /* zSql with its subquery in FROM merged into it as
+                     ** SQLite merges it (plan_flatten.c), which the plan
+                     ** follows; NULL: zSql has none */
   char *zWhy;        /* NULL: accelerated; else why it runs natively */
   char *zExtract;    /* extraction query: SELECT zExtractCols FROM
                      ** zExtractFrom [WHERE (zExtractWhere)] */

@@ -1,0 +1,665 @@
+/*
+** plan_flatten.c: a SELECT whose FROM is one subquery, or one common table
+** expression used once, planned as the SELECT SQLite itself runs: the
+** subquery merged into it (select.c's flattenSubquery).
+**
+**   SELECT nation, sum(amount) FROM (SELECT n_name AS nation,
+**          l_price * (1 - l_discount) AS amount FROM lineitem, nation
+**          WHERE l_nation = n_id) AS profit GROUP BY nation
+**
+** becomes
+**
+**   SELECT n_name, sum((l_price * (1 - l_discount))) FROM lineitem, nation
+**          WHERE (l_nation = n_id) GROUP BY n_name
+**
+** which the other planners take as any SELECT over tables (here a join
+** feeding a group-by).  The text must mean exactly what SQLite's merged
+** tree means, so it is written only where each rule below holds, and kept
+** only where SQLite flattens the original too: the two statements' query
+** plans (EXPLAIN QUERY PLAN) must be the same loops in the same order, so
+** that the rows reach the aggregates in the same order.  Everything else
+** runs natively, and par_explain says why.
+**
+** Rules (SQLite 3.40's flattenSubquery and substExpr):
+**   - the subquery: a plain SELECT with FROM, without GROUP BY, aggregates,
+**     DISTINCT, ORDER BY, LIMIT, windows, "*" or COLLATE in its select
+**     list, whose result columns have distinct names (alias, else the
+**     column's name, else the expression's text, as sqlite3ColumnsFromExprList);
+**   - the outer SELECT: that subquery alone in FROM, no window, no other
+**     subquery;
+**   - the subquery's WHERE comes first, then the outer one's (TK_AND of
+**     the two, in that order);
+**   - a reference to a subquery column becomes its expression: a column
+**     as it is (SQLite substitutes the column itself); any other
+**     expression in parentheses.  SQLite gives such an expression the
+**     collation it had as a subquery column (implicit, BINARY when it has
+**     none); the parentheses give it none.  That differs only where a
+**     collation is looked up across operands (a comparison with a column
+**     of another collation, min(a, b) and the like), so the expression is
+**     substituted only where it is numeric (an arithmetic, comparison or
+**     logical operator at its top: a collation never applies to numbers)
+**     or where it stands alone: a whole select-list item, GROUP BY or
+**     ORDER BY term, the single argument of an aggregate, a WHERE or
+**     HAVING term;
+**   - every other name of the outer SELECT (an alias of its select list)
+**     must name no column of the subquery's tables, which would take it
+**     once merged; and no alias of the outer select list may be a
+**     subquery column's name, whose references would change meaning.
+*/
+#include "planint.h"
+#include <string.h>
+
+#define FLAT_MAX_DEPTH 4        /* subqueries within subqueries merged */
+
+/* How a subquery column is substituted. */
+#define FLAT_PLAIN  0           /* a column reference: as it is */
+#define FLAT_NUM    1           /* a numeric expression: in parentheses */
+#define FLAT_OTHER  2           /* any other: in parentheses, alone only */
+
+typedef struct FlatCol {
+  char *zName;                  /* the subquery's name of the column */
+  char *zExpr;                  /* its expression, as written */
+  int eKind;                    /* FLAT_* */
+  int bInt;                     /* an integer literal (signs and parentheses
+                                ** around it): written "((expr)+0)", the same
+                                ** value, type and (no) affinity and
+                                ** collation, where "(1)" in ORDER BY or
+                                ** GROUP BY would be a column's number */
+} FlatCol;
+
+typedef struct Flat {
+  sqlite3 *db;
+  const char *zSql;             /* the outer SELECT */
+  ParSelect outer, inner;
+  char *zInner;                 /* the subquery's text */
+  char *zAlias;                 /* the subquery's alias, or NULL */
+  int nCol; FlatCol *aCol;
+  char *zWhy;                   /* why it is not merged */
+  int rc;
+} Flat;
+
+static int flatWhy(Flat *p, const char *zWhy, const char *zArg){
+  if( p->zWhy==0 ){
+    p->zWhy = sqlite3_mprintf(zWhy, zArg);
+    if( p->zWhy==0 ) p->rc = SQLITE_NOMEM;
+  }
+  return 1;
+}
+
+static int isKwAt(const char *z, const ParToken *a, int i, const char *zKw){
+  return i>=0 && parTokIs(z, &a[i], zKw);
+}
+
+/* The column of the subquery named by the identifier token t, or -1. */
+static int flatColumn(Flat *p, const char *z, const ParToken *t){
+  char *zName = parDequote(z + t->i, t->n);
+  int i;
+  if( zName==0 ){ p->rc = SQLITE_NOMEM; return -1; }
+  for(i=0; i<p->nCol && sqlite3_stricmp(p->aCol[i].zName, zName); i++){}
+  sqlite3_free(zName);
+  return i<p->nCol ? i : -1;
+}
+
+/* Whether tokens [t0, t1) are an identifier chain "a", "a.b" or "a.b.c". */
+static int flatIsChain(const ParToken *a, int t0, int t1){
+  int i;
+  if( t1-t0!=1 && t1-t0!=3 && t1-t0!=5 ) return 0;
+  for(i=t0; i<t1; i++){
+    if( ((i-t0)&1)==0 ? (a[i].eType!=PT_ID && a[i].eType!=PT_QID) : a[i].eType!=PT_DOT ){
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Whether token t ends an operand (so that an operator after it is
+** binary). */
+static int flatOperandEnd(const char *z, const ParToken *t){
+  switch( t->eType ){
+    case PT_RP: case PT_QID: case PT_STRING: case PT_NUMBER: case PT_BLOB:
+    case PT_VARIABLE:
+      return 1;
+    case PT_ID:
+      return !sqlite3_keyword_check(z + t->i, t->n) || parTokIs(z, t, "END")
+          || parTokIs(z, t, "NULL") || parTokIs(z, t, "CURRENT_DATE")
+          || parTokIs(z, t, "CURRENT_TIME") || parTokIs(z, t, "CURRENT_TIMESTAMP");
+  }
+  return 0;
+}
+
+/* Whether the expression of tokens [t0, t1) is numeric by its top
+** operator: a binary operator at parenthesis depth 0 other than "||",
+** "->" and "->>" (the only ones that bind more tightly than the others,
+** which all give a number or NULL); else, with none of those three, a
+** leading "-", "~" or NOT; else a number alone. */
+static int flatNumeric(const char *z, const ParToken *a, int t0, int t1){
+  static const char *azKw[] = { "AND", "OR", "IS", "IN", "LIKE", "GLOB", "MATCH",
+    "REGEXP", "BETWEEN", "ISNULL", "NOTNULL", "NOT" };
+  int i, k, d = 0, bTight = 0;
+  for(i=t0; i<t1; i++){
+    const ParToken *t = &a[i];
+    if( t->eType==PT_LP || parTokIs(z, t, "CASE") ){ d++; continue; }
+    if( t->eType==PT_RP || (d>0 && parTokIs(z, t, "END")) ){ d--; continue; }
+    if( d>0 || i==t0 || !flatOperandEnd(z, &a[i-1]) ) continue;
+    if( t->eType==PT_OP && (t->n==2 || t->n==3)
+     && (strncmp(z + t->i, "||", 2)==0 || strncmp(z + t->i, "->", 2)==0) ){
+      bTight = 1;
+      continue;
+    }
+    if( t->eType==PT_STAR || t->eType==PT_OP ) return 1;
+    for(k=0; t->eType==PT_ID && k<(int)(sizeof(azKw)/sizeof(azKw[0])); k++){
+      if( parTokIs(z, t, azKw[k]) ) return 1;
+    }
+  }
+  if( bTight ) return 0;
+  if( a[t0].eType==PT_OP && a[t0].n==1 && (z[a[t0].i]=='-' || z[a[t0].i]=='~') ) return 1;
+  if( parTokIs(z, &a[t0], "NOT") ) return 1;
+  if( a[t0].eType==PT_OP && a[t0].n==1 && z[a[t0].i]=='+' ) t0++;
+  return t1==t0+1 && a[t0].eType==PT_NUMBER;
+}
+
+/* Whether tokens [t0, t1) are an integer literal, with signs and
+** parentheses around it. */
+static int flatIsInteger(const char *z, const ParToken *a, int t0, int t1){
+  int j;
+  while( t0<t1 && (a[t0].eType==PT_LP
+                   || (a[t0].eType==PT_OP && a[t0].n==1
+                       && (z[a[t0].i]=='+' || z[a[t0].i]=='-'))) ){
+    t0++;
+  }
+  while( t1>t0 && a[t1-1].eType==PT_RP ) t1--;
+  if( t1!=t0+1 || a[t0].eType!=PT_NUMBER ) return 0;
+  for(j=0; j<a[t0].n; j++){
+    char c = z[a[t0].i + j];
+    if( c=='.' || c=='e' || c=='E' ) return (z[a[t0].i]=='0' && a[t0].n>1
+                                             && (z[a[t0].i+1]=='x' || z[a[t0].i+1]=='X'));
+  }
+  return 1;
+}
+
+/* The subquery's result columns (Flat.aCol), or 1 when it cannot be
+** merged. */
+static int flatColumns(Flat *p){
+  ParSelect *pIn = &p->inner;
+  const char *z = pIn->zSql;
+  const ParToken *a = pIn->aTok;
+  int i, j;
+  if( pIn->zWhy && !isKwAt(z, a, 0, "SELECT") ) return flatWhy(p, "a subquery in FROM: %s", pIn->zWhy);
+  if( pIn->zWhy && strstr(pIn->zWhy, "compound") ) return flatWhy(p, "a compound SELECT in FROM%s", "");
+  if( pIn->zWhy && strstr(pIn->zWhy, "subquery") ){
+    return flatWhy(p, "a subquery in FROM with %s", pIn->zWhy);
+  }
+  if( !pIn->bFrom ) return flatWhy(p, "a subquery in FROM without FROM%s", "");
+  if( pIn->nGroup || pIn->nAgg || pIn->bDistinct || pIn->nOrder || pIn->bLimit
+   || pIn->nWinCall || pIn->winClause.iTokEnd ){
+    return flatWhy(p, "a subquery in FROM with GROUP BY, an aggregate, DISTINCT, ORDER BY, "
+                   "LIMIT or a window%s", "");
+  }
+  p->aCol = sqlite3_malloc64(sizeof(FlatCol)*(pIn->nCol+1));
+  if( p->aCol==0 ){ p->rc = SQLITE_NOMEM; return 1; }
+  memset(p->aCol, 0, sizeof(FlatCol)*(pIn->nCol+1));
+  for(i=0; i<pIn->nCol; i++){
+    const ParExpr *pE = &pIn->aCol[i];
+    FlatCol *pC = &p->aCol[p->nCol++];
+    int t0 = pE->span.iTok, t1 = pE->span.iTokEnd;
+    for(j=t0; j<t1; j++){
+      if( a[j].eType==PT_STAR && (j==t0 || a[j-1].eType==PT_DOT) ){
+        return flatWhy(p, "a subquery in FROM that selects \"*\"%s", "");
+      }
+    }
+    if( parExprCollateTok(z, a, t0, t1)!=-1 ){
+      return flatWhy(p, "a subquery in FROM with COLLATE in its select list%s", "");
+    }
+    pC->zExpr = parSpanText(z, pE->span);
+    if( pC->zExpr==0 ){ p->rc = SQLITE_NOMEM; return 1; }
+    pC->bInt = flatIsInteger(z, a, t0, t1);
+    pC->eKind = flatIsChain(a, t0, t1) ? FLAT_PLAIN
+              : flatNumeric(z, a, t0, t1) ? FLAT_NUM : FLAT_OTHER;
+    if( pE->zAlias ){
+      pC->zName = sqlite3_mprintf("%s", pE->zAlias);
+    }else if( pC->eKind==FLAT_PLAIN ){
+      pC->zName = parDequote(z + a[t1-1].i, a[t1-1].n);
+    }else{
+      pC->zName = sqlite3_mprintf("%s", pC->zExpr);
+    }
+    if( pC->zName==0 ){ p->rc = SQLITE_NOMEM; return 1; }
+    for(j=0; j<i; j++){
+      if( sqlite3_stricmp(p->aCol[j].zName, pC->zName)==0 ){
+        return flatWhy(p, "a subquery in FROM with two columns named %s", pC->zName);
+      }
+    }
+  }
+  return 0;
+}
+
+/* Whether the reference of tokens [r0, r1) of the outer SELECT stands
+** alone: a whole select-list item, GROUP BY or ORDER BY term, WHERE or
+** HAVING term, or the single argument of an aggregate function. */
+static int flatAlone(const char *z, const ParToken *a, int r0, int r1, int nDepth){
+  static const char *azAgg[] = { "count", "sum", "total", "avg", "min", "max",
+                                 "group_concat" };
+  static const char *azPrev[] = { "SELECT", "DISTINCT", "ALL", "BY", "WHERE", "HAVING",
+                                  "AND", "OR" };
+  static const char *azNext[] = { "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT",
+                                  "AS", "ASC", "DESC", "NULLS", "AND", "OR", "WINDOW" };
+  int k, bPrev = 0, bNext = 0, p0 = r0-1;
+  if( nDepth>0 ){
+    if( isKwAt(z, a, p0, "DISTINCT") ) p0--;
+    if( p0<1 || a[p0].eType!=PT_LP || a[p0-1].eType!=PT_ID || a[r1].eType!=PT_RP ) return 0;
+    for(k=0; k<(int)(sizeof(azAgg)/sizeof(azAgg[0])); k++){
+      if( parTokIs(z, &a[p0-1], azAgg[k]) ) return 1;
+    }
+    return 0;
+  }
+  if( a[p0].eType==PT_COMMA ) bPrev = 1;
+  for(k=0; !bPrev && k<(int)(sizeof(azPrev)/sizeof(azPrev[0])); k++){
+    bPrev = parTokIs(z, &a[p0], azPrev[k]);
+  }
+  if( a[r1].eType==PT_COMMA || a[r1].eType==PT_EOF || a[r1].eType==PT_SEMI ) bNext = 1;
+  for(k=0; !bNext && k<(int)(sizeof(azNext)/sizeof(azNext[0])); k++){
+    bNext = parTokIs(z, &a[r1], azNext[k]);
+  }
+  /* The AND of "BETWEEN a AND x" is no term's. */
+  if( bPrev && isKwAt(z, a, p0, "AND") ){
+    int d = 0;
+    for(k=p0-1; k>=0; k--){
+      if( a[k].eType==PT_RP ){ d++; continue; }
+      if( a[k].eType==PT_LP && d--==0 ) break;
+      if( d>0 ) continue;
+      if( isKwAt(z, a, k, "BETWEEN") ) return 0;
+      if( isKwAt(z, a, k, "WHERE") || isKwAt(z, a, k, "HAVING") || isKwAt(z, a, k, "AND")
+       || isKwAt(z, a, k, "OR") ){
+        break;
+      }
+    }
+  }
+  return bPrev && bNext;
+}
+
+/* Whether a bare name of the outer SELECT (not a subquery column) would
+** name a column of the subquery's tables once merged. */
+static int flatCaptured(Flat *p, const char *zName){
+  sqlite3_stmt *pStmt = 0;
+  char *zTry;
+  int rc;
+  /* In brackets: a name in double quotes that names no column would be
+  ** read as a string. */
+  if( strchr(zName, ']') ) return 1;
+  zTry = sqlite3_mprintf("SELECT [%s] FROM %.*s", zName,
+                               p->inner.from.iEnd - p->inner.from.iStart,
+                               p->zInner + p->inner.from.iStart);
+  if( zTry==0 ){ p->rc = SQLITE_NOMEM; return 1; }
+  rc = sqlite3_prepare_v2(p->db, zTry, -1, &pStmt, 0);
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zTry);
+  if( rc==SQLITE_NOMEM ){ p->rc = rc; return 1; }
+  return rc==SQLITE_OK;
+}
+
+/* An outer alias named like a subquery column: 1 unless its item is
+** that very column. */
+static int flatAliasClash(Flat *p){
+  ParSelect *pOut = &p->outer;
+  int i;
+  for(i=0; i<pOut->nCol; i++){
+    const ParExpr *pE = &pOut->aCol[i];
+    const ParToken *a = pOut->aTok;
+    int t0 = pE->span.iTok, t1 = pE->span.iTokEnd, iCol;
+    if( pE->zAlias==0 ) continue;
+    for(iCol=0; iCol<p->nCol && sqlite3_stricmp(p->aCol[iCol].zName, pE->zAlias); iCol++){}
+    if( iCol==p->nCol ) continue;
+    if( flatIsChain(a, t0, t1) && flatColumn(p, pOut->zSql, &a[t1-1])==iCol ) continue;
+    return flatWhy(p, "an alias of the select list named as a column of the subquery "
+                   "in FROM: %s", pE->zAlias);
+  }
+  return 0;
+}
+
+/* Append the outer SELECT with the subquery merged into it to pStr.
+** Returns 1 when it cannot be merged. */
+static int flatWrite(Flat *p, sqlite3_str *pStr){
+  ParSelect *pOut = &p->outer, *pIn = &p->inner;
+  const char *z = pOut->zSql;
+  const ParToken *a = pOut->aTok;
+  const ParFromSrc *pSrc = &pOut->pFrom->aSrc[0];
+  char *zInWhere = pIn->bWhere ? parSpanText(p->zInner, pIn->where) : 0;
+  int i, iPrev = 0, d = 0, rc = 0;
+  if( pIn->bWhere && zInWhere==0 ){ p->rc = SQLITE_NOMEM; return 1; }
+  for(i=0; a[i].eType!=PT_EOF && rc==0; i++){
+    int r1 = i+1, iCol = -1;
+    if( i==pSrc->span.iTok ){
+      sqlite3_str_appendf(pStr, "%.*s%.*s", a[i].i - iPrev, z + iPrev,
+                          pIn->from.iEnd - pIn->from.iStart, p->zInner + pIn->from.iStart);
+      if( zInWhere && !pOut->bWhere ) sqlite3_str_appendf(pStr, " WHERE %s", zInWhere);
+      iPrev = a[pSrc->span.iTokEnd-1].i + a[pSrc->span.iTokEnd-1].n;
+      i = pSrc->span.iTokEnd-1;
+      continue;
+    }
+    if( zInWhere && pOut->bWhere && i==pOut->where.iTok ){
+      sqlite3_str_appendf(pStr, "%.*s(%s) AND (", a[i].i - iPrev, z + iPrev, zInWhere);
+      iPrev = a[i].i;
+    }
+    if( zInWhere && pOut->bWhere && i==pOut->where.iTokEnd ){
+      int iEnd = a[i-1].i + a[i-1].n;
+      sqlite3_str_appendf(pStr, "%.*s)", iEnd - iPrev, z + iPrev);
+      iPrev = iEnd;
+    }
+    if( a[i].eType==PT_LP ){ d++; continue; }
+    if( a[i].eType==PT_RP ){ d--; continue; }
+    if( a[i].eType==PT_STAR && (i==0 || a[i-1].eType!=PT_LP)
+     && (isKwAt(z, a, i-1, "SELECT") || isKwAt(z, a, i-1, "DISTINCT")
+         || isKwAt(z, a, i-1, "ALL") || a[i-1].eType==PT_COMMA || a[i-1].eType==PT_DOT) ){
+      /* "*" or "alias.*" of the select list: every subquery column. */
+      int k, iStart = a[i-1].eType==PT_DOT ? a[i-2].i : a[i].i;
+      sqlite3_str_appendf(pStr, "%.*s", iStart - iPrev, z + iPrev);
+      for(k=0; k<p->nCol; k++){
+        sqlite3_str_appendf(pStr, k ? ", %s" : "%s", p->aCol[k].zExpr);
+      }
+      iPrev = a[i].i + a[i].n;
+      continue;
+    }
+    if( (a[i].eType!=PT_ID && a[i].eType!=PT_QID)
+     || (i>0 && (a[i-1].eType==PT_DOT || isKwAt(z, a, i-1, "AS")
+                 || isKwAt(z, a, i-1, "COLLATE")))
+     || (a[i].eType==PT_ID && a[i+1].eType==PT_LP) ){
+      continue;
+    }
+    if( a[i+1].eType==PT_DOT && a[i+2].eType!=PT_STAR ){
+      char *zQual = parDequote(z + a[i].i, a[i].n);
+      int bMine = zQual && p->zAlias && sqlite3_stricmp(zQual, p->zAlias)==0;
+      sqlite3_free(zQual);
+      if( zQual==0 ){ p->rc = SQLITE_NOMEM; rc = 1; break; }
+      if( !bMine || a[i+3].eType==PT_DOT ){
+        rc = flatWhy(p, "a name the subquery in FROM does not give: %.40s", z + a[i].i);
+        break;
+      }
+      iCol = flatColumn(p, z, &a[i+2]);
+      if( iCol<0 ){
+        rc = flatWhy(p, "a name the subquery in FROM does not give: %.40s", z + a[i].i);
+        break;
+      }
+      r1 = i+3;
+    }else if( a[i+1].eType!=PT_DOT ){
+      iCol = flatColumn(p, z, &a[i]);
+      if( iCol<0 ){
+        char *zName;
+        if( p->rc ){ rc = 1; break; }
+        if( a[i].eType==PT_ID && sqlite3_keyword_check(z + a[i].i, a[i].n) ) continue;
+        zName = parDequote(z + a[i].i, a[i].n);
+        if( zName==0 ){ p->rc = SQLITE_NOMEM; rc = 1; break; }
+        /* An alias (or a name SQLite resolves elsewhere): it must stay
+        ** unresolved by the merged FROM. */
+        if( flatCaptured(p, zName) ){
+          rc = flatWhy(p, "a name that a table of the subquery in FROM has too: %s", zName);
+        }
+        sqlite3_free(zName);
+        continue;
+      }
+      if( a[i].eType==PT_ID && sqlite3_keyword_check(z + a[i].i, a[i].n) ){
+        rc = flatWhy(p, "a subquery column named as a keyword: %s", p->aCol[iCol].zName);
+        break;
+      }
+    }else{
+      continue;
+    }
+    if( p->aCol[iCol].eKind==FLAT_OTHER && !flatAlone(z, a, i, r1, d) ){
+      rc = flatWhy(p, "a subquery column whose collation would change where it is "
+                   "compared: %s", p->aCol[iCol].zName);
+      break;
+    }
+    sqlite3_str_appendf(pStr, p->aCol[iCol].eKind==FLAT_PLAIN ? "%.*s%s"
+                              : p->aCol[iCol].bInt ? "%.*s((%s)+0)" : "%.*s(%s)",
+                        a[i].i - iPrev, z + iPrev, p->aCol[iCol].zExpr);
+    iPrev = a[r1-1].i + a[r1-1].n;
+    i = r1-1;
+  }
+  if( rc==0 ){
+    int iEnd = (int)strlen(z);
+    if( zInWhere && pOut->bWhere && pOut->where.iTokEnd>=i ){
+      sqlite3_str_appendf(pStr, "%.*s)", iEnd - iPrev, z + iPrev);
+    }else{
+      sqlite3_str_appendf(pStr, "%.*s", iEnd - iPrev, z + iPrev);
+    }
+  }
+  sqlite3_free(zInWhere);
+  return rc;
+}
+
+/* The details of zSql's query plan, one per line, with subqueries'
+** numbers left out (they count SELECTs, which merging changes); NULL
+** when it cannot be read. */
+static char *flatPlan(sqlite3 *db, const char *zSql, const ParParams *pParams){
+  sqlite3_stmt *pStmt = 0;
+  sqlite3_str *pStr;
+  char *zEqp = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", zSql);
+  if( zEqp==0 || sqlite3_prepare_v2(db, zEqp, -1, &pStmt, 0) ){
+    sqlite3_free(zEqp);
+    return 0;
+  }
+  sqlite3_free(zEqp);
+  parParamsBind(pStmt, pParams);
+  pStr = sqlite3_str_new(db);
+  while( sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zDetail = (const char*)sqlite3_column_text(pStmt, 3);
+    const char *zNum = zDetail ? strstr(zDetail, "SUBQUERY ") : 0;
+    if( zDetail==0 ) continue;
+    if( zNum ){
+      zNum += 9;
+      sqlite3_str_appendf(pStr, "%.*s", (int)(zNum - zDetail), zDetail);
+      while( *zNum>='0' && *zNum<='9' ) zNum++;
+      sqlite3_str_appendf(pStr, "%s\n", zNum);
+    }else{
+      sqlite3_str_appendf(pStr, "%s\n", zDetail);
+    }
+  }
+  if( sqlite3_finalize(pStmt)!=SQLITE_OK ){
+    sqlite3_free(sqlite3_str_finish(pStr));
+    return 0;
+  }
+  return sqlite3_str_finish(pStr);
+}
+
+/* zSql with its one common table expression, used once as the only
+** source of FROM, written as a subquery there; NULL (*pzWhy set, or
+** p->rc) when it is not that. */
+static char *flatWith(Flat *p, const char *zSql){
+  int nTok, i, iName, iBody, iEnd, iUse = -1, nUse = 0;
+  ParToken *a = parTokenize(zSql, &nTok);
+  char *zName = 0, *zOut = 0;
+  ParSelect sel;
+  if( a==0 ){ p->rc = SQLITE_NOMEM; return 0; }
+  memset(&sel, 0, sizeof(sel));
+  i = 1;
+  if( isKwAt(zSql, a, i, "RECURSIVE") ){ flatWhy(p, "WITH RECURSIVE%s", ""); goto done; }
+  iName = i++;
+  if( a[i].eType==PT_LP ){ flatWhy(p, "a WITH clause naming its columns%s", ""); goto done; }
+  if( !isKwAt(zSql, a, i, "AS") ){ flatWhy(p, "a WITH clause%s", ""); goto done; }
+  i++;
+  if( isKwAt(zSql, a, i, "MATERIALIZED") || isKwAt(zSql, a, i, "NOT") ){
+    flatWhy(p, "a MATERIALIZED or NOT MATERIALIZED common table expression%s", "");
+    goto done;
+  }
+  if( a[i].eType!=PT_LP ){ flatWhy(p, "a WITH clause%s", ""); goto done; }
+  iBody = i;
+  {
+    int d = 0;
+    for(i=iBody; a[i].eType!=PT_EOF; i++){
+      if( a[i].eType==PT_LP ) d++;
+      if( a[i].eType==PT_RP && --d==0 ) break;
+    }
+  }
+  iEnd = i;                                 /* the ")" closing the body */
+  if( a[iEnd].eType==PT_EOF || !isKwAt(zSql, a, iEnd+1, "SELECT") ){
+    flatWhy(p, "a WITH clause of several common table expressions%s", "");
+    goto done;
+  }
+  zName = parDequote(zSql + a[iName].i, a[iName].n);
+  if( zName==0 ){ p->rc = SQLITE_NOMEM; goto done; }
+  for(i=iBody+1; a[i].eType!=PT_EOF; i++){
+    char *z;
+    if( i==iEnd || (a[i].eType!=PT_ID && a[i].eType!=PT_QID) ) continue;
+    z = parDequote(zSql + a[i].i, a[i].n);
+    if( z==0 ){ p->rc = SQLITE_NOMEM; goto done; }
+    /* A use: not a qualifier (name.col), not an alias (AS name, name name) */
+    if( sqlite3_stricmp(z, zName)==0 && a[i+1].eType!=PT_DOT
+     && !isKwAt(zSql, a, i-1, "AS") && !(i-1==iUse && nUse>0) ){
+      if( i<iEnd ){
+        sqlite3_free(z);
+        flatWhy(p, "a common table expression that names itself%s", "");
+        goto done;
+      }
+      nUse++;
+      iUse = i;
+    }
+    sqlite3_free(z);
+  }
+  if( p->rc ) goto done;
+  p->rc = parSelectParse(zSql + a[iEnd+1].i, &sel);
+  if( p->rc ) goto done;
+  if( nUse!=1 || sel.pFrom==0 || sel.pFrom->nSrc!=1
+   || sel.pFrom->aSrc[0].eType!=PAR_SRC_TABLE || sel.pFrom->aSrc[0].zSchema
+   || sel.pFrom->aSrc[0].name.iTok + (iEnd+1)!=iUse
+   || sel.pFrom->aSrc[0].eIndexed ){
+    flatWhy(p, "a common table expression that is not the only source of FROM, "
+            "used once%s", "");
+    goto done;
+  }
+  {
+    const ParFromSrc *pS = &sel.pFrom->aSrc[0];
+    zOut = sqlite3_mprintf("%.*s(%.*s) AS \"%w\"%s",
+                           a[iEnd+1+pS->span.iTok].i - a[iEnd+1].i, zSql + a[iEnd+1].i,
+                           a[iEnd].i - a[iBody].i - 1, zSql + a[iBody].i + 1,
+                           pS->zAlias ? pS->zAlias : zName,
+                           zSql + a[iEnd+1].i + pS->span.iEnd);
+    if( zOut==0 ) p->rc = SQLITE_NOMEM;
+  }
+done:
+  parSelectClear(&sel);
+  sqlite3_free(zName);
+  sqlite3_free(a);
+  return zOut;
+}
+
+/* One merge of zSql (see the header comment): the merged SELECT, or NULL
+** with p->zWhy set (or p->rc), or NULL and no zWhy when zSql has no
+** subquery in FROM and no WITH. */
+static char *flatOnce(Flat *p, const char *zSql){
+  sqlite3_str *pStr = 0;
+  char *zWith = 0, *zOut = 0;
+  const ParFromSrc *pSrc;
+  int i;
+  p->zSql = zSql;
+  if( sqlite3_strnicmp(zSql, "WITH", 4)==0 ){
+    zWith = flatWith(p, zSql);
+    if( zWith==0 ) return 0;
+    zSql = p->zSql = zWith;
+  }
+  p->rc = parSelectParse(zSql, &p->outer);
+  if( p->rc ) goto done;
+  if( p->outer.pFrom==0 ) goto done;
+  for(i=0; i<p->outer.pFrom->nSrc; i++){
+    if( p->outer.pFrom->aSrc[i].eType==PAR_SRC_SUBQUERY ) break;
+  }
+  if( i==p->outer.pFrom->nSrc ) goto done;
+  if( p->outer.pFrom->nSrc!=1 ){
+    flatWhy(p, "a subquery in FROM beside other sources%s", "");
+    goto done;
+  }
+  if( p->outer.nWinCall || p->outer.winClause.iTokEnd ){
+    flatWhy(p, "window functions over a subquery in FROM%s", "");
+    goto done;
+  }
+  if( p->outer.zWhy && strstr(p->outer.zWhy, "compound") ){
+    flatWhy(p, "a compound SELECT%s", "");
+    goto done;
+  }
+  pSrc = &p->outer.pFrom->aSrc[0];
+  for(i=0; p->outer.aTok[i].eType!=PT_EOF; i++){
+    if( (i<pSrc->span.iTok || i>=pSrc->span.iTokEnd) && p->outer.aTok[i].eType==PT_LP
+     && isKwAt(zSql, p->outer.aTok, i+1, "SELECT") ){
+      flatWhy(p, "a subquery in FROM and another subquery%s", "");
+      goto done;
+    }
+  }
+  p->zInner = parSpanText(zSql, pSrc->inner);
+  if( p->zInner==0 ){ p->rc = SQLITE_NOMEM; goto done; }
+  if( pSrc->zAlias ){
+    p->zAlias = sqlite3_mprintf("%s", pSrc->zAlias);
+    if( p->zAlias==0 ){ p->rc = SQLITE_NOMEM; goto done; }
+  }
+  p->rc = parSelectParse(p->zInner, &p->inner);
+  if( p->rc || flatColumns(p) || flatAliasClash(p) ) goto done;
+  pStr = sqlite3_str_new(p->db);
+  if( flatWrite(p, pStr)==0 && p->rc==SQLITE_OK ){
+    zOut = sqlite3_str_finish(pStr);
+    pStr = 0;
+    if( zOut==0 ) p->rc = SQLITE_NOMEM;
+  }
+done:
+  sqlite3_free(sqlite3_str_finish(pStr));
+  for(i=0; i<p->nCol; i++){
+    sqlite3_free(p->aCol[i].zName);
+    sqlite3_free(p->aCol[i].zExpr);
+  }
+  sqlite3_free(p->aCol);
+  p->aCol = 0;
+  p->nCol = 0;
+  sqlite3_free(p->zInner);
+  sqlite3_free(p->zAlias);
+  p->zInner = p->zAlias = 0;
+  parSelectClear(&p->outer);
+  parSelectClear(&p->inner);
+  sqlite3_free(zWith);
+  if( zOut==0 && p->zWhy==0 && p->rc==SQLITE_OK && zWith ){
+    flatWhy(p, "a WITH clause%s", "");
+  }
+  return zOut;
+}
+
+int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
+               char **pzFlat, char **pzWhy){
+  Flat f;
+  char *zCur = 0, *zPlan0 = 0, *zPlan1 = 0;
+  int nDepth;
+  *pzFlat = 0;
+  *pzWhy = 0;
+  memset(&f, 0, sizeof(f));
+  f.db = db;
+  for(nDepth=0; nDepth<FLAT_MAX_DEPTH; nDepth++){
+    char *zNext = flatOnce(&f, zCur ? zCur : zSql);
+    if( zNext==0 ) break;
+    sqlite3_free(zCur);
+    zCur = zNext;
+  }
+  if( f.rc==SQLITE_OK && f.zWhy==0 && zCur ){
+    /* Kept only where SQLite merges it too: the same loops. */
+    sqlite3_stmt *pStmt = 0;
+    int rc = sqlite3_prepare_v2(db, zCur, -1, &pStmt, 0);
+    sqlite3_finalize(pStmt);
+    if( rc==SQLITE_NOMEM ){
+      f.rc = rc;
+    }else if( rc!=SQLITE_OK ){
+      flatWhy(&f, "a subquery in FROM whose merged text SQLite does not take: %s",
+              sqlite3_errmsg(db));
+    }else{
+      zPlan0 = flatPlan(db, zSql, pParams);
+      zPlan1 = flatPlan(db, zCur, pParams);
+      if( zPlan0==0 || zPlan1==0 || strcmp(zPlan0, zPlan1)!=0 ){
+        flatWhy(&f, "a subquery in FROM that SQLite does not flatten%s", "");
+      }
+    }
+  }
+  sqlite3_free(zPlan0);
+  sqlite3_free(zPlan1);
+  if( f.rc || f.zWhy ){
+    sqlite3_free(zCur);
+    zCur = 0;
+  }
+  *pzFlat = zCur;
+  *pzWhy = f.zWhy;
+  if( f.rc ){
+    sqlite3_free(f.zWhy);
+    *pzWhy = 0;
+  }
+  return f.rc;
+}

@@ -1,0 +1,303 @@
+#!/usr/bin/python3
+"""Subqueries in FROM and WITH through parallel views, compared in order
+with SQLite itself.
+
+    /usr/bin/python3 tests/test_subquery.py ./parallel.so              # ~20 s
+    /usr/bin/python3 tests/test_subquery.py ./parallel.so --seed 17    # one world, every case
+    /usr/bin/python3 tests/test_subquery.py ./parallel.so --seed 17 --case 4
+    SUBQUERY_CASES=4 SUBQUERY_SEED=7 ...                               # 4x the worlds, others
+
+A SELECT whose FROM is one subquery (or one common table expression used
+once) that SQLite merges into it is planned as merged (ext/plan_flatten.c);
+every other one runs natively.  The worlds are test_join.py's (2-5 tables
+of keys mixing storage classes, NULLs, duplicates, NOCASE/RTRIM columns,
+REALs whose sums depend on their order, int64 extremes, empty tables).
+Each case is an outer SELECT (GROUP BY with aggregates, aggregates alone,
+ORDER BY with ties and LIMIT, DISTINCT, plain rows, "*") over a subquery
+whose select list mixes plain columns, numeric expressions and other
+expressions (typeof, ||, substr, CAST, literals), with and without
+aliases, over one table or a join; the outer SELECT filters and groups by
+those columns, names them qualified or not, compares them with each other
+(where a merged expression would change collation), gives aliases that
+clash with the subquery's or its tables' column names; written as FROM
+(...), as WITH, or nested two deep.  Each runs natively and as a parallel
+view at 1, 2 and 3 threads (test_join.py's check: same rows, order,
+storage classes, REAL bits).
+
+Tests:
+  test_random_subqueries   the worlds above
+  test_targeted            the rules of the merge, each against SQLite
+  test_merges_happen       the shapes that must be accelerated are (par_explain)
+"""
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_join as J                       # noqa: E402  (its worlds and check)
+from harness import run                     # noqa: E402
+
+SEED = int(os.environ.get("SUBQUERY_SEED", "9100"))
+SCALE = float(os.environ.get("SUBQUERY_CASES", "1")) * (0.2 if J.ASAN else 1.0)
+WORLDS = max(2, int(14 * SCALE))
+CASES = 30
+STATS = {}
+
+INNER_PLAIN = ["{k}", "{k2}", "{s}", "{z}", "{v}", "{x}", "{i}"]
+INNER_NUM = ["{z} * 2", "{v} + {i}", "-{z}", "{z} > 2", "{i} - {z}", "{v} / 3", "{z} IS NULL"]
+INNER_OTHER = ["typeof({k})", "{s} || 'x'", "substr({s}, 1, 1)", "CAST({k} AS TEXT)",
+               "coalesce({s}, 'n')", "1", "'lit'", "+{s}", "lower({s})"]
+
+
+def inner_item(rng, refs):
+    kind = rng.choices(["plain", "num", "other"], [50, 25, 25])[0]
+    form = rng.choice({"plain": INNER_PLAIN, "num": INNER_NUM, "other": INNER_OTHER}[kind])
+    return kind, J.fill(rng, form, refs)
+
+
+def gen_inner(rng, w):
+    """(subquery SQL, its column names, kinds)."""
+    if rng.random() < 0.4:
+        t = rng.choice(w.tables)
+        aliased = rng.random() < 0.4
+        r = J.Ref(t, "a" if aliased else t.name, aliased)
+        frm = t.name + (" AS a" if aliased else "")
+        wheres = [J.table_filter(rng, r)] if rng.random() < 0.5 else []
+        refs = [r]
+    else:
+        frm, wheres, refs = J.gen_from(rng, w)
+    items, names, kinds = [], [], []
+    for j in range(rng.randint(2, 5)):
+        kind, expr = inner_item(rng, refs)
+        if kind == "plain" and rng.random() < 0.3:
+            name = expr.split(".")[-1]
+            if name.lower() in [n.lower() for n in names]:
+                continue
+            items.append(expr)
+        else:
+            name = "c%d" % j
+            items.append("%s AS %s" % (expr, name))
+        names.append(name)
+        kinds.append(kind)
+    if rng.random() < 0.05:
+        items.append(items[0].split(" AS ")[0])     # a duplicate name: native
+        names.append(names[0])
+        kinds.append(kinds[0])
+    where = " WHERE " + " AND ".join(wheres) if wheres else ""
+    return "SELECT %s FROM %s%s" % (", ".join(items), frm, where), names, kinds
+
+
+def outer_ref(rng, names, qual):
+    n = rng.choice(names)
+    return "%s.%s" % (qual, n) if qual and rng.random() < 0.4 else n
+
+
+def gen_outer(rng, names, qual):
+    """(select list, WHERE, tail) over the subquery's columns."""
+    ref = lambda: outer_ref(rng, names, qual)        # noqa: E731
+    where = ""
+    if rng.random() < 0.5:
+        where = " WHERE " + rng.choice([
+            "%s > 2" % ref(), "%s IS NULL" % ref(), "%s = 'a'" % ref(), "%s <> %s" % (ref(), ref()),
+            "%s BETWEEN 1 AND 5" % ref(), "%s IN (1, 'a', 5)" % ref(), "%s" % ref(),
+            "%s < %s COLLATE NOCASE" % (ref(), ref())])
+    shape = rng.choices(["group", "agg", "order", "distinct", "plain", "star"],
+                        [35, 12, 20, 12, 11, 10])[0]
+    if shape in ("group", "agg"):
+        keys = [ref() for _ in range(rng.randint(1, 2))] if shape == "group" else []
+        aggs = [rng.choice(["count(*)", "count(%s)", "sum(%s)", "total(%s)", "avg(%s)",
+                            "min(%s)", "max(%s)", "group_concat(%s)", "count(DISTINCT %s)",
+                            "%s"]).replace("%s", ref()) for _ in range(rng.randint(1, 3))]
+        if not any("(" in a for a in aggs):
+            aggs.append("count(*)")
+        alias = rng.choice(["a%d", "a%d", names[-1] if rng.random() < 0.3 else "a%d", "z1"])
+        items = keys + ["%s AS %s" % (a, alias.replace("%d", str(j)) if "%d" in alias
+                                      else alias if j == 0 else "a%d" % j)
+                        for j, a in enumerate(aggs)]
+        tail = ""
+        if keys:
+            tail = " GROUP BY " + ", ".join(keys)
+            if rng.random() < 0.15:
+                tail += " HAVING count(*) > 1"
+            if rng.random() < 0.4:
+                tail += " ORDER BY " + ", ".join(
+                    rng.choice(["1", keys[0], "2"]) + rng.choice(J.DIRS)
+                    for _ in range(rng.randint(1, 2))) + J.limit(rng)
+        return ", ".join(items), where, tail
+    if shape == "star":
+        return ("*" if rng.random() < 0.7 or not qual else qual + ".*"), where, \
+            " ORDER BY 1" + J.limit(rng) if rng.random() < 0.5 else ""
+    cols = [ref() for _ in range(rng.randint(1, 3))]
+    if shape == "distinct":
+        return "DISTINCT " + ", ".join(cols), where, \
+            (" ORDER BY " + cols[0] if rng.random() < 0.5 else "") + J.limit(rng)
+    if shape == "plain":
+        return ", ".join(cols), where, ""
+    terms = [ref() + rng.choice(J.DIRS) + rng.choice(J.NULLSP) for _ in range(rng.randint(1, 2))]
+    return ", ".join(cols), where, " ORDER BY " + ", ".join(terms) + J.limit(rng)
+
+
+def gen_query(w, case):
+    rng = random.Random("subquery %d %d" % (w.seed, case))
+    for _ in range(30):
+        inner, names, kinds = gen_inner(rng, w)
+        n = J.join_rows(w.conn, "(%s)" % inner, "")
+        if n is None:
+            continue
+        break
+    form = rng.choices(["from", "with", "nested"], [55, 30, 15])[0]
+    qual = rng.choice([None, "s", "q"])
+    sel, where, tail = gen_outer(rng, names, qual)
+    if form == "nested":
+        # the subquery itself over a subquery that passes its columns on
+        inner = "SELECT %s FROM (%s)%s" % (", ".join(names), inner,
+                                           rng.choice(["", " AS r"]))
+    if form == "with":
+        name = qual or "s"
+        src = name if rng.random() < 0.7 or qual is None else "%s AS %s" % (name, name)
+        return "WITH %s AS (%s) SELECT %s FROM %s%s%s" % (name, inner, sel, src, where, tail)
+    return "SELECT %s FROM (%s)%s%s%s" % (sel, inner, " AS %s" % qual if qual else "", where, tail)
+
+
+def classify(conn, sql):
+    plan = conn.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+    first = plan.split("\n")[0]
+    if first.startswith("native:"):
+        why = first.split("not merged: ", 1)[1] if "not merged: " in first \
+            else first.replace("native: SQLite runs the whole SELECT (", "")
+        return "native: " + J.squash(why.split(":")[0].rstrip(")"))
+    return "merged" if "\nfrom      the subquery" in plan else "accelerated, not merged"
+
+
+def run_world(seed, cases, fails, verbose=False):
+    w = J.World(seed)
+    for case in cases:
+        sql = gen_query(w, case)
+        kind = classify(w.conn, sql)
+        STATS[kind] = STATS.get(kind, 0) + 1
+        why = J.check(w.conn, sql)
+        if verbose:
+            print("-- case %d: %s\n   %s\n   %s" % (case, sql, kind, "ok" if why is None else why))
+        if why is not None:
+            fails.append("seed %d case %d: %s\n    %s\n    replay: /usr/bin/python3 "
+                         "tests/test_subquery.py %s --seed %d --case %d"
+                         % (seed, case, sql, why, os.path.relpath(J.EXT), seed, case))
+    w.conn.close()
+
+
+def test_random_subqueries():
+    fails = []
+    if J.REPLAY_SEED is not None:
+        cases = [J.REPLAY_CASE] if J.REPLAY_CASE is not None else range(CASES)
+        run_world(J.REPLAY_SEED, cases, fails, verbose=True)
+    else:
+        for k in range(WORLDS):
+            run_world(SEED + k, range(CASES), fails)
+    assert not fails, "%d of the cases differ:\n%s" % (len(fails), "\n".join(fails[:6]))
+    if J.REPLAY_SEED is None and not J.ASAN:
+        merged = STATS.get("merged", 0)
+        assert merged >= 0.3 * sum(STATS.values()), STATS
+
+
+WORLD_SQL = """
+CREATE TABLE f(id INTEGER PRIMARY KEY, k INT, s TEXT, sn TEXT COLLATE NOCASE, v REAL, z INT);
+CREATE TABLE d(id INTEGER PRIMARY KEY, name TEXT COLLATE NOCASE, grp INT, z INT);
+INSERT INTO d VALUES (1, 'a', 1, 5), (2, 'A', 1, 6), (3, 'b', 2, 7), (4, NULL, NULL, 8);
+INSERT INTO f(k, s, sn, v, z) SELECT value % 5, char(97 + value % 3), char(65 + value % 2),
+       CASE value % 4 WHEN 0 THEN 0.1 WHEN 1 THEN 1e16 WHEN 2 THEN -1e16 ELSE NULL END,
+       CASE WHEN value % 7 = 0 THEN NULL ELSE value % 6 END
+  FROM (WITH RECURSIVE n(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM n
+                                    WHERE value < 400) SELECT value FROM n);
+INSERT INTO f(k, s, sn, v, z) VALUES (NULL, 'A', 'a', 2.5, 3), ('5', 'b ', 'B', -0.0, 4);
+"""
+
+# (SQL, True when it must be merged)
+TARGETED = [
+    # a numeric expression: merged; REAL sums in the order SQLite reads the join
+    ("SELECT grp, sum(val), count(*) FROM (SELECT d.grp AS grp, f.v * 2 AS val "
+     "FROM f JOIN d ON d.id = f.k) GROUP BY grp", True),
+    # the subquery's WHERE and the outer one's
+    ("SELECT k, total(v) FROM (SELECT k, v FROM f WHERE z > 1) AS q WHERE q.k <> 2 GROUP BY k",
+     True),
+    ("WITH w AS (SELECT s, z FROM f WHERE v IS NOT NULL) SELECT s, count(*), sum(z) FROM w "
+     "GROUP BY s ORDER BY 2 DESC, 1", True),
+    ("WITH w AS (SELECT s, z FROM f) SELECT s, count(*) FROM w AS x GROUP BY x.s", True),
+    # "||" keeps no collation once merged; it stands alone here: merged
+    ("SELECT c, count(*) FROM (SELECT sn || '' AS c FROM f) GROUP BY c", True),
+    # ... but here it is compared with a NOCASE column: SQLite compares it
+    # under BINARY (the subquery column's implicit collation): native
+    ("SELECT count(*) FROM (SELECT s || '' AS c, sn FROM f) WHERE c = sn", False),
+    ("SELECT count(*) FROM (SELECT s || '' AS c, sn FROM f) WHERE sn = c", False),
+    # a plain NOCASE column keeps its collation when merged
+    ("SELECT c, count(*) FROM (SELECT sn AS c FROM f) GROUP BY c ORDER BY c", True),
+    ("SELECT count(*) FROM (SELECT sn AS c, s FROM f) WHERE c = s", True),
+    # an outer alias that a table of the subquery has as a column: native
+    ("SELECT k + 1 AS z, count(*) FROM (SELECT k FROM f) GROUP BY z", False),
+    # an outer alias named as a subquery column
+    ("SELECT k AS s, count(*) FROM (SELECT k, s FROM f) GROUP BY s", False),
+    ("SELECT k AS k, count(*) FROM (SELECT k, s FROM f) GROUP BY k", True),
+    # "*" of the outer SELECT
+    ("SELECT * FROM (SELECT k, z * 2 AS zz FROM f) ORDER BY zz DESC, 1 LIMIT 7", True),
+    ("SELECT DISTINCT * FROM (SELECT k, s FROM f) ORDER BY 2, 1", True),
+    # nested two deep
+    ("SELECT k, sum(z) FROM (SELECT k, z FROM (SELECT k, z, s FROM f WHERE s <> 'c')) "
+     "GROUP BY k", True),
+    # not merged: aggregates, LIMIT, DISTINCT in the subquery; a compound
+    ("SELECT n, count(*) FROM (SELECT k, count(*) AS n FROM f GROUP BY k) GROUP BY n", False),
+    ("SELECT k, count(*) FROM (SELECT k FROM f LIMIT 50) GROUP BY k", False),
+    ("SELECT k, count(*) FROM (SELECT DISTINCT k, s FROM f) GROUP BY k", False),
+    ("SELECT k, count(*) FROM (SELECT k FROM f UNION ALL SELECT grp FROM d) GROUP BY k", False),
+    ("WITH w AS (SELECT k FROM f) SELECT count(*) FROM w AS a JOIN w AS b ON a.k = b.k", False),
+    ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) "
+     "SELECT n % 2, count(*) FROM r GROUP BY 1", False),
+    # a subquery beside a table: as before (SQLite joins it in the scan)
+    ("SELECT d.grp, count(*) FROM d JOIN (SELECT k FROM f) AS q ON q.k = d.id GROUP BY d.grp",
+     False),
+    # errors are SQLite's
+    ("SELECT nosuch, count(*) FROM (SELECT k FROM f) GROUP BY 1", False),
+]
+
+
+def test_targeted():
+    c = J.connect(os.path.join(J.TMP, "targeted_subquery.db"))
+    c.execute("PRAGMA journal_mode=WAL")
+    c.executescript(WORLD_SQL)
+    c.execute("SELECT par_config('min_rows', 0)")
+    fails = []
+    for sql, must_merge in TARGETED:
+        why = J.check(c, sql)
+        if why:
+            fails.append("%s\n    %s" % (sql, why))
+            continue
+        try:
+            plan = c.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+        except Exception as e:      # an error SQLite gives too (checked above)
+            plan = str(e)
+        merged = "\nfrom      the subquery" in plan
+        if merged != must_merge:
+            fails.append("%s\n    %s merged: %s" % (sql, "not" if must_merge else "", plan))
+    c.close()
+    assert not fails, "\n".join(fails)
+
+
+def test_merges_happen():
+    """par_explain names the merge and the join or group-by that follows."""
+    c = J.connect(os.path.join(J.TMP, "merges.db"))
+    c.executescript(WORLD_SQL)
+    plan = c.execute("SELECT par_explain(?, 'verbose')", (TARGETED[0][0],)).fetchone()[0]
+    c.close()
+    assert "from      the subquery in FROM merged" in plan, plan
+    assert "merged SQL:  SELECT grp" not in plan and "merged SQL:  SELECT d.grp" in plan, plan
+    assert "hash join" in plan and "group by  d.grp" in plan, plan
+
+
+def report():
+    print("queries by par_explain outcome (information only):")
+    for kind, n in sorted(STATS.items(), key=lambda kv: (-kv[1], kv[0])):
+        print("  %5d  %s" % (n, kind))
+
+
+if __name__ == "__main__":
+    if J.REPLAY_SEED is not None:
+        os.environ["HARNESS_ONLY"] = "test_random_subqueries"
+    sys.exit(run("test_subquery", globals(), after=report))
