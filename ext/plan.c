@@ -495,6 +495,7 @@ char *buildLoops(sqlite3 *db, const char *zSql, const ParParams *pParams,
   sqlite3_stmt *pStmt = 0;
   sqlite3_str *pStr;
   char *zEqp = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", zSql);
+  int aSub[64], nSub = 0;     /* ids of subqueries' rows */
   *pbGroupSort = 0;
   if( zEqp==0 || sqlite3_prepare_v2(db, zEqp, -1, &pStmt, 0) ){
     sqlite3_free(zEqp);
@@ -506,7 +507,15 @@ char *buildLoops(sqlite3 *db, const char *zSql, const ParParams *pParams,
   pStr = sqlite3_str_new(db);
   while( sqlite3_step(pStmt)==SQLITE_ROW ){
     const char *zDetail = (const char*)sqlite3_column_text(pStmt, 3);
+    int iId = sqlite3_column_int(pStmt, 0), iParent = sqlite3_column_int(pStmt, 1), k;
     if( zDetail==0 ) continue;
+    /* Not the loops of a subquery in an expression: its rows are not the
+    ** SELECT's (it runs whole where its expression is evaluated). */
+    for(k=0; k<nSub && aSub[k]!=iParent; k++){}
+    if( k<nSub || strstr(zDetail, "SCALAR SUBQUERY") || strstr(zDetail, "LIST SUBQUERY") ){
+      if( nSub<(int)(sizeof(aSub)/sizeof(aSub[0])) ) aSub[nSub++] = iId;
+      continue;
+    }
     if( strncmp(zDetail, "SCAN ", 5)==0 || strncmp(zDetail, "SEARCH ", 7)==0 ){
       sqlite3_str_appendf(pStr, "%s\n", zDetail);
     }
@@ -1715,6 +1724,35 @@ done:
   sqlite3_free(g.aKeyItem);
 }
 
+/* Subqueries in the select list, HAVING or ORDER BY (ParSelect.aSub):
+** each goes whole into the SQL that evaluates its clause (the extraction
+** query or the final SQL over par_rows), where SQLite runs it as in the
+** SELECT, which only holds when it names nothing of the outer SELECT:
+** SQLite must prepare it alone.  Returns 1 (zWhy set) when one does. */
+static int buildSubqueries(ParBuild *pB){
+  ParSelect *pSel = pB->pSel;
+  int i;
+  if( pSel->nSub>0 && (pSel->nWinCall>0 || pSel->winClause.iTokEnd) ){
+    return buildWhy(pB, "a subquery in the select list, HAVING or ORDER BY with "
+                    "window functions%s", "");
+  }
+  for(i=0; i<pSel->nSub; i++){
+    const ParSpan *pS = &pSel->aSub[i];
+    sqlite3_stmt *pStmt = 0;
+    char *zTry = sqlite3_mprintf("SELECT 1 FROM %.*s", pS->iEnd - pS->iStart,
+                                 pSel->zSql + pS->iStart);
+    int rc = zTry ? sqlite3_prepare_v2(pB->db, zTry, -1, &pStmt, 0) : SQLITE_NOMEM;
+    sqlite3_finalize(pStmt);
+    sqlite3_free(zTry);
+    if( rc==SQLITE_NOMEM ){ buildNoMem(pB); return 1; }
+    if( rc!=SQLITE_OK ){
+      return buildWhy(pB, "a subquery in the select list, HAVING or ORDER BY that names "
+                      "a column of the SELECT (correlated)%s", "");
+    }
+  }
+  return 0;
+}
+
 const char *parOriginColl(sqlite3 *db, sqlite3_stmt *pStmt, int iCol){
   const char *zTab = sqlite3_column_table_name(pStmt, iCol);
   const char *zCol = sqlite3_column_origin_name(pStmt, iCol);
@@ -1798,7 +1836,9 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
       b.pPlan = pPlan;
       /* Windows over a GROUP BY's (or an aggregate's) result are SQLite's,
       ** in the group-by's final SQL. */
-      if( sel.bWindow && sel.nGroup==0 && sel.nAgg==0 ) buildWindowPlan(&b);
+      if( buildSubqueries(&b) ){
+        /* native: pPlan->zWhy says why */
+      }else if( sel.bWindow && sel.nGroup==0 && sel.nAgg==0 ) buildWindowPlan(&b);
       else buildPlan(&b);
       rc = b.rc;
       if( rc==SQLITE_OK && pPlan->zWhy==0 && pPlan->pWindow==0 ){

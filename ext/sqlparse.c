@@ -340,8 +340,13 @@ static void scanExpr(ParParse *pP, int iFirst, int iEnd){
   while( i<iEnd && pP->rc==SQLITE_OK ){
     const ParToken *t = &pP->a[i];
     if( t->eType==PT_LP && i+1<iEnd && isKw(pP, i+1, "SELECT") ){
-      setWhy(pP, "a subquery in the select list, HAVING or ORDER BY");
-      return;
+      /* Its names are its own (or the outer SELECT's, when correlated:
+      ** the planner asks SQLite which): kept whole, not scanned. */
+      int iNext = skipParens(pP, i, iEnd);
+      if( !growArray(pP, &p->aSub, p->nSub, sizeof(ParSpan)) ) return;
+      p->aSub[p->nSub++] = spanOf(pP, i, iNext);
+      i = iNext;
+      continue;
     }
     if( t->eType==PT_ID && i+1<iEnd && pP->a[i+1].eType==PT_LP
      && (isKw(pP, i, "CAST") || !isExprKeyword(pP, i)) ){
@@ -1226,6 +1231,7 @@ void parSelectClear(ParSelect *p){
   sqlite3_free(p->aOrder);
   sqlite3_free(p->aAgg);
   sqlite3_free(p->aRef);
+  sqlite3_free(p->aSub);
   sqlite3_free(p->aCall);
   sqlite3_free(p->aCallArgc);
   sqlite3_free(p->aTok);

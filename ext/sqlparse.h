@@ -230,6 +230,9 @@ struct ParSelect {
                                  ** ORDER BY, in source order */
   int nRef; ParSpan *aRef;       /* possible column references outside
                                  ** aggregate calls in those clauses */
+  int nSub; ParSpan *aSub;       /* subqueries there, "(SELECT ...)" whole
+                                 ** (not scanned: no calls or references of
+                                 ** theirs above) */
   int nCall; ParSpan *aCall;     /* other function calls there: the name */
   int *aCallArgc;                /* ... and its number of arguments */
   char *zWhy;                    /* why not accelerated, or NULL */

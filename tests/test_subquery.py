@@ -28,6 +28,11 @@ Tests:
   test_random_subqueries   the worlds above
   test_targeted            the rules of the merge, each against SQLite
   test_merges_happen       the shapes that must be accelerated are (par_explain)
+  test_expression_subqueries
+                           GROUP BY with subqueries in the select list, HAVING
+                           (scalar, IN, NOT IN, EXISTS) and ORDER BY, and
+                           ORDER BY a subquery without GROUP BY; uncorrelated
+                           ones accelerated, correlated ones native
 """
 import os
 import random
@@ -197,6 +202,62 @@ def test_random_subqueries():
     if J.REPLAY_SEED is None and not J.ASAN:
         merged = STATS.get("merged", 0)
         assert merged >= 0.3 * sum(STATS.values()), STATS
+
+
+# Subqueries in expressions: uncorrelated ones go whole into the SQL that
+# evaluates their clause; correlated ones (naming the outer table) native.
+EXPR_SUBS = ["(SELECT avg({z2}) FROM {t2})", "(SELECT count(*) FROM {t2} WHERE {k2} > 2)",
+             "(SELECT max({s2}) FROM {t2})", "(SELECT {k2} FROM {t2} ORDER BY 1 LIMIT 1)",
+             "(SELECT total({v2}) FROM {t2})", "(SELECT 1)",
+             "(SELECT count(*) FROM {t2} WHERE {k2} = {k})"]           # correlated
+HAVINGS = ["sum({z}) > {sub}", "count(*) >= {sub}", "{k} IN (SELECT {k2} FROM {t2})",
+           "EXISTS (SELECT 1 FROM {t2} WHERE {k2} = {k})", "max({s}) < {sub}",
+           "{k} NOT IN (SELECT {k2} FROM {t2} WHERE {k2} IS NOT NULL)", "{sub} IS NULL"]
+
+
+def gen_expr_query(w, rng):
+    t, t2 = rng.choice(w.tables), rng.choice(w.tables)
+    a2 = "o" if t2 is t else t2.name
+    f = {"k": "%s.k" % t.name, "z": "%s.%s" % (t.name, t.col("z")),
+         "s": "%s.%s" % (t.name, t.col("s")), "v": "%s.%s" % (t.name, t.col("v")),
+         "t2": "%s AS %s" % (t2.name, a2), "k2": "%s.k" % a2,
+         "z2": "%s.%s" % (a2, t2.col("z")), "s2": "%s.%s" % (a2, t2.col("s")),
+         "v2": "%s.%s" % (a2, t2.col("v"))}
+    f["sub"] = rng.choice(EXPR_SUBS).format(**f)
+    shape = rng.choice(["group", "group", "agg", "order"])
+    if shape == "order":
+        sql = "SELECT {k}, {sub} AS q, {z} FROM %s ORDER BY %s, {z}, {k}%s" % (
+            t.name, rng.choice(["{sub}", "q", "{s}"]), J.limit(rng))
+        return sql.format(**f)
+    items = ["{k}", "count(*)", "sum({z})", "total({v})"]
+    if rng.random() < 0.4:
+        items.append("{sub} AS q")
+    sql = "SELECT %s FROM %s" % (", ".join(items), t.name)
+    if shape == "group":
+        sql += " GROUP BY {k}"
+        if rng.random() < 0.7:
+            sql += " HAVING " + rng.choice(HAVINGS)
+        if rng.random() < 0.4:
+            sql += " ORDER BY " + rng.choice(["2 DESC, 1", "{sub}, 1", "1"])
+    return sql.format(**f)
+
+
+def test_expression_subqueries():
+    fails, n = [], 0
+    for k in range(max(1, WORLDS // 2)):
+        w = J.World(SEED + 500 + k)
+        rng = random.Random("expr %d" % k)
+        for case in range(CASES):
+            sql = gen_expr_query(w, rng)
+            kind = classify(w.conn, sql)
+            STATS["expression subquery: " + kind] = STATS.get("expression subquery: " + kind, 0) + 1
+            n += kind.startswith("accelerated") or kind == "merged"
+            why = J.check(w.conn, sql)
+            if why:
+                fails.append("world %d case %d: %s\n    %s" % (SEED + 500 + k, case, sql, why))
+        w.conn.close()
+    assert not fails, "%d differ:\n%s" % (len(fails), "\n".join(fails[:6]))
+    assert J.ASAN or n > 0.3 * CASES * max(1, WORLDS // 2), STATS
 
 
 WORLD_SQL = """
