@@ -246,12 +246,17 @@ static int parExec(sqlite3 *db, const char *zSql){
   return sqlite3_exec(db, zSql, 0, 0, 0);
 }
 
-/* The detail lines of zSql's query plan, each ending in "\n", or NULL. */
+/* The detail lines of zSql's query plan, each ending in "\n", or NULL.
+** Without the lines of subqueries in expressions (SCALAR SUBQUERY, LIST
+** SUBQUERY and what runs under them): a subquery runs whole wherever its
+** expression is evaluated, on any connection, and leaves the order in
+** which the statement reads its tables as it is. */
 static char *parQueryPlan(sqlite3 *db, const char *zSql){
   sqlite3_stmt *pStmt = 0;
   sqlite3_str *pStr;
   char *zEqp = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", zSql);
   int rc = zEqp ? sqlite3_prepare_v2(db, zEqp, -1, &pStmt, 0) : SQLITE_NOMEM;
+  int aSub[64], nSub = 0, k;
   sqlite3_free(zEqp);
   if( rc ){
     sqlite3_finalize(pStmt);
@@ -259,7 +264,20 @@ static char *parQueryPlan(sqlite3 *db, const char *zSql){
   }
   pStr = sqlite3_str_new(db);
   while( sqlite3_step(pStmt)==SQLITE_ROW ){
-    sqlite3_str_appendf(pStr, "%s\n", (const char*)sqlite3_column_text(pStmt, 3));
+    const char *zDetail = (const char*)sqlite3_column_text(pStmt, 3);
+    int iParent = sqlite3_column_int(pStmt, 1);
+    for(k=0; k<nSub && aSub[k]!=iParent; k++){}
+    if( k<nSub || (zDetail && (strstr(zDetail, "SCALAR SUBQUERY")
+                               || strstr(zDetail, "LIST SUBQUERY"))) ){
+      if( nSub>=(int)(sizeof(aSub)/sizeof(aSub[0])) ){
+        sqlite3_finalize(pStmt);
+        sqlite3_free(sqlite3_str_finish(pStr));
+        return 0;
+      }
+      aSub[nSub++] = sqlite3_column_int(pStmt, 0);
+      continue;
+    }
+    sqlite3_str_appendf(pStr, "%s\n", zDetail);
   }
   sqlite3_str_appendall(pStr, "");   /* an empty plan is "", not NULL */
   sqlite3_finalize(pStmt);

@@ -513,7 +513,12 @@ char *buildLoops(sqlite3 *db, const char *zSql, const ParParams *pParams,
     ** SELECT's (it runs whole where its expression is evaluated). */
     for(k=0; k<nSub && aSub[k]!=iParent; k++){}
     if( k<nSub || strstr(zDetail, "SCALAR SUBQUERY") || strstr(zDetail, "LIST SUBQUERY") ){
-      if( nSub<(int)(sizeof(aSub)/sizeof(aSub[0])) ) aSub[nSub++] = iId;
+      if( nSub>=(int)(sizeof(aSub)/sizeof(aSub[0])) ){
+        sqlite3_finalize(pStmt);
+        sqlite3_free(sqlite3_str_finish(pStr));
+        return 0;
+      }
+      aSub[nSub++] = iId;
       continue;
     }
     if( strncmp(zDetail, "SCAN ", 5)==0 || strncmp(zDetail, "SEARCH ", 7)==0 ){
@@ -1748,6 +1753,12 @@ static int buildSubqueries(ParBuild *pB){
     if( rc!=SQLITE_OK ){
       return buildWhy(pB, "a subquery in the select list, HAVING or ORDER BY that names "
                       "a column of the SELECT (correlated)%s", "");
+    }
+    /* "x IN (SELECT ...)" applies its affinity to x where x is held: in
+    ** the final SQL, the register the select list reads too (a column of
+    ** par_rows '0' instead of 0); in SQLite's SELECT, a copy. */
+    if( pS->iTok>0 && parTokIs(pSel->zSql, &pSel->aTok[pS->iTok-1], "IN") ){
+      return buildWhy(pB, "IN (SELECT ...) in the select list, HAVING or ORDER BY%s", "");
     }
   }
   return 0;

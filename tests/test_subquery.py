@@ -29,7 +29,8 @@ Tests:
   test_targeted            the rules of the merge, each against SQLite
   test_merges_happen       the shapes that must be accelerated are (par_explain)
   test_expression_subqueries
-                           GROUP BY with subqueries in the select list, HAVING
+                           GROUP BY with subqueries in WHERE (read in parallel:
+                           on every worker connection), the select list, HAVING
                            (scalar, IN, NOT IN, EXISTS) and ORDER BY, and
                            ORDER BY a subquery without GROUP BY; uncorrelated
                            ones accelerated, correlated ones native
@@ -224,7 +225,16 @@ def gen_expr_query(w, rng):
          "z2": "%s.%s" % (a2, t2.col("z")), "s2": "%s.%s" % (a2, t2.col("s")),
          "v2": "%s.%s" % (a2, t2.col("v"))}
     f["sub"] = rng.choice(EXPR_SUBS).format(**f)
-    shape = rng.choice(["group", "group", "agg", "order"])
+    shape = rng.choice(["group", "group", "agg", "order", "where", "where"])
+    if shape == "where":
+        # in WHERE: part of the reading query, on every worker connection
+        cond = rng.choice(["{z} > {sub}", "{k} IN (SELECT {k2} FROM {t2})",
+                           "EXISTS (SELECT 1 FROM {t2} WHERE {k2} = {k})",
+                           "NOT EXISTS (SELECT 1 FROM {t2} WHERE {k2} = {k})",
+                           "{k} NOT IN (SELECT {k2} FROM {t2} WHERE {k2} IS NOT NULL)",
+                           "{s} < {sub}"])
+        return ("SELECT {k}, count(*), sum({z}), total({v}) FROM %s WHERE %s GROUP BY {k}%s"
+                % (t.name, cond, rng.choice(["", " ORDER BY 2 DESC, 1"]))).format(**f)
     if shape == "order":
         sql = "SELECT {k}, {sub} AS q, {z} FROM %s ORDER BY %s, {z}, {k}%s" % (
             t.name, rng.choice(["{sub}", "q", "{s}"]), J.limit(rng))
