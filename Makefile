@@ -11,6 +11,8 @@
 #   make bench           the queries of DESIGN.md section 5: native SQLite vs
 #                        parallel views vs DuckDB (when installed)
 #   make bench-duckdb    install DuckDB for make bench (npm, bench/duckdb)
+#   make bench-tpch      TPC-H's 22 queries (SF, default 1): native SQLite vs
+#                        parallel views vs DuckDB (bench/tpch.py, docs/tpch.md)
 #   make bench-interrupts how promptly interrupted views stop (latencies)
 #   make bench-concat    parBatchConcat joining 512 pieces with shared texts
 #   make fuzz            libFuzzer on tests/fuzz/fuzz_sql.c (clang, ASan+UBSan)
@@ -46,7 +48,7 @@ ASANT_OBJ = $(patsubst %.c,build/asantiny/%.o,$(KERNEL_SRC))
 ASANC_OBJ = $(patsubst %.c,build/asancore/%.o,$(KERNEL_SRC) $(EXT_SRC))
 
 .PHONY: all deps demo test test-plain test-asan bench bench-duckdb bench-kernels \
-        bench-interrupts bench-concat clean fuzz fuzz-deps
+        bench-interrupts bench-concat bench-tpch clean fuzz fuzz-deps
 all: parallel.so
 
 deps:
@@ -131,7 +133,7 @@ build/asan/fuzz_replay: tests/fuzz/replay.c tests/fuzz/fuzz_sql.c $(FUZZR_OBJ)
 	  $(FUZZR_OBJ) -lsqlite3 $(LDLIBS)
 
 PLAIN_BINS = build/test_kernels build/test_kernels_tiny build/test_batch build/test_parse \
-             build/test_agg build/test_oom parallel.so
+             build/test_agg build/test_oom build/tpch_dbgen parallel.so
 ASAN_BINS  = build/asan/test_kernels build/asan/test_kernels_tiny build/asan/test_batch \
              build/asan/test_parse build/asan/test_agg build/asan/test_oom build/asan/parallel.so \
              build/asan/fuzz_replay
@@ -231,6 +233,15 @@ bench-concat: build/bench_concat
 # the environment); DuckDB takes part once make bench-duckdb has installed it.
 bench: deps parallel.so
 	/usr/bin/python3 bench/bench.py
+
+# TPC-H's data generator (no dependency) and benchmark: SF (default 1),
+# TPCH_THREADS, TPCH_REPS, TPCH_QUERIES, TPCH_LIMIT from the environment.
+build/tpch_dbgen: bench/tpch/dbgen.c
+	@mkdir -p build
+	$(CC) -std=c11 $(OPT) $(WARN) -o $@ bench/tpch/dbgen.c
+
+bench-tpch: deps parallel.so build/tpch_dbgen
+	/usr/bin/python3 bench/tpch.py
 
 # sqlite3_interrupt() at random moments of a 5M-row, 1M-group view's scans.
 bench-interrupts: deps parallel.so

@@ -96,6 +96,8 @@ job() {
     p-wstress)   run "window stress" $PY tests/stress_window.py ./parallel.so ;;
     p-plancache) run "plan cache" $PY tests/test_plancache.py ./parallel.so ;;
     p-delivery)  run "delivery" $PY tests/test_delivery.py ./parallel.so ;;
+    # TPC-H's 22 queries at scale factor 0.01 (build/tpch_dbgen's data).
+    p-tpch)      run "tpch" $PY tests/test_tpch.py ./parallel.so ;;
     # The benchmark at 100k rows: it must run and agree with SQLite.
     p-bench)     run "bench smoke" env BENCH_ROWS=100000 BENCH_REPS=1 BENCH_RESULTS=0 $PY bench/bench.py ;;
     # -- asan: alone
@@ -199,7 +201,7 @@ lane() {  # lane JOB...: run each job no other lane has taken yet
 # Longest first (times on an idle 2-core machine), so that the lanes end
 # together.
 ORDER="a-views a-extract p-extract p-views a-oom a-kernels p-oom a-histogram p-kernels a-tiny
-       a-batches p-histogram a-fuzz a-order a-params p-join a-join p-subquery a-subquery p-tiny p-order a-groupsort p-groupsort a-window p-window p-wstress p-params p-examples a-sql p-batches p-sql
+       a-batches p-histogram a-fuzz a-order a-params p-join a-join p-subquery a-subquery p-tpch p-tiny p-order a-groupsort p-groupsort a-window p-window p-wstress p-params p-examples a-sql p-batches p-sql
        a-settings p-settings a-plancache p-plancache a-delivery p-delivery p-bench q-extract q-order q-params q-settings
        q-plancache q-delivery q-kernels q-histogram q-views-targeted q-views-native q-views-scan
        q-views-errors q-tiny q-examples q-batches q-sql p-parse a-parse q-parse p-agg a-agg q-agg"
