@@ -549,9 +549,10 @@ static char *joinMemoKey(const ParPlan *pPlan, const int *aOrd){
   int t;
   if( zParams==0 ) return 0;
   pStr = sqlite3_str_new(0);
-  sqlite3_str_appendf(pStr, "%s\x01%s\x01%d\x01%s\x01", pPlan->zExtract, zParams,
+  sqlite3_str_appendf(pStr, "%s\x01%s\x01%d\x01%s\x01%s\x01", pPlan->zExtract, zParams,
                       pPlan->pJoin->bOrderMatters,
-                      pPlan->pJoin->zResid ? pPlan->pJoin->zResid : "");
+                      pPlan->pJoin->zResid ? pPlan->pJoin->zResid : "",
+                      pPlan->pJoin->zCalc ? pPlan->pJoin->zCalc : "");
   for(t=0; aOrd && t<pPlan->pJoin->nTab; t++) sqlite3_str_appendf(pStr, "%d,", aOrd[t]);
   for(t=0; t<pPlan->pJoin->nTab; t++){
     sqlite3_str_appendf(pStr, "\x01%s", pPlan->pJoin->aTab[t].zLoop);
@@ -783,15 +784,16 @@ static int joinFilter(sqlite3 *db, const ParPlan *pPlan, int nThread, ParBatch *
     pOut = sqlite3_malloc(sizeof(*pOut));
     if( pOut ){
       memset(pOut, 0, sizeof(*pOut));
-      pOut->aCol = sqlite3_malloc64(sizeof(ParColumn)*(pPlan->nExtractCol+1));
+      pOut->aCol = sqlite3_malloc64(sizeof(ParColumn)*(pB->nCol+1));
     }
     if( pOut==0 || pOut->aCol==0 ){
       rc = SQLITE_NOMEM;
     }else{
-      memset(pOut->aCol, 0, sizeof(ParColumn)*(pPlan->nExtractCol+1));
+      memset(pOut->aCol, 0, sizeof(ParColumn)*(pB->nCol+1));
       pOut->nRef = 1;
       pOut->nRow = pOut->nRowAlloc = n;
-      pOut->nCol = pPlan->nExtractCol;
+      /* The terms' columns go, unless the columns computed next read them. */
+      pOut->nCol = pJoin->zCalc ? pB->nCol : pPlan->nExtractCol;
       /* The dictionaries stay the tables' batches': they move along. */
       pOut->apKeep = pB->apKeep;
       pOut->nKeep = pB->nKeep;
@@ -823,6 +825,50 @@ static int joinFilter(sqlite3 *db, const ParPlan *pPlan, int nThread, ParBatch *
     parBatchFree(pOut);
   }
   parBigFree(aIdx);
+  return rc;
+}
+
+/* The extraction's columns that name several tables (ParPlanJoin.zCalc),
+** computed by SQLite over the joined rows in their order, in place of
+** their stand-ins; then *ppB without the columns only they (and the
+** filter) read.  When one fails on some row, *pzSqlite, as joinFilter. */
+static int joinCompute(sqlite3 *db, const ParPlan *pPlan, ParBatch **ppB, char **pzSqlite){
+  const ParPlanJoin *pJoin = pPlan->pJoin;
+  ParBatch *pB = *ppB, *pCalc = 0;
+  sqlite3_stmt *pStmt = 0;
+  char *zErr = 0;
+  int rc, j;
+  if( pJoin->zCalc==0 ) return SQLITE_OK;
+  rc = sqlite3_prepare_v2(db, pJoin->zCalc, -1, &pStmt, 0);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_bind_pointer(pStmt, sqlite3_bind_parameter_index(pStmt, ":par_rows"), pB,
+                              PAR_BATCH_PTR, 0);
+  }
+  if( rc==SQLITE_OK ) rc = parParamsBind(pStmt, pPlan->pParams);
+  if( rc==SQLITE_OK ) rc = parBatchFromStmt(pStmt, 0, &pCalc, &zErr);
+  sqlite3_finalize(pStmt);
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && rc!=SQLITE_INTERRUPT ){
+    *pzSqlite = sqlite3_mprintf("a column over several tables fails on a joined row (%s)",
+                                zErr ? zErr : sqlite3_errmsg(db));
+    rc = *pzSqlite ? SQLITE_OK : SQLITE_NOMEM;
+  }
+  sqlite3_free(zErr);
+  if( rc==SQLITE_OK && *pzSqlite==0 ){
+    if( pCalc->nCol!=pJoin->nCalc || pCalc->nRow!=pB->nRow ){
+      rc = SQLITE_INTERNAL;
+    }else{
+      for(j=0; j<pJoin->nCalc; j++){
+        /* Swap: each batch frees the column it then holds. */
+        ParColumn *pDst = &pB->aCol[pJoin->aCalcCol[j]], tmp = *pDst;
+        *pDst = pCalc->aCol[j];
+        pCalc->aCol[j] = tmp;
+      }
+      for(j=pPlan->nExtractCol; j<pB->nCol; j++) parColumnClear(&pB->aCol[j]);
+      pB->nCol = pPlan->nExtractCol;
+      pB->nMem = parBatchBytes(pB);
+    }
+  }
+  parBatchFree(pCalc);
   return rc;
 }
 
@@ -1003,6 +1049,7 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     for(i=0; i<pJoin->nTab; i++) __atomic_fetch_add(&apIn[i]->nRef, 1, __ATOMIC_RELAXED);
     rc = joinOutput(&r, pPlan, &rows, &pO->pOut);
     if( rc==SQLITE_OK ) rc = joinFilter(db, pPlan, r.nThread, &pO->pOut, &r.zSqlite);
+    if( rc==SQLITE_OK && r.zSqlite==0 ) rc = joinCompute(db, pPlan, &pO->pOut, &r.zSqlite);
     if( r.zSqlite ){
       parBatchFree(pO->pOut);
       pO->pOut = 0;

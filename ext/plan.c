@@ -2081,6 +2081,11 @@ static void explainJoin(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn 
     explainText(pStr, pJ->zResidText, pIn);
     sqlite3_str_appendall(pStr, " (SQLite, over the joined rows, in their order)\n");
   }
+  if( pJ->zCalcText ){
+    sqlite3_str_appendall(pStr, "  computed: ");
+    explainText(pStr, pJ->zCalcText, pIn);
+    sqlite3_str_appendall(pStr, " (SQLite, over the joined rows, in their order)\n");
+  }
 }
 
 char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){

@@ -138,6 +138,14 @@ struct ParPlanJoin {
                      ** which SQLite evaluates over the joined rows, or NULL */
   char *zResidText;  /* ...those terms as written (par_explain) */
   int nResidCol;
+  char *zCalc;       /* "SELECT e1, ... FROM par_rows(:par_rows)": the
+                     ** extraction's columns that name several tables,
+                     ** which SQLite computes over the joined rows (after
+                     ** zResid), or NULL */
+  char *zCalcText;   /* ...those columns as written (par_explain) */
+  int nCalc;
+  int *aCalcCol;     /* the extraction column of each (its output column
+                     ** until then holds a stand-in) */
 };
 #define PAR_JOIN_MAX_RESID 16      /* such terms at most */
 #define PAR_JOIN_MAX_TAB 8

@@ -73,6 +73,8 @@ typedef struct JoinBuild {
   int nResid;                      /* terms over the joined rows (joinResid) */
   char *azResid[PAR_JOIN_MAX_RESID];  /* each rewritten for par_rows */
   sqlite3_str *pResidText;         /* the terms as written */
+  sqlite3_str *pCalc;              /* columns over several tables (joinCalc): */
+  sqlite3_str *pCalcText;          /* the SELECT over par_rows, the columns */
   int nResidCol;                   /* the columns they read: */
   int aResidTab[4*PAR_JOIN_MAX_RESID];   /* table (FROM order) */
   char *azResidCol[4*PAR_JOIN_MAX_RESID];/* expression */
@@ -250,23 +252,16 @@ static int joinColumnLetters(JoinBuild *pJ, int iTab, const char *zCol, char *pc
   return 1;
 }
 
-/* A term, tokens [t0, t1) (text zTerm), that names columns of several
-** tables and is no key: SQLite evaluates it over the joined rows (the
-** join operator then filters them, keeping their order, as the loop that
-** reaches its last table tests it), with each column reference a column
-** of the joined rows under its table's affinity and collation.  Only for
-** terms of WHERE and of inner joins' ON, over tables no LEFT JOIN pads.
-** Returns 1 when the join cannot be planned. */
-static int joinResid(JoinBuild *pJ, int t0, int t1, const char *zTerm){
-  ParSelect *pSel = pJ->pB->pSel;
-  const char *z = pSel->zSql;
-  const ParToken *a = pSel->aTok;
-  sqlite3_str *pStr;
+/* Append to pStr the expression of tokens [t0, t1) of z with each column
+** reference written as the column of the joined rows that holds it (added
+** to azResidCol when new), under its table's affinity and collation.  A
+** reference to a table a LEFT JOIN pads is refused unless bPadded (the
+** joined rows hold NULL there, as SQLite's loops do).  Returns 1 when
+** the join cannot be planned (zWhat: what the expression is, for the
+** reason). */
+static int joinRewriteRefs(JoinBuild *pJ, const char *z, const ParToken *a, int t0, int t1,
+                           int bPadded, const char *zWhat, sqlite3_str *pStr){
   int i, k, iPrev = a[t0].i;
-  if( pJ->nResid>=PAR_JOIN_MAX_RESID ){
-    return joinWhy(pJ, "more terms over several tables than the join operator takes%s", "");
-  }
-  pStr = sqlite3_str_new(0);
   for(i=t0; i<t1; i++){
     int j = i, iTab;
     char *zRef;
@@ -281,7 +276,7 @@ static int joinResid(JoinBuild *pJ, int t0, int t1, const char *zTerm){
       j += 2;
     }
     zRef = sqlite3_mprintf("%.*s", a[j].i + a[j].n - a[i].i, z + a[i].i);
-    if( zRef==0 ){ sqlite3_free(sqlite3_str_finish(pStr)); buildNoMem(pJ->pB); return 1; }
+    if( zRef==0 ){ buildNoMem(pJ->pB); return 1; }
     iTab = joinExprTab(pJ, zRef, 0);
     if( iTab==-1 || (iTab==-2 && a[i].eType==PT_ID && j==i
                      && sqlite3_keyword_check(z + a[i].i, a[i].n)) ){
@@ -289,12 +284,12 @@ static int joinResid(JoinBuild *pJ, int t0, int t1, const char *zTerm){
       i = j;
       continue;
     }
-    if( iTab<0 || pJ->aNullable[iTab] || !joinColumnLetters(pJ, iTab, zRef, &cAff, &cColl) ){
+    if( iTab<0 || (pJ->aNullable[iTab] && !bPadded)
+     || !joinColumnLetters(pJ, iTab, zRef, &cAff, &cColl) ){
       sqlite3_free(zRef);
-      sqlite3_free(sqlite3_str_finish(pStr));
-      return joinWhy(pJ, iTab>=0 && pJ->aNullable[iTab]
+      return joinWhy(pJ, iTab>=0 && pJ->aNullable[iTab] && !bPadded
                      ? "a term on the NULL-padded side of a LEFT JOIN: %s"
-                     : "a term over several tables whose columns are not known: %s", zTerm);
+                     : "%s whose columns are not known", zWhat);
     }
     for(k=0; k<pJ->nResidCol; k++){
       if( pJ->aResidTab[k]==iTab && strcmp(pJ->azResidCol[k], zRef)==0 ) break;
@@ -302,9 +297,8 @@ static int joinResid(JoinBuild *pJ, int t0, int t1, const char *zTerm){
     if( k==pJ->nResidCol ){
       if( k>=(int)(sizeof(pJ->aResidTab)/sizeof(pJ->aResidTab[0])) ){
         sqlite3_free(zRef);
-        sqlite3_free(sqlite3_str_finish(pStr));
-        return joinWhy(pJ, "more columns in terms over several tables than the join "
-                       "operator takes%s", "");
+        return joinWhy(pJ, "more columns in terms and expressions over several tables "
+                       "than the join operator takes%s", "");
       }
       pJ->aResidTab[k] = iTab;
       pJ->azResidCol[k] = zRef;
@@ -319,12 +313,67 @@ static int joinResid(JoinBuild *pJ, int t0, int t1, const char *zTerm){
     i = j;
   }
   sqlite3_str_appendf(pStr, "%.*s", a[t1-1].i + a[t1-1].n - iPrev, z + iPrev);
+  return 0;
+}
+
+/* A term, tokens [t0, t1) (text zTerm), that names columns of several
+** tables and is no key: SQLite evaluates it over the joined rows (the
+** join operator then filters them, keeping their order, as the loop that
+** reaches its last table tests it), with each column reference a column
+** of the joined rows under its table's affinity and collation.  Only for
+** terms of WHERE and of inner joins' ON, over tables no LEFT JOIN pads.
+** Returns 1 when the join cannot be planned. */
+static int joinResid(JoinBuild *pJ, int t0, int t1, const char *zTerm){
+  ParSelect *pSel = pJ->pB->pSel;
+  sqlite3_str *pStr;
+  char *zWhat;
+  int rc;
+  if( pJ->nResid>=PAR_JOIN_MAX_RESID ){
+    return joinWhy(pJ, "more terms over several tables than the join operator takes%s", "");
+  }
+  zWhat = sqlite3_mprintf("a term over several tables: %s", zTerm);
+  if( zWhat==0 ){ buildNoMem(pJ->pB); return 1; }
+  pStr = sqlite3_str_new(0);
+  rc = joinRewriteRefs(pJ, pSel->zSql, pSel->aTok, t0, t1, 0, zWhat, pStr);
+  sqlite3_free(zWhat);
+  if( rc ){
+    sqlite3_free(sqlite3_str_finish(pStr));
+    return 1;
+  }
   pJ->azResid[pJ->nResid] = sqlite3_str_finish(pStr);
   if( pJ->azResid[pJ->nResid]==0 ){ buildNoMem(pJ->pB); return 1; }
   pJ->nResid++;
   if( pJ->pResidText==0 ) pJ->pResidText = sqlite3_str_new(0);
   sqlite3_str_appendf(pJ->pResidText, "%s%s", pJ->nResid>1 ? " AND " : "", zTerm);
   return 0;
+}
+
+/* An extraction column zExpr that names columns of several tables:
+** SQLite computes it over the joined rows (after the filter, in their
+** order), as its loops compute it where the last of those tables is
+** reached; NULL padding included.  Appends "expr" rewritten for par_rows
+** to pCalc.  Returns 1 when the join cannot be planned. */
+static int joinCalc(JoinBuild *pJ, const char *zExpr, sqlite3_str *pCalc){
+  int nTok, rc, i;
+  ParToken *a;
+  char *zWhat;
+  if( sqlite3_strlike("%(%SELECT%", zExpr, 0)==0 ){
+    return joinWhy(pJ, "a column that names several tables with a subquery: %s", zExpr);
+  }
+  a = parTokenize(zExpr, &nTok);
+  zWhat = sqlite3_mprintf("a column over several tables: %s", zExpr);
+  if( a==0 || zWhat==0 ){
+    sqlite3_free(a);
+    sqlite3_free(zWhat);
+    buildNoMem(pJ->pB);
+    return 1;
+  }
+  for(i=0; i<nTok && a[i].eType!=PT_EOF; i++){}
+  rc = i==0 ? joinWhy(pJ, "an empty column%s", "")
+             : joinRewriteRefs(pJ, zExpr, a, 0, i, 1, zWhat, pCalc);
+  sqlite3_free(zWhat);
+  sqlite3_free(a);
+  return rc;
 }
 
 /* One AND-term, tokens [t0, t1) of the SELECT: a key, or a filter of one
@@ -735,6 +784,9 @@ void parPlanJoinFree(ParPlanJoin *pJoin){
   sqlite3_free(pJoin->aOutCol);
   sqlite3_free(pJoin->zResid);
   sqlite3_free(pJoin->zResidText);
+  sqlite3_free(pJoin->zCalc);
+  sqlite3_free(pJoin->zCalcText);
+  sqlite3_free(pJoin->aCalcCol);
   sqlite3_free(pJoin);
 }
 
@@ -789,15 +841,32 @@ static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
   memset(pJoin, 0, sizeof(*pJoin));
   pPlan->pJoin = pJoin;
   pJoin->bOrderMatters = bOrderMatters;
-  pJoin->aOutTab = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractCol+pJ->nResidCol+1));
-  pJoin->aOutCol = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractCol+pJ->nResidCol+1));
+  /* (joinCalc below adds columns to those of the filter's terms.) */
+  pJoin->aOutTab = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractCol+4*PAR_JOIN_MAX_RESID+1));
+  pJoin->aOutCol = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractCol+4*PAR_JOIN_MAX_RESID+1));
+  pJoin->aCalcCol = sqlite3_malloc64(sizeof(int)*(pPlan->nExtractCol+1));
   pJoin->aTab = sqlite3_malloc64(sizeof(ParJoinTab)*pJ->nTab);
-  if( pJoin->aOutTab==0 || pJoin->aOutCol==0 || pJoin->aTab==0 ){ buildNoMem(pB); return 1; }
+  if( pJoin->aOutTab==0 || pJoin->aOutCol==0 || pJoin->aTab==0 || pJoin->aCalcCol==0 ){
+    buildNoMem(pB);
+    return 1;
+  }
   memset(pJoin->aTab, 0, sizeof(ParJoinTab)*pJ->nTab);
   for(j=0; j<pPlan->nExtractCol; j++){
     const char *zExpr = j<pPlan->nExtractExpr ? pPlan->azExtractExpr[j] : "0";
     int iTab = joinExprTab(pJ, zExpr, 0);
-    if( iTab==-2 ) return joinWhy(pJ, "a column that names several tables: %s", zExpr);
+    if( iTab==-2 ){
+      /* Computed over the joined rows; until then a stand-in column. */
+      if( pJ->pCalc==0 ){
+        pJ->pCalc = sqlite3_str_new(0);
+        pJ->pCalcText = sqlite3_str_new(0);
+      }
+      sqlite3_str_appendall(pJ->pCalc, pJoin->nCalc ? ", " : "SELECT ");
+      sqlite3_str_appendf(pJ->pCalcText, "%s%s", pJoin->nCalc ? ", " : "", zExpr);
+      if( joinCalc(pJ, zExpr, pJ->pCalc) ) return 1;
+      pJoin->aCalcCol[pJoin->nCalc++] = j;
+      pJoin->aOutTab[j] = -1;
+      continue;
+    }
     if( iTab<0 ) iTab = pJ->aOrd[0];
     if( pJ->aNullable[iTab] && !joinPadsToNull(pJ, iTab, zExpr) ){
       return joinWhy(pJ, "a column of the NULL-padded side of a LEFT JOIN that is not NULL "
@@ -817,6 +886,22 @@ static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
     pJoin->aOutCol[pPlan->nExtractCol + j] = joinScanCol(pJ, iTab, pJ->azResidCol[j]);
     if( pJoin->aOutCol[pPlan->nExtractCol + j]<0 ) return 1;
   }
+  pJoin->nResidCol = pJ->nResidCol;
+  if( pJ->pCalc ){
+    for(j=0; j<pJoin->nCalc; j++){
+      pJoin->aOutTab[pJoin->aCalcCol[j]] = pJoin->aOutTab[pPlan->nExtractCol];
+      pJoin->aOutCol[pJoin->aCalcCol[j]] = pJoin->aOutCol[pPlan->nExtractCol];
+    }
+    sqlite3_str_appendall(pJ->pCalc, " FROM par_rows(:par_rows)");
+    pJoin->zCalc = sqlite3_str_finish(pJ->pCalc);
+    pJoin->zCalcText = sqlite3_str_finish(pJ->pCalcText);
+    pJ->pCalc = pJ->pCalcText = 0;
+    if( pJoin->zCalc==0 || pJoin->zCalcText==0 ){ buildNoMem(pB); return 1; }
+    if( !joinPrepares(pB->db, pJoin->zCalc) ){
+      return joinWhy(pJ, "the columns over several tables do not prepare over the joined "
+                     "rows%s", "");
+    }
+  }
   if( pJ->nResid>0 ){
     sqlite3_str *pStr = sqlite3_str_new(0);
     /* Under a CASE: SQLite plans OR terms of a virtual table's WHERE one
@@ -827,7 +912,6 @@ static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
     pJoin->zResid = sqlite3_str_finish(pStr);
     pJoin->zResidText = sqlite3_str_finish(pJ->pResidText);
     pJ->pResidText = 0;
-    pJoin->nResidCol = pJ->nResidCol;
     if( pJoin->zResid==0 || pJoin->zResidText==0 ){ buildNoMem(pB); return 1; }
     if( !joinPrepares(pB->db, pJoin->zResid) ){
       return joinWhy(pJ, "the terms over several tables do not prepare over the joined "
@@ -963,6 +1047,8 @@ void buildJoinPlan(ParBuild *pB){
   for(i=0; i<j.nResid; i++) sqlite3_free(j.azResid[i]);
   for(i=0; i<j.nResidCol; i++) sqlite3_free(j.azResidCol[i]);
   sqlite3_free(sqlite3_str_finish(j.pResidText));
+  sqlite3_free(sqlite3_str_finish(j.pCalc));
+  sqlite3_free(sqlite3_str_finish(j.pCalcText));
   for(e=0; e<j.nEdge; e++){
     sqlite3_free(j.aEdge[e].zColL);
     sqlite3_free(j.aEdge[e].zColR);
