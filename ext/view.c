@@ -1236,6 +1236,17 @@ static int parViewBindArgs(ParView *pView, ParViewCursor *pCur, int idxNum,
   return SQLITE_OK;
 }
 
+/* A scan that ends interrupted may have planned under the interrupt (a
+** progress handler, sqlite3_interrupt()): the planner's read of
+** pragma_function_list then fails, the planner takes every function for
+** the application's, and the plan runs natively.  The connection's plan
+** cache would hand that plan to every later scan (natively, memory_mb
+** not enforced) until the schema changed, so it drops what it kept: the
+** next scan plans again. */
+static void parViewInterrupted(ParView *pView, int rc){
+  if( (rc & 0xff)==SQLITE_INTERRUPT ) parPlanCacheDrop(pView->pCtx);
+}
+
 static int parViewFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                          int argc, sqlite3_value **argv){
   ParView *pView = (ParView*)cur->pVtab;
@@ -1253,6 +1264,7 @@ static int parViewFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxSt
   pView->nBusy++;
   rc = parViewFilterBusy(cur);
   pView->nBusy--;
+  parViewInterrupted(pView, rc);
   /* A memory_mb limit (SQLITE_FULL inside) is the scan's error alone:
   ** SQLITE_FULL would make SQLite roll back the caller's transaction. */
   return rc==SQLITE_FULL ? SQLITE_ERROR : rc;
@@ -1411,6 +1423,7 @@ static int parViewNext(sqlite3_vtab_cursor *cur){
   pView->nBusy++;
   rc = parViewStep(pCur);
   pView->nBusy--;
+  parViewInterrupted(pView, rc);
   return rc;
 }
 

@@ -23,8 +23,11 @@ CAST(x AS BLOB) crashes (NULL aRank in parColumnKeys from winDequeKeys: run
 with STRESS_SKIP="CAST(b AS BLOB)" to see the rest); a WINDOW definition
 built on another (v AS (w ...)) takes the last definition of w in the
 clause, where SQLite takes the latest one before v and ignores the base of
-the first definition; after an interrupted scan a view runs natively
-(memory_mb is then not enforced) until par_cache_clear().
+the first definition; after an interrupted scan a view ran natively
+(memory_mb was then not enforced) until a schema change: the interrupt
+hit the planner's read of pragma_function_list, which then took every
+function for the application's, and the connection's plan cache kept that
+native plan (review bug 3: an interrupted scan now drops the plan cache).
 
 Every SELECT runs natively and as a parallel view (parameters bound as
 the view's hidden columns) at par_config('threads') 1, 2 and 3, min_rows 0, in a
@@ -669,6 +672,10 @@ def random_join(rng):
 
 # ---- misc: parameters, interrupts, memory ------------------------------------------------
 
+# The memory limit's error as docs/settings.md gives it.
+MEMORY_ERROR = re.compile(r"memory limit of 1 MB exceeded while [a-z ]+ \(see par_config\('memory_mb'\)\)$")
+
+
 def misc(c):
     P = [
         ("SELECT a, sum(a) OVER (ORDER BY rowid ROWS 1 PRECEDING) + ? FROM ts", (1,)),
@@ -748,10 +755,13 @@ def misc(c):
             if o[0] == "rows" and o != want:
                 ST.fails.append(("memory_mb 1", sql, "wrong rows: " + short(o)))
             if o[0] == "rows" and " tl" in sql:
-                # 200k rows need more than 1 MB: the view ran natively (after
-                # an interrupted scan of it, until par_cache_clear()).
+                # 200k rows need more than 1 MB, and columns served from the
+                # cache (the after-interrupt scan filled it) count as read
+                # (docs/settings.md, memory_mb): rows mean the view ran
+                # natively.  It did, when an interrupt had hit its planning
+                # and the plan cache kept that native plan (fixed: view.c).
                 ST.fails.append(("memory_mb 1", sql, "no memory error after interrupted scans"))
-            if o[0] == "error" and "memory" not in o[1]:
+            if o[0] == "error" and not MEMORY_ERROR.match(o[1]):
                 ST.fails.append(("memory_mb 1", sql, "unclear error: " + o[1]))
             print("memory_mb 1:", sql[:60], "->", o[0], o[1] if o[0] == "error" else "")
         finally:

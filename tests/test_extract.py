@@ -11,6 +11,7 @@ Each test_* function is one case; the last line is "extract: N passed, N failed"
 import json
 import os
 import random
+import re
 import sqlite3
 import struct
 import subprocess
@@ -1800,6 +1801,58 @@ def test_memory_limit_parallel():
             assert "memory limit of 8 MB exceeded while grouping rows" in str(e), str(e)
         c.execute("SELECT par_config('memory_mb', 64)")
         same(c, sql)
+
+
+def test_interrupted_planning_not_kept():
+    """A progress handler that interrupts a scan while the view plans (its
+    read of pragma_function_list) made the plan run natively, "lag() is
+    the application's", and the connection's plan cache kept that plan:
+    every later scan ran natively, memory_mb 1 was not enforced, until a
+    schema change (review bug 3).  After such scans, memory_mb 1 is the
+    limit's error again and the rows are SQLite's."""
+    path, c = fresh("interrupt_plan.db")
+    c.execute("CREATE TABLE t(a INTEGER, b TEXT COLLATE NOCASE, c, d REAL)")
+    c.execute("INSERT INTO t SELECT k % 97, 's' || (k % 1013), k * 0.5, k % 7 * 0.25 FROM "
+              "(WITH RECURSIVE s(k) AS (SELECT 0 UNION ALL SELECT k+1 FROM s WHERE k<59999) "
+              "SELECT k FROM s)")
+    c.execute("SELECT par_config('min_rows', 0)")
+    memory = c.execute("SELECT par_config('memory_mb')").fetchone()[0]
+    for sql in ("SELECT b, c - lag(c) OVER (ORDER BY d) FROM t ORDER BY b",
+                "SELECT a, count(*), sum(count(*)) OVER (ORDER BY a) FROM t GROUP BY a, b",
+                "SELECT a, count(*), total(d) FROM t GROUP BY a",
+                "SELECT count(*), total(t2.d) FROM t t1 JOIN t t2 ON t1.c = t2.a WHERE t1.d < t2.d"):
+        plan = c.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+        assert not plan.startswith("native"), plan
+        want = c.execute(sql).fetchall()
+        for after in (1, 3, 10):
+            # A new view each time: the schema change empties the plan cache,
+            # so the interrupted scan plans.
+            c.execute("DROP TABLE IF EXISTS temp.v")
+            c.execute("CREATE VIRTUAL TABLE temp.v USING parallel('%s')" % sql)
+            calls = [0]
+
+            def handler():
+                calls[0] += 1
+                return 1 if calls[0] >= after else 0
+            c.set_progress_handler(handler, 10)
+            try:
+                c.execute("SELECT * FROM v").fetchall()
+            except sqlite3.OperationalError as e:
+                assert "interrupted" in str(e), str(e)
+            c.set_progress_handler(None, 0)
+            c.execute("SELECT par_config('memory_mb', 1)")
+            try:
+                c.execute("SELECT * FROM v").fetchall()
+                raise AssertionError("no memory limit error after an interrupt (after %d): %s"
+                                     % (after, sql))
+            except sqlite3.OperationalError as e:
+                assert re.match(r"memory limit of 1 MB exceeded while [a-z ]+ \(see "
+                                r"par_config\('memory_mb'\)\)$", str(e)), str(e)
+            finally:
+                c.execute("SELECT par_config('memory_mb', ?)", (memory,))
+            agree(sql, c.execute("SELECT * FROM v").fetchall(), want)
+    c.execute("DROP TABLE temp.v")
+    c.close()
 
 
 def test_memory_limit_sort():
