@@ -288,6 +288,9 @@ static void buildFuncListRead(ParBuild *pB){
   }
   rc = sqlite3_finalize(pStmt);
   if( rc==SQLITE_NOMEM ) buildNoMem(pB);
+  /* An interrupt is the scan's answer, not the list's: the build fails
+  ** (and a failed build is never kept). */
+  if( rc==SQLITE_INTERRUPT && pB->rc==SQLITE_OK ) pB->rc = SQLITE_INTERRUPT;
   if( rc==SQLITE_OK && nCheck==2 && pB->rc==SQLITE_OK ) pB->eFunc = 1;
 }
 
