@@ -623,11 +623,14 @@ static void joinMemoKeep(ParContext *pCtx, const char *zKey, ParBatch **apB, int
 }
 
 /* The data versions of every database of db, summed: a commit by another
-** connection to any of them changes it. */
+** connection to any of them changes it.  Not temp's: no other connection
+** writes it, and it joins the list when SQLite first opens it (during a
+** connection's first scan) - a commit that never came. */
 static sqlite3_int64 joinDataVersion(sqlite3 *db){
   sqlite3_stmt *pList = 0;
   sqlite3_int64 v = 0;
-  if( sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1, &pList, 0) ){
+  if( sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list WHERE name <> 'temp'",
+                         -1, &pList, 0) ){
     return -1;
   }
   while( sqlite3_step(pList)==SQLITE_ROW ){

@@ -63,6 +63,7 @@ Information only: coverage never fails the test.
 
 The last line is "test_join: N passed, N failed".
 """
+import json
 import os
 import atexit
 import random
@@ -923,6 +924,25 @@ def test_columns_over_several_tables():
     c.close()
     assert not bad, "%d cases differ:\n  %s" % (len(bad), "\n  ".join(bad[:8]))
     assert ASAN or computed > n // 3, "only %d of %d random cases computed" % (computed, n)
+
+
+def test_first_scan_of_a_connection():
+    """The first scan on a new connection (which makes SQLite open its temp
+    database) runs the join kernels: the temp database, which then joins
+    the list the data versions are read from, is no other connection's
+    commit."""
+    path = os.path.join(TMP, "first_scan.db")
+    c = connect(path)
+    c.execute("PRAGMA journal_mode=WAL")
+    c.executescript(TARGETED_SQL)
+    c.close()
+    c = connect(path)
+    # (min_rows as it is: tables this small are read on this connection,
+    # which opens its temp database.)
+    sql = "SELECT dl.tag, count(*), sum(dr.z) FROM dl JOIN dr ON dr.k = dl.k GROUP BY dl.tag"
+    prof = json.loads(c.execute("SELECT par_profile(?)", (sql,)).fetchone()[0])
+    c.close()
+    assert "join_sqlite" not in prof and any(o["op"] == "join" for o in prof["operators"]), prof
 
 
 def test_index_lookup_order():
