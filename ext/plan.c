@@ -1833,7 +1833,7 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
   /* A subquery in FROM (or a WITH) that SQLite merges into the SELECT:
   ** planned as merged (plan_flatten.c); else native, saying why. */
   if( pPlan->zSql ){
-    rc = parFlatten(db, zSql, pParams, &pPlan->zFlat, &zFlatWhy);
+    rc = parFlatten(db, zSql, pParams, &pPlan->zFlat, &pPlan->mFlat, &zFlatWhy);
     if( rc ){
       parPlanFree(pPlan);
       return rc;
@@ -2109,9 +2109,13 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
   }else{
     sqlite3_str_appendf(pStr, ": %s\n", pIn->zMode ? pIn->zMode : "?");
   }
-  if( p->zFlat ){
+  if( p->mFlat & PAR_FLAT_MERGED ){
     sqlite3_str_appendall(pStr, "from      the subquery in FROM merged into the SELECT, "
                           "as SQLite merges it\n");
+  }
+  if( p->mFlat & PAR_FLAT_EXISTS ){
+    sqlite3_str_appendall(pStr, "where     [NOT] EXISTS over a table scanned for each row, "
+                          "as [NOT] IN its list (built once per reading query)\n");
   }
   if( p->zJoinWhy || (p->pJoin && pIn->bJoinSqlite) ){
     sqlite3_str_appendf(pStr, "join      SQLite joins the tables in the scan (%s)\n",
@@ -2152,7 +2156,7 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
     sqlite3_str_appendf(pStr, "extraction mode: %s\n",
                         pIn->zModeLong ? pIn->zModeLong : pIn->zMode ? pIn->zMode : "?");
     if( p->zFlat ){
-      sqlite3_str_appendall(pStr, "merged SQL:  ");
+      sqlite3_str_appendall(pStr, "rewritten SQL: ");
       explainText(pStr, p->zFlat, pIn);
       sqlite3_str_appendall(pStr, "\n");
     }

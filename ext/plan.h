@@ -214,6 +214,9 @@ typedef struct ParPlanWindow {
                              ** reads (else those of ParPlan.aDirect) */
 } ParPlanWindow;
 
+#define PAR_FLAT_MERGED 1   /* ParPlan.mFlat: a subquery in FROM merged */
+#define PAR_FLAT_EXISTS 2   /* [NOT] EXISTS terms as [NOT] IN */
+
 struct ParPlan {
   char *zSql;        /* the SELECT as given (its parameters written as
                      ** :par_p<i>: see parParamsRewrite) */
@@ -222,9 +225,11 @@ struct ParPlan {
   char *zColSig;     /* each column's declared type and the collation of
                      ** the table column it comes from: when it changes,
                      ** so may the view's declaration (view.c) */
-  char *zFlat;       /* zSql with its subquery in FROM merged into it as
-                     ** SQLite merges it (plan_flatten.c), which the plan
-                     ** follows; NULL: zSql has none */
+  char *zFlat;       /* zSql rewritten (plan_flatten.c): its subquery in
+                     ** FROM merged into it as SQLite merges it, and/or
+                     ** [NOT] EXISTS terms as [NOT] IN; the plan follows
+                     ** it.  NULL: zSql as it is */
+  int mFlat;         /* PAR_FLAT_* done in zFlat */
   char *zWhy;        /* NULL: accelerated; else why it runs natively */
   char *zExtract;    /* extraction query: SELECT zExtractCols FROM
                      ** zExtractFrom [WHERE (zExtractWhere)] */

@@ -616,13 +616,245 @@ done:
   return zOut;
 }
 
+/* ---- [NOT] EXISTS as [NOT] IN -------------------------------------------
+**
+** A WHERE term  [NOT] EXISTS (SELECT ... FROM t2 WHERE t2.a = x AND rest)
+** whose only reference to the outer SELECT is the column x of that one
+** equality runs the subquery once per outer row; without an index on
+** t2.a, a scan of t2 each time.  The same term as
+**   EXISTS:      x IN (SELECT t2.a FROM t2 WHERE t2.a IS NOT NULL AND (rest))
+**   NOT EXISTS:  (x IS NULL OR x NOT IN (SELECT t2.a FROM t2 WHERE
+**                                        t2.a IS NOT NULL AND (rest)))
+** is one list, built once per statement, probed per row.  The two agree
+** where "=" and IN compare alike: t2.a and x of one affinity class
+** (numeric, TEXT or none: then neither converts the other) and both under
+** BINARY; NULLs of t2.a match nothing either way (left out of the list,
+** where a NULL would make NOT IN unknown); a NULL x matches nothing (EXISTS
+** false: IN gives NULL, false as a WHERE term; NOT EXISTS true: the IS
+** NULL).  As a WHERE term (an AND-term at the top of WHERE), only whether
+** it is true counts. */
+
+/* The affinity class (n, t or the numeric u) and whether the collation is
+** BINARY of the column zExpr over zFrom, or 0 when it is not a column
+** there. */
+static char flatColumnClass(sqlite3 *db, const char *zExpr, const char *zFrom, int *pbBinary){
+  sqlite3_stmt *pStmt = 0;
+  char c = 0;
+  char *zSql = sqlite3_mprintf("SELECT %s FROM %s", zExpr, zFrom);
+  *pbBinary = 0;
+  if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK
+   && sqlite3_column_count(pStmt)==1 && sqlite3_column_origin_name(pStmt, 0) ){
+    const char *zColl = parOriginColl(db, pStmt, 0);
+    c = parAffinityLetter(sqlite3_column_decltype(pStmt, 0));
+    if( c=='i' || c=='r' ) c = 'u';
+    *pbBinary = zColl==0 || sqlite3_stricmp(zColl, "BINARY")==0;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return c;
+}
+
+/* Ends [*pi, ...) of the next AND-term of tokens [i0, i1): the term is
+** [t0, t1); *pi moves past its AND.  Returns 0 when none is left. */
+static int flatNextTerm(const char *z, const ParToken *a, int *pi, int i1, int *pt0, int *pt1){
+  int i, d = 0, nBetween = 0;
+  if( *pi>=i1 ) return 0;
+  *pt0 = *pi;
+  for(i=*pi; i<i1; i++){
+    if( a[i].eType==PT_LP || parTokIs(z, &a[i], "CASE") ) d++;
+    else if( a[i].eType==PT_RP || (d>0 && parTokIs(z, &a[i], "END")) ) d--;
+    else if( d==0 && parTokIs(z, &a[i], "BETWEEN") ) nBetween++;
+    else if( d==0 && parTokIs(z, &a[i], "AND") ){
+      if( nBetween>0 ){ nBetween--; continue; }
+      break;
+    }
+  }
+  *pt1 = i;
+  *pi = i+1;
+  return 1;
+}
+
+/* The rewrite of one WHERE term [t0, t1) of the SELECT p (see above),
+** appended to pStr; 0 when the term is not of that form. */
+static int flatExistsTerm(sqlite3 *db, ParSelect *p, int t0, int t1, sqlite3_str *pStr){
+  const char *z = p->zSql;
+  const ParToken *a = p->aTok;
+  int bNot = 0, rc = 0, i, nEq = 0;
+  ParSelect in;
+  char *zInner = 0, *zFrom = 0, *zOuterFrom = 0, *zA = 0, *zX = 0, *zRest = 0;
+  sqlite3_str *pRest = 0;
+  if( parTokIs(z, &a[t0], "NOT") ){ bNot = 1; t0++; }
+  if( t1-t0<4 || !parTokIs(z, &a[t0], "EXISTS") || a[t0+1].eType!=PT_LP
+   || !parTokIs(z, &a[t0+2], "SELECT") || a[t1-1].eType!=PT_RP ){
+    return 0;
+  }
+  {
+    int d = 0;
+    for(i=t0+1; i<t1; i++){
+      if( a[i].eType==PT_LP ) d++;
+      if( a[i].eType==PT_RP && --d==0 ) break;
+    }
+    if( i!=t1-1 ) return 0;
+  }
+  memset(&in, 0, sizeof(in));
+  zInner = sqlite3_mprintf("%.*s", a[t1-1].i - a[t0+2].i, z + a[t0+2].i);
+  zOuterFrom = parSpanText(z, p->from);
+  if( zInner==0 || zOuterFrom==0 || parSelectParse(zInner, &in) ) goto done;
+  /* (Its select list does not count: "SELECT *" is fine.) */
+  if( (in.zWhy && (strstr(in.zWhy, "compound") || strstr(in.zWhy, "plain SELECT")
+                   || strstr(in.zWhy, "WITH") || strstr(in.zWhy, "does not follow")))
+   || !in.bFrom || !in.bWhere || in.nGroup || in.nAgg || in.bDistinct || in.bLimit
+   || in.nWinCall || in.pFrom==0 || in.pFrom->nSrc!=1
+   || in.pFrom->aSrc[0].eType!=PAR_SRC_TABLE ){
+    goto done;
+  }
+  zFrom = parSpanText(zInner, in.from);
+  pRest = sqlite3_str_new(db);
+  if( zFrom==0 ) goto done;
+  {
+    int k = in.where.iTok, e0, e1;
+    while( flatNextTerm(zInner, in.aTok, &k, in.where.iTokEnd, &e0, &e1) ){
+      const ParToken *b = in.aTok;
+      int iOp = -1, j;
+      for(j=e0+1; j<e1-1; j++){
+        if( b[j].eType==PT_OP && ((b[j].n==1 && zInner[b[j].i]=='=')
+                                  || (b[j].n==2 && strncmp(zInner+b[j].i, "==", 2)==0)) ){
+          iOp = j;
+          break;
+        }
+      }
+      if( iOp>0 && flatIsChain(b, e0, iOp) && flatIsChain(b, iOp+1, e1) ){
+        char *zL = sqlite3_mprintf("%.*s", b[iOp-1].i + b[iOp-1].n - b[e0].i, zInner + b[e0].i);
+        char *zR = sqlite3_mprintf("%.*s", b[e1-1].i + b[e1-1].n - b[iOp+1].i,
+                                   zInner + b[iOp+1].i);
+        int bL, bR, bOut;
+        char cL = zL ? flatColumnClass(db, zL, zFrom, &bL) : 0;
+        char cR = zR ? flatColumnClass(db, zR, zFrom, &bR) : 0;
+        if( nEq==0 && zL && zR && (cL!=0)!=(cR!=0) ){
+          /* One side is t2's column, the other names the outer SELECT. */
+          char *zIn = cL ? zL : zR, *zOut = cL ? zR : zL;
+          char cOut = flatColumnClass(db, zOut, zOuterFrom, &bOut);
+          if( cOut==(cL ? cL : cR) && (cL ? bL : bR) && bOut ){
+            zA = zIn;
+            zX = zOut;
+            nEq = 1;
+            continue;
+          }
+        }
+        sqlite3_free(zL);
+        sqlite3_free(zR);
+      }
+      sqlite3_str_appendf(pRest, "%s(%.*s)", sqlite3_str_length(pRest) ? " AND " : "",
+                          in.aTok[e1-1].i + in.aTok[e1-1].n - in.aTok[e0].i,
+                          zInner + in.aTok[e0].i);
+    }
+  }
+  if( nEq!=1 || sqlite3_str_errcode(pRest) ) goto done;
+  if( sqlite3_str_length(pRest)==0 ){
+    sqlite3_free(sqlite3_str_finish(pRest));   /* (an empty one finishes as NULL) */
+    zRest = sqlite3_mprintf("");
+  }else{
+    zRest = sqlite3_str_finish(pRest);
+  }
+  pRest = 0;
+  if( zRest==0 ) goto done;
+  {
+    /* Only where SQLite scans t2 for each outer row: with an index on
+    ** t2.a it looks the rows up, cheaper than a list of all of them. */
+    sqlite3_stmt *pStmt = 0;
+    char *zEqp = sqlite3_mprintf("EXPLAIN QUERY PLAN SELECT 1 FROM %s WHERE %s = ?%s%s",
+                                 zFrom, zA, zRest[0] ? " AND " : "", zRest);
+    int bScan = 0;
+    if( zEqp && sqlite3_prepare_v2(db, zEqp, -1, &pStmt, 0)==SQLITE_OK ){
+      bScan = 1;
+      while( sqlite3_step(pStmt)==SQLITE_ROW ){
+        const char *zD = (const char*)sqlite3_column_text(pStmt, 3);
+        if( zD && strncmp(zD, "SEARCH", 6)==0 ) bScan = 0;
+      }
+    }
+    sqlite3_finalize(pStmt);
+    sqlite3_free(zEqp);
+    if( !bScan ) goto done;
+  }
+  {
+    /* Everything else is t2's alone: it prepares over t2 by itself. */
+    sqlite3_stmt *pStmt = 0;
+    char *zTry = sqlite3_mprintf("SELECT %s FROM %s%s%s", zA, zFrom, zRest[0] ? " WHERE " : "",
+                                 zRest);
+    int bOk = zTry && sqlite3_prepare_v2(db, zTry, -1, &pStmt, 0)==SQLITE_OK;
+    sqlite3_finalize(pStmt);
+    sqlite3_free(zTry);
+    if( !bOk ) goto done;
+  }
+  if( bNot ){
+    sqlite3_str_appendf(pStr, "(%s IS NULL OR %s NOT IN (SELECT %s FROM %s WHERE %s IS NOT NULL%s%s))",
+                        zX, zX, zA, zFrom, zA, zRest[0] ? " AND " : "", zRest);
+  }else{
+    sqlite3_str_appendf(pStr, "(%s IN (SELECT %s FROM %s WHERE %s IS NOT NULL%s%s))",
+                        zX, zA, zFrom, zA, zRest[0] ? " AND " : "", zRest);
+  }
+  rc = 1;
+done:
+  parSelectClear(&in);
+  sqlite3_free(sqlite3_str_finish(pRest));
+  sqlite3_free(zInner);
+  sqlite3_free(zFrom);
+  sqlite3_free(zOuterFrom);
+  sqlite3_free(zA);
+  sqlite3_free(zX);
+  sqlite3_free(zRest);
+  return rc;
+}
+
+/* zSql with its [NOT] EXISTS terms rewritten (above), or NULL when none
+** is (or out of memory: *pRc). */
+static char *flatExists(sqlite3 *db, const char *zSql, int *pRc){
+  ParSelect sel;
+  sqlite3_str *pStr;
+  char *zOut = 0;
+  int k, t0, t1, iPrev = 0, nDone = 0;
+  if( sqlite3_strlike("%EXISTS%", zSql, 0)!=0 ) return 0;
+  *pRc = parSelectParse(zSql, &sel);
+  if( *pRc || !sel.bWhere || !sel.bFrom
+   || (sel.zWhy && (strstr(sel.zWhy, "compound") || strstr(sel.zWhy, "plain SELECT")
+                    || strstr(sel.zWhy, "WITH") || strstr(sel.zWhy, "does not follow"))) ){
+    parSelectClear(&sel);
+    return 0;
+  }
+  pStr = sqlite3_str_new(db);
+  k = sel.where.iTok;
+  while( flatNextTerm(zSql, sel.aTok, &k, sel.where.iTokEnd, &t0, &t1) ){
+    sqlite3_str *pTerm = sqlite3_str_new(db);
+    if( flatExistsTerm(db, &sel, t0, t1, pTerm) ){
+      char *zTerm = sqlite3_str_finish(pTerm);
+      if( zTerm==0 ){ *pRc = SQLITE_NOMEM; break; }
+      sqlite3_str_appendf(pStr, "%.*s%s", sel.aTok[t0].i - iPrev, zSql + iPrev, zTerm);
+      iPrev = sel.aTok[t1-1].i + sel.aTok[t1-1].n;
+      sqlite3_free(zTerm);
+      nDone++;
+    }else{
+      sqlite3_free(sqlite3_str_finish(pTerm));
+    }
+  }
+  if( nDone>0 && *pRc==SQLITE_OK ){
+    sqlite3_str_appendall(pStr, zSql + iPrev);
+    zOut = sqlite3_str_finish(pStr);
+    if( zOut==0 ) *pRc = SQLITE_NOMEM;
+  }else{
+    sqlite3_free(sqlite3_str_finish(pStr));
+  }
+  parSelectClear(&sel);
+  return zOut;
+}
+
 int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
-               char **pzFlat, char **pzWhy){
+               char **pzFlat, int *pmDone, char **pzWhy){
   Flat f;
   char *zCur = 0, *zPlan0 = 0, *zPlan1 = 0;
   int nDepth;
   *pzFlat = 0;
   *pzWhy = 0;
+  *pmDone = 0;
   memset(&f, 0, sizeof(f));
   f.db = db;
   for(nDepth=0; nDepth<FLAT_MAX_DEPTH; nDepth++){
@@ -654,6 +886,22 @@ int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
   if( f.rc || f.zWhy ){
     sqlite3_free(zCur);
     zCur = 0;
+  }
+  if( zCur ) *pmDone |= PAR_FLAT_MERGED;
+  if( f.rc==SQLITE_OK ){
+    /* [NOT] EXISTS terms of the SELECT (merged or not) as [NOT] IN. */
+    char *zIn = flatExists(db, zCur ? zCur : zSql, &f.rc);
+    if( zIn ){
+      sqlite3_stmt *pStmt = 0;
+      if( sqlite3_prepare_v2(db, zIn, -1, &pStmt, 0)==SQLITE_OK ){
+        sqlite3_free(zCur);
+        zCur = zIn;
+        *pmDone |= PAR_FLAT_EXISTS;
+      }else{
+        sqlite3_free(zIn);
+      }
+      sqlite3_finalize(pStmt);
+    }
   }
   *pzFlat = zCur;
   *pzWhy = f.zWhy;

@@ -76,13 +76,14 @@ int buildKnownColl(int e, int mReplaced);
 /* Tokens [*pt0, *pt1) without parentheses around the whole. */
 void buildStripParens(const ParToken *a, int *pt0, int *pt1);
 
-/* plan_flatten.c: when zSql's FROM is one subquery (or one common table
-** expression used once) that SQLite merges into it, *pzFlat := the
-** SELECT merged as SQLite merges it; else *pzFlat := NULL and *pzWhy :=
-** why not (NULL when zSql has no such subquery).  Both sqlite3_malloc'd.
-** SQLITE_OK or SQLITE_NOMEM. */
+/* plan_flatten.c: zSql rewritten into the SELECT the planners take, in
+** *pzFlat (NULL: as it is), with *pmDone the PAR_FLAT_* done: its FROM's
+** one subquery (or one common table expression used once) merged as
+** SQLite merges it (or *pzWhy := why not, NULL when it has none); WHERE
+** terms [NOT] EXISTS (SELECT ... WHERE t2.a = x ...) as [NOT] IN lists.
+** Strings sqlite3_malloc'd.  SQLITE_OK or SQLITE_NOMEM. */
 int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
-               char **pzFlat, char **pzWhy);
+               char **pzFlat, int *pmDone, char **pzWhy);
 /* zWhy unless the extraction query reads the rows in the order SQLite's
 ** plan for the SELECT does, when the result depends on it. */
 void buildCheckOrder(ParBuild *pB);

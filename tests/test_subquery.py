@@ -28,6 +28,7 @@ Tests:
   test_random_subqueries   the worlds above
   test_targeted            the rules of the merge, each against SQLite
   test_merges_happen       the shapes that must be accelerated are (par_explain)
+  test_exists_as_in        [NOT] EXISTS correlated by one equality as [NOT] IN
   test_expression_subqueries
                            GROUP BY with subqueries in WHERE (read in parallel:
                            on every worker connection), the select list, HAVING
@@ -270,6 +271,107 @@ def test_expression_subqueries():
     assert J.ASAN or n > 0.3 * CASES * max(1, WORLDS // 2), STATS
 
 
+def gen_exists_query(w, rng):
+    """A GROUP BY over one table or a join whose WHERE holds [NOT] EXISTS
+    over another table correlated by one equality (keys of every type and
+    collation: the rewrite as [NOT] IN must keep to the ones where = and
+    IN agree), sometimes more terms, correlated or not."""
+    if rng.random() < 0.6:
+        t = rng.choice(w.tables)
+        r = J.Ref(t, "a", True)
+        frm, wheres, refs = "%s AS a" % t.name, [], [r]
+    else:
+        frm, wheres, refs = J.gen_from(rng, w)
+        r = rng.choice(refs)
+    t2 = rng.choice(w.tables)
+    o = J.Ref(t2, "o", True)
+    ka, kb = rng.choice(r.t.keys), rng.choice(t2.keys)
+    eq = rng.choice(["%s = %s" % (o.c(kb), r.c(ka)), "%s = %s" % (r.c(ka), o.c(kb)),
+                     "%s == %s" % (o.c(kb), r.c(ka))])
+    terms = [eq]
+    if rng.random() < 0.4:
+        terms.append(J.table_filter(rng, o))
+    if rng.random() < 0.15:
+        terms.append("%s < %s" % (o.stem("z"), r.stem("z")))        # correlated: no rewrite
+    rng.shuffle(terms)
+    sub = "%sEXISTS (SELECT %s FROM %s AS o WHERE %s)" % (
+        rng.choice(["", "NOT "]), rng.choice(["*", "1", o.c("k")]), t2.name, " AND ".join(terms))
+    wheres = wheres + [sub] + ([J.table_filter(rng, r)] if rng.random() < 0.3 else [])
+    rng.shuffle(wheres)
+    return "SELECT %s, count(*), sum(%s), total(%s) FROM %s WHERE %s GROUP BY 1%s" % (
+        r.c("k"), r.stem("z"), r.stem("v"), frm, " AND ".join(wheres),
+        rng.choice(["", " ORDER BY 2 DESC, 1"]))
+
+
+def test_exists_as_in():
+    """[NOT] EXISTS correlated by one equality, over a table without an
+    index on its side, runs as [NOT] IN (par_explain: "where     [NOT]
+    EXISTS"); SQLite's rows at 1, 2 and 3 threads, NULL keys, every key
+    type and collation."""
+    fails, n, rewritten = [], 0, 0
+    for k in range(max(1, WORLDS // 2)):
+        w = J.World(SEED + 900 + k)
+        rng = random.Random("exists %d" % k)
+        for case in range(CASES):
+            sql = gen_exists_query(w, rng)
+            if J.join_rows(w.conn, sql.split(" FROM ", 1)[1].split(" WHERE ")[0], "") is None:
+                continue
+            try:
+                plan = w.conn.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+            except Exception:
+                plan = ""
+            rewritten += "\nwhere     [NOT] EXISTS" in plan
+            n += 1
+            why = J.check(w.conn, sql)
+            if why:
+                fails.append("world %d case %d: %s\n    %s" % (SEED + 900 + k, case, sql, why))
+        w.conn.close()
+    STATS["EXISTS as IN: rewritten"] = rewritten
+    STATS["EXISTS as IN: cases"] = n
+    assert not fails, "%d differ:\n%s" % (len(fails), "\n".join(fails[:6]))
+    # (most world keys have a collation or an index: the targeted cases
+    # below are the ones that must be rewritten)
+    assert J.ASAN or rewritten > 0, (rewritten, n)
+    c = J.connect(os.path.join(J.TMP, "exists.db"))
+    c.execute("PRAGMA journal_mode=WAL")
+    c.executescript(WORLD_SQL + """
+        CREATE TABLE e(k INT, s TEXT, sn TEXT COLLATE NOCASE, z INT);
+        INSERT INTO e VALUES (1, 'a', 'A', 1), (1, 'b', 'b', 2), (NULL, 'c', 'c', 3), (3, '3', 'a', 4),
+                             ('x', NULL, NULL, 5), (4.0, 'A', 'B', 6);
+        CREATE TABLE ei(k INT, z INT); CREATE INDEX ei_k ON ei(k);
+        INSERT INTO ei SELECT k, z FROM e;""")
+    c.execute("SELECT par_config('min_rows', 0)")
+    for sql, want in [
+            ("SELECT k, count(*), total(v) FROM f WHERE EXISTS (SELECT 1 FROM e WHERE e.k = f.k) "
+             "GROUP BY k", True),
+            ("SELECT k, count(*), total(v) FROM f WHERE NOT EXISTS (SELECT * FROM e WHERE f.k = e.k) "
+             "GROUP BY k", True),
+            ("SELECT k, count(*) FROM f WHERE NOT EXISTS (SELECT 1 FROM e WHERE e.k = f.k AND e.z > 1) "
+             "AND z > 0 GROUP BY k", True),
+            ("SELECT s, count(*) FROM f WHERE EXISTS (SELECT 1 FROM e WHERE e.s = f.s) GROUP BY s", True),
+            # the same as the join of f and a table: grouped by d's keys
+            ("SELECT d.grp, count(*) FROM f JOIN d ON d.id = f.k WHERE NOT EXISTS "
+             "(SELECT 1 FROM e WHERE e.k = f.z) GROUP BY d.grp", True),
+            # TEXT against INTEGER: = converts, so not rewritten
+            ("SELECT k, count(*) FROM f WHERE EXISTS (SELECT 1 FROM e WHERE e.s = f.k) GROUP BY k", False),
+            # a NOCASE column on either side
+            ("SELECT sn, count(*) FROM f WHERE EXISTS (SELECT 1 FROM e WHERE e.sn = f.sn) GROUP BY sn",
+             False),
+            ("SELECT s, count(*) FROM f WHERE NOT EXISTS (SELECT 1 FROM e WHERE e.s = f.sn) GROUP BY s",
+             False),
+            # an index on the key: SQLite looks up, kept
+            ("SELECT k, count(*) FROM f WHERE EXISTS (SELECT 1 FROM ei WHERE ei.k = f.k) GROUP BY k", False),
+            # a second correlated term
+            ("SELECT k, count(*) FROM f WHERE EXISTS (SELECT 1 FROM e WHERE e.k = f.k AND e.z < f.z) "
+             "GROUP BY k", False)]:
+        why = J.check(c, sql)
+        plan = c.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+        if why or want != ("\nwhere     [NOT] EXISTS" in plan):
+            fails.append("%s\n    %s\n    %s" % (sql, why, plan))
+    c.close()
+    assert not fails, "\n".join(fails)
+
+
 WORLD_SQL = """
 CREATE TABLE f(id INTEGER PRIMARY KEY, k INT, s TEXT, sn TEXT COLLATE NOCASE, v REAL, z INT);
 CREATE TABLE d(id INTEGER PRIMARY KEY, name TEXT COLLATE NOCASE, grp INT, z INT);
@@ -358,7 +460,7 @@ def test_merges_happen():
     plan = c.execute("SELECT par_explain(?, 'verbose')", (TARGETED[0][0],)).fetchone()[0]
     c.close()
     assert "from      the subquery in FROM merged" in plan, plan
-    assert "merged SQL:  SELECT grp" not in plan and "merged SQL:  SELECT d.grp" in plan, plan
+    assert "rewritten SQL: SELECT grp" not in plan and "rewritten SQL: SELECT d.grp" in plan, plan
     assert "hash join" in plan and "group by  d.grp" in plan, plan
 
 
