@@ -596,13 +596,19 @@ def main():
         "non-empty bin).",
         "- Ratios: reference time / system time (above 1: faster than the reference).",
     ] + ["- %s" % n for n in notes]
+    return finish(head, lines, "BENCH_RESULTS", "results.md", "bench", npass, nfail)
+
+
+def finish(head, lines, env, name, label, npass, nfail):
+    """Print the table, write it to bench/NAME unless $ENV is 0, print the
+    summary line; the exit status."""
     out = "\n".join(head) + "\n\n" + "\n".join(lines) + "\n"
     print()
     print(out)
-    if os.environ.get("BENCH_RESULTS", "1") != "0":
-        with open(os.path.join(ROOT, "bench", "results.md"), "w") as f:
+    if os.environ.get(env, "1") != "0":
+        with open(os.path.join(ROOT, "bench", name), "w") as f:
             f.write(out)
-    print("bench: %d passed, %d failed" % (npass, nfail))
+    print("%s: %d passed, %d failed" % (label, npass, nfail))
     return 1 if nfail else 0
 
 

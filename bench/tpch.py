@@ -54,7 +54,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import DuckDB, differing_rows, has_sqlite_object, same, timed  # noqa: E402
+from bench import DuckDB, differing_rows, finish, has_sqlite_object, same, timed  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXT = os.environ.get("TPCH_EXT", os.path.join(ROOT, "parallel.so"))
@@ -693,14 +693,7 @@ def main():
         "ties open); \"unchecked\" where native SQLite did not finish.",
         "- Ratios: native time / system time (above 1: faster than native).",
     ] + means
-    out = "\n".join(head) + "\n\n" + "\n".join(lines) + "\n"
-    print()
-    print(out)
-    if os.environ.get("TPCH_RESULTS", "1") != "0":
-        with open(os.path.join(ROOT, "bench", "tpch.md"), "w") as f:
-            f.write(out)
-    print("bench-tpch: %d passed, %d failed" % (npass, nfail))
-    return 1 if nfail else 0
+    return finish(head, lines, "TPCH_RESULTS", "tpch.md", "bench-tpch", npass, nfail)
 
 
 if __name__ == "__main__":

@@ -493,20 +493,26 @@ int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg){
 /* The loops of zSql's query plan, one "SCAN ..."/"SEARCH ..." line each,
 ** and whether GROUP BY sorts (a temp b-tree) rather than reading an index
 ** in group order.  NULL on error. */
-char *buildLoops(sqlite3 *db, const char *zSql, const ParParams *pParams,
-                        int *pbGroupSort){
+sqlite3_stmt *buildExplainStmt(sqlite3 *db, const char *zSql, const ParParams *pParams){
   sqlite3_stmt *pStmt = 0;
-  sqlite3_str *pStr;
   char *zEqp = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", zSql);
-  int aSub[64], nSub = 0;     /* ids of subqueries' rows */
-  *pbGroupSort = 0;
   if( zEqp==0 || sqlite3_prepare_v2(db, zEqp, -1, &pStmt, 0) ){
-    sqlite3_free(zEqp);
-    return 0;
+    sqlite3_finalize(pStmt);
+    pStmt = 0;
   }
   sqlite3_free(zEqp);
   /* With STAT4, the values bound can change the plan. */
-  parParamsBind(pStmt, pParams);
+  if( pStmt ) parParamsBind(pStmt, pParams);
+  return pStmt;
+}
+
+char *buildLoops(sqlite3 *db, const char *zSql, const ParParams *pParams,
+                        int *pbGroupSort){
+  sqlite3_stmt *pStmt = buildExplainStmt(db, zSql, pParams);
+  sqlite3_str *pStr;
+  int aSub[64], nSub = 0;     /* ids of subqueries' rows */
+  *pbGroupSort = 0;
+  if( pStmt==0 ) return 0;
   pStr = sqlite3_str_new(db);
   while( sqlite3_step(pStmt)==SQLITE_ROW ){
     const char *zDetail = (const char*)sqlite3_column_text(pStmt, 3);

@@ -429,15 +429,9 @@ static int flatWrite(Flat *p, sqlite3_str *pStr){
 ** numbers left out (they count SELECTs, which merging changes); NULL
 ** when it cannot be read. */
 static char *flatPlan(sqlite3 *db, const char *zSql, const ParParams *pParams){
-  sqlite3_stmt *pStmt = 0;
+  sqlite3_stmt *pStmt = buildExplainStmt(db, zSql, pParams);
   sqlite3_str *pStr;
-  char *zEqp = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", zSql);
-  if( zEqp==0 || sqlite3_prepare_v2(db, zEqp, -1, &pStmt, 0) ){
-    sqlite3_free(zEqp);
-    return 0;
-  }
-  sqlite3_free(zEqp);
-  parParamsBind(pStmt, pParams);
+  if( pStmt==0 ) return 0;
   pStr = sqlite3_str_new(db);
   while( sqlite3_step(pStmt)==SQLITE_ROW ){
     const char *zDetail = (const char*)sqlite3_column_text(pStmt, 3);

@@ -76,6 +76,10 @@ int buildKnownColl(int e, int mReplaced);
 /* Tokens [*pt0, *pt1) without parentheses around the whole. */
 void buildStripParens(const ParToken *a, int *pt0, int *pt1);
 
+/* "EXPLAIN QUERY PLAN zSql" prepared, pParams bound (they can change the
+** plan), or NULL when it does not prepare. */
+sqlite3_stmt *buildExplainStmt(sqlite3 *db, const char *zSql, const ParParams *pParams);
+
 /* plan_flatten.c: zSql rewritten into the SELECT the planners take, in
 ** *pzFlat (NULL: as it is), with *pmDone the PAR_FLAT_* done: its FROM's
 ** one subquery (or one common table expression used once) merged as
