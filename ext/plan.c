@@ -2119,6 +2119,10 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
     sqlite3_str_appendall(pStr, "from      the subquery in FROM merged into the SELECT, "
                           "as SQLite merges it\n");
   }
+  if( p->mFlat & PAR_FLAT_OR ){
+    sqlite3_str_appendall(pStr, "where     a term every branch of an OR has taken out of "
+                          "the OR (SQLite's MULTI-INDEX OR of one rowid lookup)\n");
+  }
   if( p->mFlat & PAR_FLAT_EXISTS ){
     sqlite3_str_appendall(pStr, "where     [NOT] EXISTS over a table scanned for each row, "
                           "as [NOT] IN its list (built once per reading query)\n");

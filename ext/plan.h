@@ -216,6 +216,7 @@ typedef struct ParPlanWindow {
 
 #define PAR_FLAT_MERGED 1   /* ParPlan.mFlat: a subquery in FROM merged */
 #define PAR_FLAT_EXISTS 2   /* [NOT] EXISTS terms as [NOT] IN */
+#define PAR_FLAT_OR     4   /* a term common to an OR's branches out of it */
 
 struct ParPlan {
   char *zSql;        /* the SELECT as given (its parameters written as

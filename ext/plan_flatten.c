@@ -841,6 +841,210 @@ static char *flatExists(sqlite3 *db, const char *zSql, int *pRc){
   return zOut;
 }
 
+/* ---- a term common to every branch of an OR -----------------------------
+**
+** WHERE (a = b AND x) OR (a = b AND y) OR ...  (TPC-H's Q19) hides its join
+** key inside the OR; SQLite looks the inner table up once per branch
+** (MULTI-INDEX OR).  Written  a = b AND ((x) OR (y) OR ...)  (AND and OR
+** distribute in SQLite's three-valued logic, and a term that no branch
+** lacks is true in whichever branch is), the key is a key.  Only terms
+** without function calls or subqueries (nothing that can fail, so the
+** order terms are evaluated in cannot matter), and kept only where the
+** rows come in the same order: the plans are the same loops once the
+** original's MULTI-INDEX OR of rowid lookups of one table (at most one
+** row per outer row, found once) reads as that one lookup. */
+
+/* Whether tokens [t0, t1) call no function and hold no subquery. */
+static int flatPlainTerm(const char *z, const ParToken *a, int t0, int t1){
+  int i;
+  for(i=t0; i<t1; i++){
+    if( a[i].eType==PT_ID && i+1<t1 && a[i+1].eType==PT_LP ){
+      /* IN (...) and the like are operators, not calls */
+      if( !parTokIs(z, &a[i], "IN") && !parTokIs(z, &a[i], "AND") && !parTokIs(z, &a[i], "OR")
+       && !parTokIs(z, &a[i], "NOT") ){
+        return 0;
+      }
+    }
+    if( parTokIs(z, &a[i], "SELECT") ) return 0;
+  }
+  return 1;
+}
+
+/* The tokens of [t0, t1) written one space apart, to compare terms. */
+static char *flatTermKey(const char *z, const ParToken *a, int t0, int t1){
+  sqlite3_str *pStr = sqlite3_str_new(0);
+  int i;
+  for(i=t0; i<t1; i++) sqlite3_str_appendf(pStr, "%s%.*s", i>t0 ? " " : "", a[i].n, z + a[i].i);
+  return sqlite3_str_finish(pStr);
+}
+
+#define FLAT_MAX_OR 8     /* branches */
+#define FLAT_MAX_AND 24   /* terms in a branch */
+
+/* The term [t0, t1) of SELECT p factored (above) into pStr; 0 when it is
+** not an OR of parenthesized branches sharing a term. */
+static int flatOrTerm(const ParSelect *p, int t0, int t1, sqlite3_str *pStr){
+  const char *z = p->zSql;
+  const ParToken *a = p->aTok;
+  int aB0[FLAT_MAX_OR], aB1[FLAT_MAX_OR], nB = 0, i, j, k, d, rc = 0;
+  int aT0[FLAT_MAX_OR][FLAT_MAX_AND], aT1[FLAT_MAX_OR][FLAT_MAX_AND], anT[FLAT_MAX_OR];
+  char *azKey[FLAT_MAX_OR][FLAT_MAX_AND];
+  int abCommon[FLAT_MAX_AND], nCommon = 0;
+  /* Branches: "(...)" OR "(...)" ... */
+  for(i=t0; i<t1; ){
+    if( a[i].eType!=PT_LP || nB>=FLAT_MAX_OR ) return 0;
+    for(j=i, d=0; j<t1; j++){
+      if( a[j].eType==PT_LP ) d++;
+      if( a[j].eType==PT_RP && --d==0 ) break;
+    }
+    if( j>=t1 ) return 0;
+    aB0[nB] = i+1; aB1[nB] = j; nB++;
+    i = j+1;
+    if( i<t1 && !parTokIs(z, &a[i], "OR") ) return 0;
+    if( i<t1 ) i++;
+  }
+  if( nB<2 || !flatPlainTerm(z, a, t0, t1) ) return 0;
+  memset(azKey, 0, sizeof(azKey));
+  for(k=0; k<nB; k++){
+    int it = aB0[k], e0, e1;
+    anT[k] = 0;
+    while( flatNextTerm(z, a, &it, aB1[k], &e0, &e1) ){
+      if( anT[k]>=FLAT_MAX_AND || e0>=e1 ) goto done;
+      aT0[k][anT[k]] = e0; aT1[k][anT[k]] = e1;
+      azKey[k][anT[k]] = flatTermKey(z, a, e0, e1);
+      if( azKey[k][anT[k]]==0 ) goto done;
+      anT[k]++;
+    }
+  }
+  for(i=0; i<anT[0]; i++){
+    abCommon[i] = 1;
+    for(k=1; k<nB && abCommon[i]; k++){
+      for(j=0; j<anT[k] && strcmp(azKey[k][j], azKey[0][i]); j++){}
+      abCommon[i] = j<anT[k];
+    }
+    nCommon += abCommon[i];
+  }
+  if( nCommon==0 ) goto done;
+  /* Every branch keeps a term of its own. */
+  for(k=0; k<nB; k++){
+    int nOwn = 0;
+    for(j=0; j<anT[k]; j++){
+      for(i=0; i<anT[0] && !(abCommon[i] && strcmp(azKey[0][i], azKey[k][j])==0); i++){}
+      nOwn += i==anT[0];
+    }
+    if( nOwn==0 ) goto done;
+  }
+  for(i=0, j=0; i<anT[0]; i++){
+    if( !abCommon[i] ) continue;
+    sqlite3_str_appendf(pStr, "%s(%.*s)", j++ ? " AND " : "",
+                        a[aT1[0][i]-1].i + a[aT1[0][i]-1].n - a[aT0[0][i]].i, z + a[aT0[0][i]].i);
+  }
+  sqlite3_str_appendall(pStr, " AND (");
+  for(k=0; k<nB; k++){
+    int n = 0;
+    sqlite3_str_appendall(pStr, k ? " OR (" : "(");
+    for(j=0; j<anT[k]; j++){
+      for(i=0; i<anT[0] && !(abCommon[i] && strcmp(azKey[0][i], azKey[k][j])==0); i++){}
+      if( i<anT[0] ) continue;
+      sqlite3_str_appendf(pStr, "%s(%.*s)", n++ ? " AND " : "",
+                          a[aT1[k][j]-1].i + a[aT1[k][j]-1].n - a[aT0[k][j]].i,
+                          z + a[aT0[k][j]].i);
+    }
+    sqlite3_str_appendall(pStr, ")");
+  }
+  sqlite3_str_appendall(pStr, ")");
+  rc = 1;
+done:
+  for(k=0; k<nB; k++){
+    for(j=0; j<FLAT_MAX_AND; j++) sqlite3_free(azKey[k][j]);
+  }
+  return rc;
+}
+
+/* zSql with its OR terms factored (above), or NULL when none is (or out
+** of memory: *pRc). */
+static char *flatOrFactor(sqlite3 *db, const char *zSql, int *pRc){
+  ParSelect sel;
+  sqlite3_str *pStr;
+  char *zOut = 0;
+  int k, t0, t1, iPrev = 0, nDone = 0;
+  if( sqlite3_strlike("% OR %", zSql, 0)!=0 && sqlite3_strlike("%)OR(%", zSql, 0)!=0
+   && sqlite3_strlike("%)OR %", zSql, 0)!=0 && sqlite3_strlike("% OR(%", zSql, 0)!=0 ){
+    return 0;
+  }
+  *pRc = parSelectParse(zSql, &sel);
+  if( *pRc || !sel.bWhere || !sel.bFrom ){
+    parSelectClear(&sel);
+    return 0;
+  }
+  pStr = sqlite3_str_new(db);
+  k = sel.where.iTok;
+  while( flatNextTerm(zSql, sel.aTok, &k, sel.where.iTokEnd, &t0, &t1) ){
+    sqlite3_str *pTerm = sqlite3_str_new(db);
+    if( t0<t1 && flatOrTerm(&sel, t0, t1, pTerm) ){
+      char *zTerm = sqlite3_str_finish(pTerm);
+      if( zTerm==0 ){ *pRc = SQLITE_NOMEM; break; }
+      sqlite3_str_appendf(pStr, "%.*s%s", sel.aTok[t0].i - iPrev, zSql + iPrev, zTerm);
+      iPrev = sel.aTok[t1-1].i + sel.aTok[t1-1].n;
+      sqlite3_free(zTerm);
+      nDone++;
+    }else{
+      sqlite3_free(sqlite3_str_finish(pTerm));
+    }
+  }
+  if( nDone>0 && *pRc==SQLITE_OK ){
+    sqlite3_str_appendall(pStr, zSql + iPrev);
+    zOut = sqlite3_str_finish(pStr);
+    if( zOut==0 ) *pRc = SQLITE_NOMEM;
+  }else{
+    sqlite3_free(sqlite3_str_finish(pStr));
+  }
+  parSelectClear(&sel);
+  return zOut;
+}
+
+/* zPlan (flatPlan's lines) with each MULTI-INDEX OR whose branches are all
+** the same rowid lookup written as that one lookup; NULL when out of
+** memory. */
+static char *flatPlanOrAsOne(const char *zPlan){
+  sqlite3_str *pStr = sqlite3_str_new(0);
+  const char *z = zPlan;
+  while( *z ){
+    const char *zEnd = strchr(z, '\n');
+    int n = zEnd ? (int)(zEnd - z) : (int)strlen(z);
+    const char *zNext = zEnd ? zEnd + 1 : z + n;
+    if( n==14 && strncmp(z, "MULTI-INDEX OR", 14)==0 ){
+      const char *zSearch = 0, *w = zNext;
+      int nSearch = 0, bSame = 1, nBranch = 0;
+      while( strncmp(w, "INDEX ", 6)==0 ){
+        const char *zL2 = strchr(w, '\n'), *zS, *zE;
+        if( zL2==0 ) break;
+        zS = zL2 + 1;
+        zE = strchr(zS, '\n');
+        if( zE==0 || strncmp(zS, "SEARCH ", 7)!=0
+         || strstr(zS, "USING INTEGER PRIMARY KEY (rowid=?)")==0
+         || strstr(zS, "USING INTEGER PRIMARY KEY (rowid=?)")>zE ){
+          bSame = 0;
+          break;
+        }
+        if( zSearch && ((int)(zE - zS)!=nSearch || strncmp(zS, zSearch, nSearch)) ) bSame = 0;
+        zSearch = zS;
+        nSearch = (int)(zE - zS);
+        nBranch++;
+        w = zE + 1;
+      }
+      if( bSame && nBranch>0 ){
+        sqlite3_str_appendf(pStr, "%.*s\n", nSearch, zSearch);
+        z = w;
+        continue;
+      }
+    }
+    sqlite3_str_appendf(pStr, "%.*s\n", n, z);
+    z = zNext;
+  }
+  return sqlite3_str_finish(pStr);
+}
+
 int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
                char **pzFlat, int *pmDone, char **pzWhy){
   Flat f;
@@ -895,6 +1099,25 @@ int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
         sqlite3_free(zIn);
       }
       sqlite3_finalize(pStmt);
+    }
+  }
+  if( f.rc==SQLITE_OK ){
+    /* A term every branch of an OR has, out of the OR. */
+    const char *zFrom = zCur ? zCur : zSql;
+    char *zOr = flatOrFactor(db, zFrom, &f.rc);
+    if( zOr ){
+      char *zP0 = flatPlan(db, zFrom, pParams), *zP1 = flatPlan(db, zOr, pParams);
+      char *zP0one = zP0 ? flatPlanOrAsOne(zP0) : 0;
+      if( zP0one && zP1 && strcmp(zP0one, zP1)==0 ){
+        sqlite3_free(zCur);
+        zCur = zOr;
+        zOr = 0;
+        *pmDone |= PAR_FLAT_OR;
+      }
+      sqlite3_free(zOr);
+      sqlite3_free(zP0);
+      sqlite3_free(zP0one);
+      sqlite3_free(zP1);
     }
   }
   *pzFlat = zCur;

@@ -926,6 +926,72 @@ def test_columns_over_several_tables():
     assert ASAN or computed > n // 3, "only %d of %d random cases computed" % (computed, n)
 
 
+def test_or_with_a_common_key():
+    """WHERE (key AND x) OR (key AND y): the key taken out of the OR where
+    SQLite's MULTI-INDEX OR looks up one rowid (par_explain: "a term every
+    branch of an OR has"), then joined by the kernels; SQLite's rows
+    otherwise.  Random worlds (keys of every type and collation, REAL sums
+    in the joined rows' order), then targeted cases."""
+    bad, n, factored = [], 0, 0
+    for k in range(max(2, WORLDS // 4)):
+        w = World(SEED + 8000 + k)
+        rng = random.Random("or %d" % k)
+        for case in range(CASES // 2):
+            ta, tb = rng.choice(w.tables), rng.choice(w.tables)
+            a, b = Ref(ta, "a", True), Ref(tb, "b", True)
+            key = rng.choice(["%s = %s" % (b.c("id" if tb.has_id else "k"), a.c(rng.choice(ta.keys))),
+                              "%s = %s" % (a.c(rng.choice(ta.keys)), b.c(rng.choice(tb.keys)))])
+            branches = []
+            for _ in range(rng.randint(2, 3)):
+                own = [table_filter(rng, rng.choice([a, b])) for _ in range(rng.randint(1, 2))]
+                terms = own + [key]
+                rng.shuffle(terms)
+                branches.append("(" + " AND ".join(terms) + ")")
+            if rng.random() < 0.15:
+                branches[0] = branches[0][:-1] + " AND abs(%s) >= 0)" % a.stem("z")   # a call
+            sql = "SELECT %s FROM %s AS a, %s AS b WHERE %s%s" % (
+                rng.choice(["count(*), total(%s), sum(%s)" % (a.stem("v"), b.stem("z")),
+                            "%s, count(*), total(%s)" % (b.c("k"), a.stem("v"))]),
+                ta.name, tb.name, " OR ".join(branches), "")
+            if "count(*), total" not in sql.split(" FROM ")[0][:20]:
+                sql += " GROUP BY 1"
+            if join_rows(w.conn, "%s AS a, %s AS b" % (ta.name, tb.name),
+                         " WHERE " + " OR ".join(branches)) is None:
+                continue
+            try:
+                plan = w.conn.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+            except sqlite3.Error:
+                plan = ""
+            factored += "a term every branch of an OR has" in plan
+            n += 1
+            why = check(w.conn, sql)
+            if why:
+                bad.append("world %d: %s\n    %s" % (SEED + 8000 + k, sql, why))
+        w.conn.close()
+    c = targeted_world()
+    shapes = [
+        ("SELECT count(*), total(ti.r), sum(ti.i) FROM ti, tt WHERE (ti.id = tt.rowid AND ti.i > 1 "
+         "AND tt.s < 'b') OR (ti.i < 5 AND ti.id = tt.rowid AND tt.n IS NOT NULL)", None),
+        ("SELECT tt.tag, count(*), total(ti.r) FROM tt, ti WHERE (ti.id = tt.n AND tt.sn = 'a') "
+         "OR (ti.id = tt.n AND tt.sn = 'B') OR (ti.id = tt.n AND ti.i IS NULL) GROUP BY tt.tag", None),
+        # a call in a branch: as written
+        ("SELECT count(*), total(ti.r) FROM ti, tt WHERE (ti.id = tt.rowid AND abs(ti.i) > 1) "
+         "OR (ti.id = tt.rowid AND tt.s < 'b')", False),
+    ]
+    for sql, want in shapes:
+        plan = c.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+        got = "a term every branch of an OR has" in plan
+        factored += got
+        if want is not None and got != want:
+            bad.append("%s\n    par_explain: %s" % (sql, plan))
+        why = check(c, sql)
+        if why:
+            bad.append("%s\n    %s" % (sql, why))
+    c.close()
+    assert not bad, "%d cases differ:\n  %s" % (len(bad), "\n  ".join(bad[:8]))
+    assert ASAN or factored >= n // 10, (factored, n)
+
+
 def test_first_scan_of_a_connection():
     """The first scan on a new connection (which makes SQLite open its temp
     database) runs the join kernels: the temp database, which then joins
