@@ -1753,6 +1753,16 @@ static int buildSubqueries(ParBuild *pB){
   for(i=0; i<pSel->nSub; i++){
     const ParSpan *pS = &pSel->aSub[i];
     sqlite3_stmt *pStmt = 0;
+    int k;
+    for(k=pS->iTok; k<pS->iTokEnd; k++){
+      /* Alone, "g" that names no column is the string 'g'; in the SELECT
+      ** it may be the outer g: not followed. */
+      const ParToken *t = &pSel->aTok[k];
+      if( t->eType==PT_QID && pSel->zSql[t->i]=='"' ){
+        return buildWhy(pB, "a subquery in the select list, HAVING or ORDER BY with a "
+                        "name in double quotes%s", "");
+      }
+    }
     char *zTry = sqlite3_mprintf("SELECT 1 FROM %.*s", pS->iEnd - pS->iStart,
                                  pSel->zSql + pS->iStart);
     int rc = zTry ? sqlite3_prepare_v2(pB->db, zTry, -1, &pStmt, 0) : SQLITE_NOMEM;

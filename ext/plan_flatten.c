@@ -215,6 +215,23 @@ static int flatColumns(Flat *p){
     pC->bInt = flatIsInteger(z, a, t0, t1);
     pC->eKind = flatIsChain(a, t0, t1) ? FLAT_PLAIN
               : flatNumeric(z, a, t0, t1) ? FLAT_NUM : FLAT_OTHER;
+    if( pC->eKind==FLAT_PLAIN && t1==t0+1 && a[t0].eType==PT_QID && z[a[t0].i]=='"' ){
+      /* "x" that names no column is the string 'x' (SQLite's fallback):
+      ** no column, so it takes BINARY as a subquery column. */
+      char *zName = parDequote(z + a[t0].i, a[t0].n);
+      int bCol = zName && !strchr(zName, ']');
+      if( zName==0 ){ p->rc = SQLITE_NOMEM; return 1; }
+      if( bCol ){
+        sqlite3_stmt *pStmt = 0;
+        char *zTry = sqlite3_mprintf("SELECT [%s] FROM %.*s", zName,
+                                     pIn->from.iEnd - pIn->from.iStart, z + pIn->from.iStart);
+        bCol = zTry && sqlite3_prepare_v2(p->db, zTry, -1, &pStmt, 0)==SQLITE_OK;
+        sqlite3_finalize(pStmt);
+        sqlite3_free(zTry);
+      }
+      sqlite3_free(zName);
+      if( !bCol ) pC->eKind = FLAT_OTHER;
+    }
     if( pE->zAlias ){
       pC->zName = sqlite3_mprintf("%s", pE->zAlias);
     }else if( pC->eKind==FLAT_PLAIN ){
@@ -384,7 +401,7 @@ static int flatWrite(Flat *p, sqlite3_str *pStr){
       if( iCol<0 ){
         char *zName;
         if( p->rc ){ rc = 1; break; }
-        if( a[i].eType==PT_ID && sqlite3_keyword_check(z + a[i].i, a[i].n) ) continue;
+        /* (Keywords too: SQLite takes many as names, "key" say.) */
         zName = parDequote(z + a[i].i, a[i].n);
         if( zName==0 ){ p->rc = SQLITE_NOMEM; rc = 1; break; }
         /* An alias (or a name SQLite resolves elsewhere): it must stay
@@ -689,6 +706,10 @@ static int flatExistsTerm(sqlite3 *db, ParSelect *p, int t0, int t1, sqlite3_str
       if( a[i].eType==PT_RP && --d==0 ) break;
     }
     if( i!=t1-1 ) return 0;
+  }
+  for(i=t0+2; i<t1; i++){
+    /* "x" may be a string here and the outer column there: not followed */
+    if( a[i].eType==PT_QID && z[a[i].i]=='"' ) return 0;
   }
   memset(&in, 0, sizeof(in));
   zInner = sqlite3_mprintf("%.*s", a[t1-1].i - a[t0+2].i, z + a[t0+2].i);
@@ -1088,17 +1109,24 @@ int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
   if( zCur ) *pmDone |= PAR_FLAT_MERGED;
   if( f.rc==SQLITE_OK ){
     /* [NOT] EXISTS terms of the SELECT (merged or not) as [NOT] IN. */
-    char *zIn = flatExists(db, zCur ? zCur : zSql, &f.rc);
+    const char *zBefore = zCur ? zCur : zSql;
+    char *zIn = flatExists(db, zBefore, &f.rc);
     if( zIn ){
-      sqlite3_stmt *pStmt = 0;
-      if( sqlite3_prepare_v2(db, zIn, -1, &pStmt, 0)==SQLITE_OK ){
+      /* Kept only where SQLite reads the SELECT's own tables the same way
+      ** (an index on x would otherwise serve x IN (...)): the same loops,
+      ** the subqueries' aside. */
+      int bSort0 = 0, bSort1 = 0;
+      char *zL0 = buildLoops(db, zBefore, pParams, &bSort0);
+      char *zL1 = buildLoops(db, zIn, pParams, &bSort1);
+      if( zL0 && zL1 && strcmp(zL0, zL1)==0 && bSort0==bSort1 ){
         sqlite3_free(zCur);
         zCur = zIn;
+        zIn = 0;
         *pmDone |= PAR_FLAT_EXISTS;
-      }else{
-        sqlite3_free(zIn);
       }
-      sqlite3_finalize(pStmt);
+      sqlite3_free(zIn);
+      sqlite3_free(zL0);
+      sqlite3_free(zL1);
     }
   }
   if( f.rc==SQLITE_OK ){

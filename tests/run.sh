@@ -91,6 +91,7 @@ job() {
     p-order)     run "order" $PY tests/test_order.py ./parallel.so ;;
     p-join)      run "join" $PY tests/test_join.py ./parallel.so ;;
     p-subquery)  run "subquery" $PY tests/test_subquery.py ./parallel.so ;;
+    p-rewrites)  run "rewrite cases" $PY tests/test_rewrite_cases.py ./parallel.so ;;
     p-groupsort) run "group sort" $PY tests/test_groupsort.py ./parallel.so ;;
     p-window)    run "window" $PY tests/test_window.py ./parallel.so ;;
     p-wstress)   run "window stress" $PY tests/stress_window.py ./parallel.so ;;
@@ -125,6 +126,7 @@ job() {
     a-order)     run "asan order" asan_py $PY tests/test_order.py ./build/asan/parallel.so ;;
     a-join)      run "asan join" asan_py $PY tests/test_join.py ./build/asan/parallel.so ;;
     a-subquery)  run "asan subquery" asan_py $PY tests/test_subquery.py ./build/asan/parallel.so ;;
+    a-rewrites)  run "asan rewrite cases" asan_py $PY tests/test_rewrite_cases.py ./build/asan/parallel.so ;;
     a-groupsort) run "asan group sort" asan_py $PY tests/test_groupsort.py ./build/asan/parallel.so ;;
     a-window)    run "asan window" asan_py $PY tests/test_window.py ./build/asan/parallel.so ;;
     a-plancache) run "asan plan cache" asan_py $PY tests/test_plancache.py ./build/asan/parallel.so ;;
@@ -201,7 +203,7 @@ lane() {  # lane JOB...: run each job no other lane has taken yet
 # Longest first (times on an idle 2-core machine), so that the lanes end
 # together.
 ORDER="a-views a-extract p-extract p-views a-oom a-kernels p-oom a-histogram p-kernels a-tiny
-       a-batches p-histogram a-fuzz a-order a-params p-join a-join p-subquery a-subquery p-tpch p-tiny p-order a-groupsort p-groupsort a-window p-window p-wstress p-params p-examples a-sql p-batches p-sql
+       a-batches p-histogram a-fuzz a-order a-params p-join a-join p-subquery a-subquery p-tpch p-rewrites a-rewrites p-tiny p-order a-groupsort p-groupsort a-window p-window p-wstress p-params p-examples a-sql p-batches p-sql
        a-settings p-settings a-plancache p-plancache a-delivery p-delivery p-bench q-extract q-order q-params q-settings
        q-plancache q-delivery q-kernels q-histogram q-views-targeted q-views-native q-views-scan
        q-views-errors q-tiny q-examples q-batches q-sql p-parse a-parse q-parse p-agg a-agg q-agg"
