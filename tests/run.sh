@@ -105,9 +105,9 @@ job() {
     a-extract-timed) run "asan extract (timing)" asan_py HARNESS_ONLY=$TIMED_EXTRACT $PY tests/test_extract.py ./build/asan/parallel.so ;;
     a-hist-timed)    run "asan histogram (timing)" asan_py HARNESS_ONLY=$TIMED_HISTOGRAM $PY tests/test_histogram.py ./build/asan/parallel.so ;;
     # -- asan: lanes
-    # Half the random cases under the sanitizers (the plain lane runs them
-    # all; here they look for memory errors): make test's 10 minutes.
-    a-views)     run "asan views" asan_py env VIEWS_CASES=0.5 $PY tests/test_views.py ./build/asan/parallel.so ;;
+    # A third of the random cases under the sanitizers (the plain lane runs
+    # them all; here they look for memory errors): make test's 10 minutes.
+    a-views)     run "asan views" asan_py env VIEWS_CASES=0.35 $PY tests/test_views.py ./build/asan/parallel.so ;;
     a-extract)   run "asan extract" asan_py HARNESS_SKIP=$TIMED_EXTRACT $PY tests/test_extract.py ./build/asan/parallel.so ;;
     a-oom)       run "asan allocation failures" asan_c build/asan/test_oom ./build/asan/parallel.so ;;
     a-histogram) run "asan histogram" asan_py HARNESS_SKIP=$TIMED_HISTOGRAM $PY tests/test_histogram.py ./build/asan/parallel.so ;;

@@ -428,6 +428,7 @@ def random_case(rng):
 def misc(c):
     sql = "SELECT o, sum(i) OVER (PARTITION BY p ORDER BY o ROWS 3 PRECEDING), rank() OVER (ORDER BY v) FROM tb"
     c.execute("CREATE VIRTUAL TABLE temp.iv USING parallel(%s)" % quote(sql))
+    want = outcome(lambda: c.execute(sql).fetchall())
     for t in THREADS:
         c.execute("SELECT par_config('threads', ?)", (t,))
         for after in (1, 50, 1000, 20000):
@@ -440,7 +441,14 @@ def misc(c):
             o = outcome(lambda: c.execute("SELECT * FROM iv").fetchall())
             c.set_progress_handler(None, 0)
             ST.n += 1
-            if not (o[0] == "error" and "interrupt" in o[1]):
+            # A handler that said stop stops the scan; one that never did
+            # (the window operator's scan makes fewer VM steps on this
+            # connection than SQLite's own would) leaves SQLite's rows.
+            if calls[0] >= after:
+                ok = o[0] == "error" and "interrupt" in o[1]
+            else:
+                ok = o == want
+            if not ok:
                 ST.fails.append(("interrupt", sql, "threads %d after %d: %s (calls %d)"
                                  % (t, after, short(o, 1), calls[0])))
         o = outcome(lambda: c.execute("SELECT count(*) FROM iv").fetchall())
