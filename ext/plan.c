@@ -33,6 +33,7 @@
 
 #include <assert.h>
 #include <string.h>
+#include <ctype.h>
 
 int parPrepareSelect(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt, char **pzErr){
   sqlite3_stmt *pStmt = 0;
@@ -1930,7 +1931,13 @@ static void explainText(sqlite3_str *pStr, const char *z, const ParExplainIn *pI
     sqlite3_str_append(pStr, z, (int)(zAt - z));
     if( i>=1 && i<=pIn->nParam && pIn->azParam[i-1] ){
       sqlite3_str_appendall(pStr, pIn->azParam[i-1]);
-      if( zAt[n]==' ' ) n++;        /* the blank parParamsRewrite added */
+      /* The blank parParamsRewrite added, unless a name follows it (the
+      ** SQL had a blank there too: "?1 AS p" merged as "(:par_p1 )AS p"
+      ** would read ":xAS p"). */
+      if( zAt[n]==' ' && !(isalnum((unsigned char)zAt[n+1]) || zAt[n+1]=='_'
+                           || zAt[n+1]=='$' || (unsigned char)zAt[n+1]>=0x80) ){
+        n++;
+      }
     }else{
       sqlite3_str_append(pStr, zAt, n);
     }
