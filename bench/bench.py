@@ -198,20 +198,25 @@ def export_csv(conn, table):
                for _, name, decl, *_ in conn.execute("PRAGMA table_info(%s)" % table)]
     if not os.path.exists(path):
         t0 = time.time()
-        with open(path + ".tmp", "w", newline="") as f:
-            out = csv.writer(f)
-            cur = conn.execute("SELECT * FROM %s" % table)
-            while True:
-                rows = cur.fetchmany(10000)
-                if not rows:
-                    break
-                out.writerows(rows)
-        os.rename(path + ".tmp", path)
+        write_csv(conn, table, path)
         print("exported %s in %.1f s" % (path, time.time() - t0), flush=True)
     return path, columns
 
 
 # ---- the systems ---------------------------------------------------------
+
+def write_csv(conn, table, path):
+    """path := every row of table as CSV (written aside, then renamed)."""
+    with open(path + ".tmp", "w", newline="") as f:
+        out = csv.writer(f)
+        cur = conn.execute("SELECT * FROM %s" % table)
+        while True:
+            rows = cur.fetchmany(10000)
+            if not rows:
+                break
+            out.writerows(rows)
+    os.rename(path + ".tmp", path)
+
 
 def timed(conn, sql):
     """Seconds to run sql and fetch every row, the rows, the column names."""

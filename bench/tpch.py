@@ -41,7 +41,6 @@ ends with "bench-tpch: N passed, N failed" (a query passes when every
 answer it could check agreed) and exits non-zero if any answer differed
 or a view failed.
 """
-import csv
 import datetime
 import math
 import os
@@ -54,7 +53,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import DuckDB, differing_rows, finish, has_sqlite_object, same, timed  # noqa: E402
+from bench import (DuckDB, differing_rows, finish, has_sqlite_object, same,  # noqa: E402
+                   timed, write_csv)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXT = os.environ.get("TPCH_EXT", os.path.join(ROOT, "parallel.so"))
@@ -420,15 +420,7 @@ def export_csv(conn, sf, table):
     shortest exact repr, so DuckDB reads the same doubles)."""
     path = os.path.join(DATA, "tpch_sf%s_%s.csv" % (sf_name(sf), table))
     if not os.path.exists(path):
-        with open(path + ".tmp", "w", newline="") as f:
-            out = csv.writer(f)
-            cur = conn.execute("SELECT * FROM %s" % table)
-            while True:
-                rows = cur.fetchmany(10000)
-                if not rows:
-                    break
-                out.writerows(rows)
-        os.rename(path + ".tmp", path)
+        write_csv(conn, table, path)
     return path
 
 

@@ -687,7 +687,7 @@ static int flatNextTerm(const char *z, const ParToken *a, int *pi, int i1, int *
 
 /* The rewrite of one WHERE term [t0, t1) of the SELECT p (see above),
 ** appended to pStr; 0 when the term is not of that form. */
-static int flatExistsTerm(sqlite3 *db, ParSelect *p, int t0, int t1, sqlite3_str *pStr){
+static int flatExistsTerm(sqlite3 *db, const ParSelect *p, int t0, int t1, sqlite3_str *pStr){
   const char *z = p->zSql;
   const ParToken *a = p->aTok;
   int bNot = 0, rc = 0, i, nEq = 0;
@@ -821,14 +821,16 @@ done:
   return rc;
 }
 
-/* zSql with its [NOT] EXISTS terms rewritten (above), or NULL when none
-** is (or out of memory: *pRc). */
-static char *flatExists(sqlite3 *db, const char *zSql, int *pRc){
+/* zSql with each top-level AND-term of its WHERE that xTerm rewrites
+** (appending the new term to its sqlite3_str, returning 1) rewritten;
+** NULL when none is (or out of memory: *pRc). */
+static char *flatWhereTerms(sqlite3 *db, const char *zSql,
+                            int (*xTerm)(sqlite3*, const ParSelect*, int, int, sqlite3_str*),
+                            int *pRc){
   ParSelect sel;
   sqlite3_str *pStr;
   char *zOut = 0;
   int k, t0, t1, iPrev = 0, nDone = 0;
-  if( sqlite3_strlike("%EXISTS%", zSql, 0)!=0 ) return 0;
   *pRc = parSelectParse(zSql, &sel);
   if( *pRc || !sel.bWhere || !sel.bFrom
    || (sel.zWhy && (strstr(sel.zWhy, "compound") || strstr(sel.zWhy, "plain SELECT")
@@ -840,7 +842,7 @@ static char *flatExists(sqlite3 *db, const char *zSql, int *pRc){
   k = sel.where.iTok;
   while( flatNextTerm(zSql, sel.aTok, &k, sel.where.iTokEnd, &t0, &t1) ){
     sqlite3_str *pTerm = sqlite3_str_new(db);
-    if( flatExistsTerm(db, &sel, t0, t1, pTerm) ){
+    if( t0<t1 && xTerm(db, &sel, t0, t1, pTerm) ){
       char *zTerm = sqlite3_str_finish(pTerm);
       if( zTerm==0 ){ *pRc = SQLITE_NOMEM; break; }
       sqlite3_str_appendf(pStr, "%.*s%s", sel.aTok[t0].i - iPrev, zSql + iPrev, zTerm);
@@ -982,46 +984,11 @@ done:
   return rc;
 }
 
-/* zSql with its OR terms factored (above), or NULL when none is (or out
-** of memory: *pRc). */
-static char *flatOrFactor(sqlite3 *db, const char *zSql, int *pRc){
-  ParSelect sel;
-  sqlite3_str *pStr;
-  char *zOut = 0;
-  int k, t0, t1, iPrev = 0, nDone = 0;
-  if( sqlite3_strlike("% OR %", zSql, 0)!=0 && sqlite3_strlike("%)OR(%", zSql, 0)!=0
-   && sqlite3_strlike("%)OR %", zSql, 0)!=0 && sqlite3_strlike("% OR(%", zSql, 0)!=0 ){
-    return 0;
-  }
-  *pRc = parSelectParse(zSql, &sel);
-  if( *pRc || !sel.bWhere || !sel.bFrom ){
-    parSelectClear(&sel);
-    return 0;
-  }
-  pStr = sqlite3_str_new(db);
-  k = sel.where.iTok;
-  while( flatNextTerm(zSql, sel.aTok, &k, sel.where.iTokEnd, &t0, &t1) ){
-    sqlite3_str *pTerm = sqlite3_str_new(db);
-    if( t0<t1 && flatOrTerm(&sel, t0, t1, pTerm) ){
-      char *zTerm = sqlite3_str_finish(pTerm);
-      if( zTerm==0 ){ *pRc = SQLITE_NOMEM; break; }
-      sqlite3_str_appendf(pStr, "%.*s%s", sel.aTok[t0].i - iPrev, zSql + iPrev, zTerm);
-      iPrev = sel.aTok[t1-1].i + sel.aTok[t1-1].n;
-      sqlite3_free(zTerm);
-      nDone++;
-    }else{
-      sqlite3_free(sqlite3_str_finish(pTerm));
-    }
-  }
-  if( nDone>0 && *pRc==SQLITE_OK ){
-    sqlite3_str_appendall(pStr, zSql + iPrev);
-    zOut = sqlite3_str_finish(pStr);
-    if( zOut==0 ) *pRc = SQLITE_NOMEM;
-  }else{
-    sqlite3_free(sqlite3_str_finish(pStr));
-  }
-  parSelectClear(&sel);
-  return zOut;
+/* The term [t0, t1) of p factored into pStr (flatOrTerm, for
+** flatWhereTerms). */
+static int flatOrTermOf(sqlite3 *db, const ParSelect *p, int t0, int t1, sqlite3_str *pStr){
+  (void)db;
+  return flatOrTerm(p, t0, t1, pStr);
 }
 
 /* zPlan (flatPlan's lines) with each MULTI-INDEX OR whose branches are all
@@ -1110,7 +1077,8 @@ int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
   if( f.rc==SQLITE_OK ){
     /* [NOT] EXISTS terms of the SELECT (merged or not) as [NOT] IN. */
     const char *zBefore = zCur ? zCur : zSql;
-    char *zIn = flatExists(db, zBefore, &f.rc);
+    char *zIn = sqlite3_strlike("%EXISTS%", zBefore, 0)==0
+              ? flatWhereTerms(db, zBefore, flatExistsTerm, &f.rc) : 0;
     if( zIn ){
       /* Kept only where SQLite reads the SELECT's own tables the same way
       ** (an index on x would otherwise serve x IN (...)): the same loops,
@@ -1132,7 +1100,8 @@ int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
   if( f.rc==SQLITE_OK ){
     /* A term every branch of an OR has, out of the OR. */
     const char *zFrom = zCur ? zCur : zSql;
-    char *zOr = flatOrFactor(db, zFrom, &f.rc);
+    char *zOr = sqlite3_strlike("%OR%", zFrom, 0)==0
+              ? flatWhereTerms(db, zFrom, flatOrTermOf, &f.rc) : 0;
     if( zOr ){
       char *zP0 = flatPlan(db, zFrom, pParams), *zP1 = flatPlan(db, zOr, pParams);
       char *zP0one = zP0 ? flatPlanOrAsOne(zP0) : 0;
