@@ -2209,6 +2209,26 @@ static void parReadPhase(ParContext *pCtx, int e, double *pt){
 /* Keys a range spans at least, while there are 2 ranges per thread. */
 #define PAR_RANGE_MIN_ROWS 32768
 
+/* Does zSql hold a subquery SQLite evaluates once per run of the
+** statement (an uncorrelated SCALAR or LIST SUBQUERY of its plan)? */
+static int parHasOnceSubquery(sqlite3 *db, const char *zSql){
+  sqlite3_stmt *pStmt = 0;
+  char *zEqp = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", zSql);
+  int bOnce = 0;
+  if( zEqp && sqlite3_prepare_v2(db, zEqp, -1, &pStmt, 0)==SQLITE_OK ){
+    while( sqlite3_step(pStmt)==SQLITE_ROW ){
+      const char *zD = (const char*)sqlite3_column_text(pStmt, 3);
+      if( zD && (strstr(zD, "SCALAR SUBQUERY") || strstr(zD, "LIST SUBQUERY"))
+       && strstr(zD, "CORRELATED")==0 ){
+        bOnce = 1;
+      }
+    }
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zEqp);
+  return bOnce;
+}
+
 /* Cut the keys iMin..iMax into pRun's ranges (bPk: key ranges of a
 ** WITHOUT ROWID table, else rowid ranges): 8 per thread (fewer, not
 ** below 2, when that makes them shorter than PAR_RANGE_MIN_ROWS), equal in span,
@@ -2217,10 +2237,14 @@ static void parReadPhase(ParContext *pCtx, int e, double *pt){
 ** columns.  Sets nChunk and bPk, and allocates aLo, aHi and apChunk (the
 ** caller frees them, on failure too).  SQLITE_OK or SQLITE_NOMEM. */
 static int parRunRanges(ParRun *pRun, int nThread, int bPk, sqlite3_int64 iMin,
-                        sqlite3_int64 iMax){
+                        sqlite3_int64 iMax, int bOnce){
   int i;
   pRun->nChunk = iMax>=iMin ? nThread*8 : 1;
-  if( iMax>=iMin ){
+  if( iMax>=iMin && bOnce ){
+    /* A subquery SQLite runs once per statement runs once per range:
+    ** one range per thread. */
+    pRun->nChunk = nThread;
+  }else if( iMax>=iMin ){
     /* Ranges of at least PAR_RANGE_MIN_ROWS keys while there are 2 per
     ** thread: each piece builds dictionaries of its own text, which the
     ** join merges, so many small pieces cost more than they even out
@@ -2396,7 +2420,8 @@ static int parReadParallel(ParContext *pCtx, sqlite3 *db, ParPool *p, const ParS
     goto done;
   }
 
-  rc = parRunRanges(&run, nThread, pSrc->zPk!=0, iMin, iMax);
+  rc = parRunRanges(&run, nThread, pSrc->zPk!=0, iMin, iMax,
+                    parHasOnceSubquery(p->aConn[0], pSrc->zWorkerSql));
   if( rc ) goto done;
   run.bCount = pSrc->bAll && parDenseKnown(p, pSrc->zTable, *piVersion, iMin, iMax);
   run.mxMem = parMemLimit(pCtx);
