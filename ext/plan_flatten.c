@@ -906,7 +906,8 @@ static char *flatTermKey(const char *z, const ParToken *a, int t0, int t1){
 
 /* The term [t0, t1) of SELECT p factored (above) into pStr; 0 when it is
 ** not an OR of parenthesized branches sharing a term. */
-static int flatOrTerm(const ParSelect *p, int t0, int t1, sqlite3_str *pStr){
+/* (db: unused; flatWhereTerms passes it.) */
+static int flatOrTerm(sqlite3 *db, const ParSelect *p, int t0, int t1, sqlite3_str *pStr){
   const char *z = p->zSql;
   const ParToken *a = p->aTok;
   int aB0[FLAT_MAX_OR], aB1[FLAT_MAX_OR], nB = 0, i, j, k, d, rc = 0;
@@ -984,13 +985,6 @@ done:
   return rc;
 }
 
-/* The term [t0, t1) of p factored into pStr (flatOrTerm, for
-** flatWhereTerms). */
-static int flatOrTermOf(sqlite3 *db, const ParSelect *p, int t0, int t1, sqlite3_str *pStr){
-  (void)db;
-  return flatOrTerm(p, t0, t1, pStr);
-}
-
 /* zPlan (flatPlan's lines) with each MULTI-INDEX OR whose branches are all
 ** the same rowid lookup written as that one lookup; NULL when out of
 ** memory. */
@@ -1043,7 +1037,10 @@ int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
   *pmDone = 0;
   memset(&f, 0, sizeof(f));
   f.db = db;
-  for(nDepth=0; nDepth<FLAT_MAX_DEPTH; nDepth++){
+  /* A subquery to merge needs a second SELECT (or a WITH). */
+  for(nDepth=(sqlite3_strnicmp(zSql, "WITH", 4)
+              && sqlite3_strlike("%SELECT%SELECT%", zSql, 0)) ? FLAT_MAX_DEPTH : 0;
+      nDepth<FLAT_MAX_DEPTH; nDepth++){
     char *zNext = flatOnce(&f, zCur ? zCur : zSql);
     if( zNext==0 ) break;
     sqlite3_free(zCur);
@@ -1101,7 +1098,7 @@ int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
     /* A term every branch of an OR has, out of the OR. */
     const char *zFrom = zCur ? zCur : zSql;
     char *zOr = sqlite3_strlike("%OR%", zFrom, 0)==0
-              ? flatWhereTerms(db, zFrom, flatOrTermOf, &f.rc) : 0;
+              ? flatWhereTerms(db, zFrom, flatOrTerm, &f.rc) : 0;
     if( zOr ){
       char *zP0 = flatPlan(db, zFrom, pParams), *zP1 = flatPlan(db, zOr, pParams);
       char *zP0one = zP0 ? flatPlanOrAsOne(zP0) : 0;
