@@ -36,6 +36,7 @@
 #include "op_join.h"
 #include "join.h"
 #include "gather.h"
+#include "exec.h"
 
 #include <string.h>
 
@@ -977,6 +978,77 @@ static int joinReorder(JoinRun *pR, JoinOrder *pO){
   return SQLITE_OK;
 }
 
+/* The rows of pT, a subquery in FROM: its own plan run by the kernels
+** (exec.c), its result as a batch of the columns the join reads
+** (pT->aSubCol).  The last operator's batch itself where the plan only
+** picks its columns (aDirect), else the final SQL's rows over it.  Sets
+** *pzSqlite (rc SQLITE_OK, *ppB NULL) when the plan finds at run time that
+** SQLite must run the subquery: then SQLite reads the join. */
+static int joinSubRows(ParContext *pCtx, sqlite3 *db, const ParJoinTab *pT,
+                       const ParStamp *pStamp, ParBatch **ppB, char **pzSqlite, char **pzErr){
+  const ParPlan *pSub = pT->pSub;
+  ParExec x;
+  ParBatch *pLast, *pB = 0;
+  int rc, j, *aiCol = 0;
+  *ppB = 0;
+  rc = parExecRun(pCtx, db, pSub, pStamp, &x, pzErr);
+  if( rc ) return rc;
+  if( x.bNative ){
+    *pzSqlite = sqlite3_mprintf("SQLite runs subquery %s (found at run time)", pT->zName);
+    parExecClear(&x);
+    return *pzSqlite ? SQLITE_OK : SQLITE_NOMEM;
+  }
+  pLast = x.pOut ? x.pOut : x.pIn;
+  aiCol = sqlite3_malloc64(sizeof(int)*(pT->pScan->nExtractCol+1));
+  if( aiCol==0 ){
+    rc = SQLITE_NOMEM;
+  }else if( pSub->aDirect ){
+    for(j=0; j<pT->pScan->nExtractCol; j++) aiCol[j] = pSub->aDirect[pT->aSubCol[j]];
+    pB = parBatchSubset(pLast, aiCol, pT->pScan->nExtractCol);
+    if( pB==0 ) rc = SQLITE_NOMEM;
+  }else{
+    /* The final SQL over the result: the subquery's rows, all columns. */
+    sqlite3_stmt *pStmt = 0;
+    ParBatch *pAll = 0;
+    rc = sqlite3_prepare_v2(db, pSub->zFinal, -1, &pStmt, 0);
+    if( rc==SQLITE_OK ){
+      rc = sqlite3_bind_pointer(pStmt, sqlite3_bind_parameter_index(pStmt, ":par_rows"),
+                                pLast, PAR_BATCH_PTR, 0);
+    }
+    if( rc==SQLITE_OK ) rc = parParamsBind(pStmt, pSub->pParams);
+    if( rc==SQLITE_OK ){
+      rc = parBatchFromStmt(pStmt, 0, &pAll, pzErr);
+    }else{
+      *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    }
+    sqlite3_finalize(pStmt);
+    if( rc==SQLITE_OK ){
+      for(j=0; j<pT->pScan->nExtractCol; j++) aiCol[j] = pT->aSubCol[j];
+      pB = parBatchSubset(pAll, aiCol, pT->pScan->nExtractCol);
+      if( pB==0 ) rc = SQLITE_NOMEM;
+    }
+    parBatchFree(pAll);
+  }
+  if( pB && pLast!=x.pIn ){
+    /* The result's text may be the scan's dictionaries: keep that too. */
+    pB->apKeep = sqlite3_malloc64(sizeof(ParBatch*));
+    if( pB->apKeep==0 ){
+      rc = SQLITE_NOMEM;
+    }else{
+      pB->apKeep[pB->nKeep++] = x.pIn;
+      __atomic_fetch_add(&x.pIn->nRef, 1, __ATOMIC_RELAXED);
+    }
+  }
+  sqlite3_free(aiCol);
+  parExecClear(&x);
+  if( rc ){
+    parBatchFree(pB);
+    return rc;
+  }
+  *ppB = pB;
+  return SQLITE_OK;
+}
+
 int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
                ParJoinOut *pO, char **pzErr){
   const ParPlanJoin *pJoin = pPlan->pJoin;
@@ -985,7 +1057,7 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   sqlite3_int64 v0, nMax = 0;
   double t0 = parNowMs();
   char *zMemo = 0;
-  int i, rc = SQLITE_OK, nCached = 0, nPar = 0, bReorder;
+  int i, rc = SQLITE_OK, nCached = 0, nPar = 0, bReorder, bSub = 0;
   ParStop stop;
   ParBatch *apIn[PAR_JOIN_MAX_TAB];  /* the tables' batches, in plan order */
   JoinOrder ord;
@@ -1003,12 +1075,17 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   pO->bKept = 0;
   pO->bReordered = 0;
   v0 = joinDataVersion(db);
-  for(i=0; i<pJoin->nTab && rc==SQLITE_OK; i++){
+  for(i=0; i<pJoin->nTab && rc==SQLITE_OK && r.zSqlite==0; i++){
     char *zWhy = 0;
-    int eMode;
-    rc = parExtract(pCtx, db, pJoin->aTab[i].pScan, pStamp, &r.apB[i], &eMode, &zWhy, pzErr);
+    int eMode = PAR_EXTRACT_PARALLEL;
+    if( pJoin->aTab[i].pSub ){
+      rc = joinSubRows(pCtx, db, &pJoin->aTab[i], pStamp, &r.apB[i], &r.zSqlite, pzErr);
+      bSub = 1;
+    }else{
+      rc = parExtract(pCtx, db, pJoin->aTab[i].pScan, pStamp, &r.apB[i], &eMode, &zWhy, pzErr);
+    }
     sqlite3_free(zWhy);
-    if( rc==SQLITE_OK ){
+    if( rc==SQLITE_OK && r.apB[i] ){
       nCached += eMode==PAR_EXTRACT_CACHED;
       nPar += eMode==PAR_EXTRACT_PARALLEL || eMode==PAR_EXTRACT_COUNTED;
       if( r.apB[i]->nRow>nMax ) nMax = r.apB[i]->nRow;
@@ -1017,7 +1094,7 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   pO->eMode = nCached==pJoin->nTab ? PAR_EXTRACT_CACHED
             : nPar ? PAR_EXTRACT_PARALLEL : PAR_EXTRACT_SERIAL;
   pO->msScan = parNowMs() - t0;
-  if( rc ) goto done;
+  if( rc || r.zSqlite ) goto done;
   if( v0<0 || joinDataVersion(db)!=v0 ){
     r.zSqlite = sqlite3_mprintf("a commit came while the tables were read");
     goto done;
@@ -1025,7 +1102,8 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
 
   t0 = parNowMs();
   bReorder = joinChooseOrder(&r, &ord);
-  zMemo = joinMemoKey(pPlan, bReorder ? ord.aOrd : 0);
+  /* (Not with a subquery: its rows are made anew by each run.) */
+  zMemo = bSub ? 0 : joinMemoKey(pPlan, bReorder ? ord.aOrd : 0);
   if( zMemo && (pO->pOut = joinMemoFind(pCtx, zMemo, r.apB, pJoin->nTab))!=0 ){
     pO->msJoin = parNowMs() - t0;
     pO->bKept = 1;

@@ -520,9 +520,12 @@ char *buildLoops(sqlite3 *db, const char *zSql, const ParParams *pParams,
     int iId = sqlite3_column_int(pStmt, 0), iParent = sqlite3_column_int(pStmt, 1), k;
     if( zDetail==0 ) continue;
     /* Not the loops of a subquery in an expression: its rows are not the
-    ** SELECT's (it runs whole where its expression is evaluated). */
+    ** SELECT's (it runs whole where its expression is evaluated); nor
+    ** those of a subquery in FROM that SQLite materializes or runs as a
+    ** co-routine (its rows are read by a loop of the SELECT's own). */
     for(k=0; k<nSub && aSub[k]!=iParent; k++){}
-    if( k<nSub || strstr(zDetail, "SCALAR SUBQUERY") || strstr(zDetail, "LIST SUBQUERY") ){
+    if( k<nSub || strstr(zDetail, "SCALAR SUBQUERY") || strstr(zDetail, "LIST SUBQUERY")
+     || strncmp(zDetail, "MATERIALIZE ", 12)==0 || strncmp(zDetail, "CO-ROUTINE ", 11)==0 ){
       if( nSub>=(int)(sizeof(aSub)/sizeof(aSub[0])) ){
         sqlite3_finalize(pStmt);
         sqlite3_free(sqlite3_str_finish(pStr));
@@ -2095,6 +2098,17 @@ static void explainJoin(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn 
       }
     }
     sqlite3_str_appendf(pStr, " (SQLite: %s)\n", pT->zLoop);
+    if( pT->pSub ){
+      /* Its own plan's lines (the caller's text of it), indented. */
+      const char *z = pIn->azJoinMode ? pIn->azJoinMode[i] : 0;
+      sqlite3_str_appendall(pStr, "    the subquery's rows, by its own plan:\n");
+      while( z && *z ){
+        int n = (int)strcspn(z, "\n");
+        sqlite3_str_appendf(pStr, "      %.*s\n", n, z);
+        z += n + (z[n]=='\n');
+      }
+      continue;
+    }
     sqlite3_str_appendall(pStr, "    scan ");
     explainText(pStr, pS->zExtract, pIn);
     if( pIn->azJoinMode && pIn->azJoinMode[i] ){
@@ -2139,6 +2153,10 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
   if( p->mFlat & PAR_FLAT_OR ){
     sqlite3_str_appendall(pStr, "where     a term every branch of an OR has taken out of "
                           "the OR (SQLite's MULTI-INDEX OR of one rowid lookup)\n");
+  }
+  if( p->mFlat & PAR_FLAT_DECOR ){
+    sqlite3_str_appendall(pStr, "where     a correlated subquery of aggregates as a table of "
+                          "its groups (_pd<n>), joined on the correlated columns\n");
   }
   if( p->mFlat & PAR_FLAT_EXISTS ){
     sqlite3_str_appendall(pStr, "where     [NOT] EXISTS over a table scanned for each row, "

@@ -121,6 +121,11 @@ struct ParJoinTab {
                      ** the scan reads in); else they must be unique when
                      ** the order matters (checked at run time) */
   char *zLoop;       /* SQLite's loop over it, for par_explain */
+  ParPlan *pSub;     /* a subquery in FROM (a derived table): its own plan,
+                     ** whose result rows are the table's (op_join.c runs
+                     ** it); pScan then reads it through SQLite only where
+                     ** the join falls back to SQLite.  NULL: a table */
+  int *aSubCol;      /* ...scan column j is pSub's result column aSubCol[j] */
 };
 
 /* The join operator: extraction column j of the plan is column aOutCol[j]
@@ -217,6 +222,8 @@ typedef struct ParPlanWindow {
 #define PAR_FLAT_MERGED 1   /* ParPlan.mFlat: a subquery in FROM merged */
 #define PAR_FLAT_EXISTS 2   /* [NOT] EXISTS terms as [NOT] IN */
 #define PAR_FLAT_OR     4   /* a term common to an OR's branches out of it */
+#define PAR_FLAT_DECOR  8   /* correlated scalar subqueries of aggregates
+                            ** as derived tables of groups, joined */
 
 struct ParPlan {
   char *zSql;        /* the SELECT as given (its parameters written as

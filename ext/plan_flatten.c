@@ -685,6 +685,72 @@ static int flatNextTerm(const char *z, const ParToken *a, int *pi, int i1, int *
   return 1;
 }
 
+/* The AND-terms of the WHERE of subquery pIn (FROM text zFrom) inside a
+** SELECT whose FROM is zOuterFrom, split: up to nMax correlated
+** equalities "t.a = x" (either way round) between a column of pIn's FROM
+** and one of the outer FROM, of one affinity class and both BINARY
+** (*pnEq of them: azA[i] the inner column, azX[i] the outer one), and
+** the other terms ANDed in *pzRest ("" for none).  Returns 1 when a term
+** of that form has columns of other classes, or out of memory (the
+** caller's strings are then freed). */
+static int flatCorrelation(sqlite3 *db, const ParSelect *pIn, const char *zFrom,
+                           const char *zOuterFrom, int nMax, char **azA, char **azX,
+                           int *pnEq, char **pzRest){
+  const char *zInner = pIn->zSql;
+  const ParToken *b = pIn->aTok;
+  sqlite3_str *pRest = sqlite3_str_new(db);
+  int k = pIn->where.iTok, e0, e1, nEq = 0, i;
+  *pnEq = 0;
+  *pzRest = 0;
+  while( flatNextTerm(zInner, b, &k, pIn->where.iTokEnd, &e0, &e1) ){
+    int iOp = -1, j;
+    for(j=e0+1; j<e1-1; j++){
+      if( b[j].eType==PT_OP && ((b[j].n==1 && zInner[b[j].i]=='=')
+                                || (b[j].n==2 && strncmp(zInner+b[j].i, "==", 2)==0)) ){
+        iOp = j;
+        break;
+      }
+    }
+    if( iOp>0 && flatIsChain(b, e0, iOp) && flatIsChain(b, iOp+1, e1) ){
+      char *zL = sqlite3_mprintf("%.*s", b[iOp-1].i + b[iOp-1].n - b[e0].i, zInner + b[e0].i);
+      char *zR = sqlite3_mprintf("%.*s", b[e1-1].i + b[e1-1].n - b[iOp+1].i,
+                                 zInner + b[iOp+1].i);
+      int bL, bR, bOut;
+      char cL = zL ? flatColumnClass(db, zL, zFrom, &bL) : 0;
+      char cR = zR ? flatColumnClass(db, zR, zFrom, &bR) : 0;
+      if( nEq<nMax && zL && zR && (cL!=0)!=(cR!=0) ){
+        /* One side is the subquery's column, the other names the outer
+        ** SELECT. */
+        char *zIn = cL ? zL : zR, *zOut = cL ? zR : zL;
+        char cOut = flatColumnClass(db, zOut, zOuterFrom, &bOut);
+        if( cOut==(cL ? cL : cR) && (cL ? bL : bR) && bOut ){
+          azA[nEq] = zIn;
+          azX[nEq++] = zOut;
+          continue;
+        }
+      }
+      sqlite3_free(zL);
+      sqlite3_free(zR);
+    }
+    sqlite3_str_appendf(pRest, "%s(%.*s)", sqlite3_str_length(pRest) ? " AND " : "",
+                        b[e1-1].i + b[e1-1].n - b[e0].i, zInner + b[e0].i);
+  }
+  if( sqlite3_str_errcode(pRest) ){
+    sqlite3_free(sqlite3_str_finish(pRest));
+  }else if( sqlite3_str_length(pRest)==0 ){
+    sqlite3_free(sqlite3_str_finish(pRest));   /* (an empty one finishes as NULL) */
+    *pzRest = sqlite3_mprintf("");
+  }else{
+    *pzRest = sqlite3_str_finish(pRest);
+  }
+  if( *pzRest==0 ){
+    for(i=0; i<nEq; i++){ sqlite3_free(azA[i]); sqlite3_free(azX[i]); }
+    return 1;
+  }
+  *pnEq = nEq;
+  return 0;
+}
+
 /* The rewrite of one WHERE term [t0, t1) of the SELECT p (see above),
 ** appended to pStr; 0 when the term is not of that form. */
 static int flatExistsTerm(sqlite3 *db, const ParSelect *p, int t0, int t1, sqlite3_str *pStr){
@@ -693,7 +759,6 @@ static int flatExistsTerm(sqlite3 *db, const ParSelect *p, int t0, int t1, sqlit
   int bNot = 0, rc = 0, i, nEq = 0;
   ParSelect in;
   char *zInner = 0, *zFrom = 0, *zOuterFrom = 0, *zA = 0, *zX = 0, *zRest = 0;
-  sqlite3_str *pRest = 0;
   if( parTokIs(z, &a[t0], "NOT") ){ bNot = 1; t0++; }
   if( t1-t0<4 || !parTokIs(z, &a[t0], "EXISTS") || a[t0+1].eType!=PT_LP
    || !parTokIs(z, &a[t0+2], "SELECT") || a[t1-1].eType!=PT_RP ){
@@ -724,55 +789,10 @@ static int flatExistsTerm(sqlite3 *db, const ParSelect *p, int t0, int t1, sqlit
     goto done;
   }
   zFrom = parSpanText(zInner, in.from);
-  pRest = sqlite3_str_new(db);
-  if( zFrom==0 ) goto done;
-  {
-    int k = in.where.iTok, e0, e1;
-    while( flatNextTerm(zInner, in.aTok, &k, in.where.iTokEnd, &e0, &e1) ){
-      const ParToken *b = in.aTok;
-      int iOp = -1, j;
-      for(j=e0+1; j<e1-1; j++){
-        if( b[j].eType==PT_OP && ((b[j].n==1 && zInner[b[j].i]=='=')
-                                  || (b[j].n==2 && strncmp(zInner+b[j].i, "==", 2)==0)) ){
-          iOp = j;
-          break;
-        }
-      }
-      if( iOp>0 && flatIsChain(b, e0, iOp) && flatIsChain(b, iOp+1, e1) ){
-        char *zL = sqlite3_mprintf("%.*s", b[iOp-1].i + b[iOp-1].n - b[e0].i, zInner + b[e0].i);
-        char *zR = sqlite3_mprintf("%.*s", b[e1-1].i + b[e1-1].n - b[iOp+1].i,
-                                   zInner + b[iOp+1].i);
-        int bL, bR, bOut;
-        char cL = zL ? flatColumnClass(db, zL, zFrom, &bL) : 0;
-        char cR = zR ? flatColumnClass(db, zR, zFrom, &bR) : 0;
-        if( nEq==0 && zL && zR && (cL!=0)!=(cR!=0) ){
-          /* One side is t2's column, the other names the outer SELECT. */
-          char *zIn = cL ? zL : zR, *zOut = cL ? zR : zL;
-          char cOut = flatColumnClass(db, zOut, zOuterFrom, &bOut);
-          if( cOut==(cL ? cL : cR) && (cL ? bL : bR) && bOut ){
-            zA = zIn;
-            zX = zOut;
-            nEq = 1;
-            continue;
-          }
-        }
-        sqlite3_free(zL);
-        sqlite3_free(zR);
-      }
-      sqlite3_str_appendf(pRest, "%s(%.*s)", sqlite3_str_length(pRest) ? " AND " : "",
-                          in.aTok[e1-1].i + in.aTok[e1-1].n - in.aTok[e0].i,
-                          zInner + in.aTok[e0].i);
-    }
+  if( zFrom==0 || flatCorrelation(db, &in, zFrom, zOuterFrom, 1, &zA, &zX, &nEq, &zRest)
+   || nEq!=1 ){
+    goto done;
   }
-  if( nEq!=1 || sqlite3_str_errcode(pRest) ) goto done;
-  if( sqlite3_str_length(pRest)==0 ){
-    sqlite3_free(sqlite3_str_finish(pRest));   /* (an empty one finishes as NULL) */
-    zRest = sqlite3_mprintf("");
-  }else{
-    zRest = sqlite3_str_finish(pRest);
-  }
-  pRest = 0;
-  if( zRest==0 ) goto done;
   {
     /* Only where SQLite scans t2 for each outer row: with an index on
     ** t2.a it looks the rows up, cheaper than a list of all of them. */
@@ -811,7 +831,6 @@ static int flatExistsTerm(sqlite3 *db, const ParSelect *p, int t0, int t1, sqlit
   rc = 1;
 done:
   parSelectClear(&in);
-  sqlite3_free(sqlite3_str_finish(pRest));
   sqlite3_free(zInner);
   sqlite3_free(zFrom);
   sqlite3_free(zOuterFrom);
@@ -862,6 +881,265 @@ static char *flatWhereTerms(sqlite3 *db, const char *zSql,
   }
   parSelectClear(&sel);
   return zOut;
+}
+
+/* ---- correlated scalar subqueries of an aggregate ------------------------
+**
+** A WHERE term  L op (SELECT e FROM t2 WHERE t2.a = x AND rest)  where e is
+** an expression of aggregates of t2's rows (sum, avg, min, max: NULL over
+** no rows), correlated by equalities alone, runs the subquery once per
+** outer row: with no index on t2.a, a scan of t2 each time (TPC-H's Q17).
+** The same rows come from a join with the groups of t2, made once:
+**
+**   FROM ... CROSS JOIN (SELECT t2.a AS _pk0, avg(t2.q) AS _pv0 FROM t2
+**                        WHERE rest GROUP BY t2.a) AS _pd0
+**   WHERE ... AND _pd0._pk0 = x AND L op (0.2 * (+_pd0._pv0))
+**
+** Why each outer row keeps the same answer:
+**   - the groups are t2's rows by the correlated columns, under the
+**     equalities' own comparison (t2.a and x of one affinity class, both
+**     BINARY, as for EXISTS above), so an outer row matches at most one
+**     group, the one holding exactly the rows its subquery sees; a NULL x
+**     or a value no group has matches none: the row is dropped, as the
+**     subquery's NULL (e is NULL when each aggregate is, checked by SQLite
+**     itself) makes the comparison NULL;
+**   - each group's aggregates are over the same rows in the same order:
+**     SQLite scans t2 in rowid order for each outer row (its plan for the
+**     subquery has no SEARCH: checked), the group-by sums in rowid order;
+**   - "+" takes the affinity off the column as the subquery's value has
+**     none (an aggregate's result), so L op v converts as before; e may
+**     hold no COLLATE, CAST, FILTER or function other than the aggregates;
+**   - the derived table comes last in FROM (CROSS JOIN: SQLite keeps it
+**     after every other table), and the rewrite is kept only where the
+**     loops over the SELECT's own tables are the same as before, so the
+**     joined rows come in the same order.
+** The join planner (plan_join.c) runs the derived table by its own plan:
+** the group-by kernels. */
+
+#define FLAT_MAX_DECOR 4          /* such terms in one SELECT */
+
+/* Is token t a comparison operator? */
+static int flatIsCompare(const char *z, const ParToken *t){
+  static const char *az[] = { "<", "<=", ">", ">=", "=", "==", "<>", "!=" };
+  int i;
+  if( t->eType!=PT_OP ) return 0;
+  for(i=0; i<(int)(sizeof(az)/sizeof(az[0])); i++){
+    if( (int)strlen(az[i])==t->n && strncmp(z + t->i, az[i], t->n)==0 ) return 1;
+  }
+  return 0;
+}
+
+/* The rewrite of term [t0, t1) of p (see above) as the derived table
+** number iD, its FROM item appended to pAdd and the term to pStr; 0 when
+** the term is not of that form. */
+static int flatScalarAggTerm(sqlite3 *db, const ParSelect *p, int t0, int t1,
+                             const char *zOuterFrom, int iD, sqlite3_str *pStr,
+                             sqlite3_str *pAdd){
+  const char *z = p->zSql;
+  const ParToken *a = p->aTok;
+  ParSelect in;
+  char *zInner = 0, *zFrom = 0, *zRest = 0, *azA[4], *azX[4], *zDerived = 0;
+  sqlite3_str *pE = 0, *pNull = 0, *pCols = 0;
+  int i, d = 0, iOp = -1, nEq = 0, rc = 0, iPrev, k;
+  const ParExpr *pCol;
+
+  /* L op ( SELECT ... ), the subquery ending the term. */
+  for(i=t0; i<t1; i++){
+    if( a[i].eType==PT_LP ) d++;
+    else if( a[i].eType==PT_RP ) d--;
+    else if( d==0 && flatIsCompare(z, &a[i]) ){
+      if( iOp>=0 ) return 0;
+      iOp = i;
+    }
+  }
+  if( iOp<=t0 || iOp+3>=t1 || a[iOp+1].eType!=PT_LP || !parTokIs(z, &a[iOp+2], "SELECT")
+   || a[t1-1].eType!=PT_RP ){
+    return 0;
+  }
+  for(i=iOp+2, d=1; i<t1 && d>0; i++){
+    if( a[i].eType==PT_LP ) d++;
+    else if( a[i].eType==PT_RP ) d--;
+  }
+  if( i!=t1 ) return 0;
+  for(i=t0; i<t1; i++){
+    if( i<iOp && parTokIs(z, &a[i], "SELECT") ) return 0;
+    /* "x" may be a string here and the outer column there: not followed */
+    if( a[i].eType==PT_QID && z[a[i].i]=='"' ) return 0;
+  }
+  memset(&in, 0, sizeof(in));
+  zInner = sqlite3_mprintf("%.*s", a[t1-1].i - a[iOp+2].i, z + a[iOp+2].i);
+  if( zInner==0 || parSelectParse(zInner, &in) ) goto done;
+  if( in.zWhy || !in.bFrom || !in.bWhere || in.nGroup || in.bHaving || in.bDistinct
+   || in.bLimit || in.nOrder || in.nWinCall || in.nCol!=1 || in.nAgg<1 || in.nRef
+   || in.nSub || in.nCall || in.pFrom==0 || in.pFrom->nSrc!=1
+   || in.pFrom->aSrc[0].eType!=PAR_SRC_TABLE ){
+    goto done;
+  }
+  pCol = &in.aCol[0];
+  for(i=pCol->span.iTok; i<pCol->span.iTokEnd; i++){
+    if( parTokIs(zInner, &in.aTok[i], "COLLATE") || parTokIs(zInner, &in.aTok[i], "CAST")
+     || parTokIs(zInner, &in.aTok[i], "FILTER") ){
+      goto done;
+    }
+  }
+  for(k=0; k<in.nAgg; k++){
+    int e = in.aAgg[k].eFunc;
+    if( e!=PAR_AGG_SUM && e!=PAR_AGG_AVG && e!=PAR_AGG_MIN && e!=PAR_AGG_MAX ) goto done;
+  }
+  zFrom = parSpanText(zInner, in.from);
+  if( zFrom==0 || flatCorrelation(db, &in, zFrom, zOuterFrom, 4, azA, azX, &nEq, &zRest) ){
+    goto done;
+  }
+  if( nEq==0 ) goto done;
+
+  /* e with each aggregate as the derived table's column (pE), as NULL
+  ** (pNull); the derived table's columns (pCols). */
+  pE = sqlite3_str_new(db);
+  pNull = sqlite3_str_new(db);
+  pCols = sqlite3_str_new(db);
+  for(k=0; k<nEq; k++) sqlite3_str_appendf(pCols, "%s%s AS _pk%d", k ? ", " : "", azA[k], k);
+  iPrev = in.aTok[pCol->span.iTok].i;
+  for(k=0; k<in.nAgg; k++){
+    const ParSpan *pC = &in.aAgg[k].call;
+    int i0 = in.aTok[pC->iTok].i, i1 = in.aTok[pC->iTokEnd-1].i + in.aTok[pC->iTokEnd-1].n;
+    sqlite3_str_appendf(pE, "%.*s(+_pd%d._pv%d)", i0 - iPrev, zInner + iPrev, iD, k);
+    sqlite3_str_appendf(pNull, "%.*sNULL", i0 - iPrev, zInner + iPrev);
+    sqlite3_str_appendf(pCols, ", %.*s AS _pv%d", i1 - i0, zInner + i0, k);
+    iPrev = i1;
+  }
+  {
+    int iEnd = in.aTok[pCol->span.iTokEnd-1].i + in.aTok[pCol->span.iTokEnd-1].n;
+    sqlite3_str_appendf(pE, "%.*s", iEnd - iPrev, zInner + iPrev);
+    sqlite3_str_appendf(pNull, "%.*s", iEnd - iPrev, zInner + iPrev);
+  }
+  if( sqlite3_str_errcode(pE) || sqlite3_str_errcode(pNull) || sqlite3_str_errcode(pCols) ){
+    goto done;
+  }
+  {
+    /* NULL over no rows, as the subquery is. */
+    char *zTry = sqlite3_mprintf("SELECT (%s) IS NULL", sqlite3_str_value(pNull));
+    int bNull = zTry && parQueryInt(db, zTry, 0)==1;
+    sqlite3_free(zTry);
+    if( !bNull ) goto done;
+  }
+  {
+    /* SQLite scans t2 for each outer row: its rows in rowid order. */
+    sqlite3_stmt *pStmt = 0;
+    sqlite3_str *pEqp = sqlite3_str_new(db);
+    char *zEqp;
+    int bScan = 0;
+    sqlite3_str_appendf(pEqp, "EXPLAIN QUERY PLAN SELECT 1 FROM %s WHERE ", zFrom);
+    for(k=0; k<nEq; k++) sqlite3_str_appendf(pEqp, "%s%s = ?", k ? " AND " : "", azA[k]);
+    if( zRest[0] ) sqlite3_str_appendf(pEqp, " AND %s", zRest);
+    zEqp = sqlite3_str_finish(pEqp);
+    if( zEqp && sqlite3_prepare_v2(db, zEqp, -1, &pStmt, 0)==SQLITE_OK ){
+      bScan = 1;
+      while( sqlite3_step(pStmt)==SQLITE_ROW ){
+        const char *zD = (const char*)sqlite3_column_text(pStmt, 3);
+        if( zD && strncmp(zD, "SEARCH", 6)==0 ) bScan = 0;
+      }
+    }
+    sqlite3_finalize(pStmt);
+    sqlite3_free(zEqp);
+    if( !bScan ) goto done;
+  }
+  {
+    /* The derived table: t2's alone (it prepares by itself). */
+    sqlite3_str *pD = sqlite3_str_new(db);
+    sqlite3_stmt *pStmt = 0;
+    sqlite3_str_appendf(pD, "SELECT %s FROM %s", sqlite3_str_value(pCols), zFrom);
+    if( zRest[0] ) sqlite3_str_appendf(pD, " WHERE %s", zRest);
+    sqlite3_str_appendall(pD, " GROUP BY ");
+    for(k=0; k<nEq; k++) sqlite3_str_appendf(pD, "%s%s", k ? ", " : "", azA[k]);
+    zDerived = sqlite3_str_finish(pD);
+    if( zDerived==0 || sqlite3_prepare_v2(db, zDerived, -1, &pStmt, 0)!=SQLITE_OK ){
+      sqlite3_finalize(pStmt);
+      goto done;
+    }
+    sqlite3_finalize(pStmt);
+  }
+  sqlite3_str_appendf(pAdd, " CROSS JOIN (%s) AS _pd%d", zDerived, iD);
+  /* (AND-terms at the top of WHERE, where the term stood.) */
+  for(k=0; k<nEq; k++) sqlite3_str_appendf(pStr, "_pd%d._pk%d = %s AND ", iD, k, azX[k]);
+  sqlite3_str_appendf(pStr, "%.*s (%s)", a[iOp].i + a[iOp].n - a[t0].i, z + a[t0].i,
+                      sqlite3_str_value(pE));
+  rc = 1;
+done:
+  for(k=0; k<nEq; k++){ sqlite3_free(azA[k]); sqlite3_free(azX[k]); }
+  sqlite3_free(sqlite3_str_finish(pE));
+  sqlite3_free(sqlite3_str_finish(pNull));
+  sqlite3_free(sqlite3_str_finish(pCols));
+  parSelectClear(&in);
+  sqlite3_free(zInner);
+  sqlite3_free(zFrom);
+  sqlite3_free(zRest);
+  sqlite3_free(zDerived);
+  return rc;
+}
+
+/* zSql with its correlated scalar subqueries of aggregates as derived
+** tables (see above), or NULL when it has none (or out of memory: *pRc). */
+static char *flatScalarAggs(sqlite3 *db, const char *zSql, int *pRc){
+  ParSelect sel;
+  sqlite3_str *pAdd, *pTail;
+  char *zOut = 0, *zOuterFrom = 0;
+  int k, t0, t1, iPrev, nDone = 0, iFromEnd;
+  *pRc = parSelectParse(zSql, &sel);
+  if( *pRc || !sel.bWhere || !sel.bFrom || sel.pFrom==0 || strstr(zSql, "_pd")
+   || (sel.zWhy && (strstr(sel.zWhy, "compound") || strstr(sel.zWhy, "plain SELECT")
+                    || strstr(sel.zWhy, "WITH") || strstr(sel.zWhy, "does not follow"))) ){
+    parSelectClear(&sel);
+    return 0;
+  }
+  zOuterFrom = parSpanText(zSql, sel.from);
+  iFromEnd = sel.aTok[sel.from.iTokEnd-1].i + sel.aTok[sel.from.iTokEnd-1].n;
+  pAdd = sqlite3_str_new(db);
+  pTail = sqlite3_str_new(db);
+  iPrev = iFromEnd;
+  k = sel.where.iTok;
+  while( zOuterFrom && nDone<FLAT_MAX_DECOR
+      && flatNextTerm(zSql, sel.aTok, &k, sel.where.iTokEnd, &t0, &t1) ){
+    sqlite3_str *pTerm = sqlite3_str_new(db);
+    if( t0<t1 && flatScalarAggTerm(db, &sel, t0, t1, zOuterFrom, nDone, pTerm, pAdd) ){
+      char *zTerm = sqlite3_str_finish(pTerm);
+      if( zTerm==0 ){ *pRc = SQLITE_NOMEM; break; }
+      sqlite3_str_appendf(pTail, "%.*s%s", sel.aTok[t0].i - iPrev, zSql + iPrev, zTerm);
+      iPrev = sel.aTok[t1-1].i + sel.aTok[t1-1].n;
+      sqlite3_free(zTerm);
+      nDone++;
+    }else{
+      sqlite3_free(sqlite3_str_finish(pTerm));
+    }
+  }
+  if( zOuterFrom==0 ) *pRc = SQLITE_NOMEM;
+  if( nDone>0 && *pRc==SQLITE_OK ){
+    char *zAdd = sqlite3_str_finish(pAdd), *zTail = sqlite3_str_finish(pTail);
+    pAdd = pTail = 0;
+    zOut = zAdd && zTail ? sqlite3_mprintf("%.*s%s%s%s", iFromEnd, zSql, zAdd, zTail,
+                                           zSql + iPrev) : 0;
+    if( zOut==0 ) *pRc = SQLITE_NOMEM;
+    sqlite3_free(zAdd);
+    sqlite3_free(zTail);
+  }
+  sqlite3_free(sqlite3_str_finish(pAdd));
+  sqlite3_free(sqlite3_str_finish(pTail));
+  sqlite3_free(zOuterFrom);
+  parSelectClear(&sel);
+  return zOut;
+}
+
+/* Are the loops zL1 those of zL0 and then only loops over the derived
+** tables flatScalarAggs added ("SCAN _pd0", "SEARCH _pd1 ...")? */
+static int flatLoopsThenDerived(const char *zL0, const char *zL1){
+  int n = (int)strlen(zL0);
+  const char *z;
+  if( strncmp(zL0, zL1, n)!=0 ) return 0;
+  for(z=zL1+n; *z; ){
+    if( strncmp(z, "SCAN _pd", 8)!=0 && strncmp(z, "SEARCH _pd", 10)!=0 ) return 0;
+    z += strcspn(z, "\n");
+    if( *z ) z++;
+  }
+  return 1;
 }
 
 /* ---- a term common to every branch of an OR -----------------------------
@@ -1112,6 +1390,26 @@ int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
       sqlite3_free(zP0);
       sqlite3_free(zP0one);
       sqlite3_free(zP1);
+    }
+  }
+  if( f.rc==SQLITE_OK ){
+    /* Correlated scalar subqueries of aggregates as derived tables. */
+    const char *zFrom = zCur ? zCur : zSql;
+    char *zAgg = sqlite3_strlike("%SELECT%SELECT%", zFrom, 0)==0
+               ? flatScalarAggs(db, zFrom, &f.rc) : 0;
+    if( zAgg ){
+      int bSort0 = 0, bSort1 = 0;
+      char *zL0 = buildLoops(db, zFrom, pParams, &bSort0);
+      char *zL1 = buildLoops(db, zAgg, pParams, &bSort1);
+      if( zL0 && zL1 && flatLoopsThenDerived(zL0, zL1) && bSort0==bSort1 ){
+        sqlite3_free(zCur);
+        zCur = zAgg;
+        zAgg = 0;
+        *pmDone |= PAR_FLAT_DECOR;
+      }
+      sqlite3_free(zAgg);
+      sqlite3_free(zL0);
+      sqlite3_free(zL1);
     }
   }
   *pzFlat = zCur;

@@ -68,6 +68,8 @@ typedef struct JoinBuild {
   int aLeft[PAR_JOIN_MAX_TAB];     /* FROM order: joined by LEFT JOIN */
   int aNullable[PAR_JOIN_MAX_TAB]; /* ...or after one: its columns can be
                                    ** NULL padding in the joined rows */
+  ParPlan *apSub[PAR_JOIN_MAX_TAB];/* FROM order: a subquery's own plan */
+  char *azInner[PAR_JOIN_MAX_TAB]; /* ...and its text */
   int iOn;                         /* the LEFT JOIN whose ON terms are being
                                    ** read, or -1 */
   int nResid;                      /* terms over the joined rows (joinResid) */
@@ -170,6 +172,71 @@ static int joinPlainColumn(const ParToken *a, int t0, int t1){
   return 1;
 }
 
+/* The result column of subquery source iTab (FROM order) that expression
+** zExpr reads, when zExpr is a plain reference to one (name, alias.name);
+** else -1. */
+static int joinSubCol(JoinBuild *pJ, int iTab, const char *zExpr){
+  sqlite3 *db = pJ->pB->db;
+  sqlite3_stmt *pOuter = 0, *pInner = 0;
+  char *zSql;
+  ParToken *a;
+  int nTok, i, iCol = -1;
+  a = parTokenize(zExpr, &nTok);
+  if( a==0 ){ buildNoMem(pJ->pB); return -1; }
+  for(i=0; i<nTok && a[i].eType!=PT_EOF; i++){}
+  if( i==0 || !joinPlainColumn(a, 0, i) ){
+    sqlite3_free(a);
+    return -1;
+  }
+  sqlite3_free(a);
+  zSql = sqlite3_mprintf("SELECT %s FROM %s", zExpr, pJ->azSrc[iTab]);
+  if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pOuter, 0)==SQLITE_OK
+   && sqlite3_prepare_v2(db, pJ->azInner[iTab], -1, &pInner, 0)==SQLITE_OK ){
+    const char *zName = sqlite3_column_name(pOuter, 0);
+    int n = sqlite3_column_count(pInner);
+    for(i=0; zName && i<n; i++){
+      const char *z = sqlite3_column_name(pInner, i);
+      if( z && sqlite3_stricmp(z, zName)==0 ){
+        if( iCol>=0 ){ iCol = -1; break; }    /* two columns of the name */
+        iCol = i;
+      }
+    }
+  }
+  if( zSql==0 ) buildNoMem(pJ->pB);
+  sqlite3_finalize(pOuter);
+  sqlite3_finalize(pInner);
+  sqlite3_free(zSql);
+  return iCol;
+}
+
+/* What the result column of subquery source iTab that zCol reads is: 0 a
+** plain column of a table (its affinity and collation are that column's,
+** as SQLite gives a subquery's column: select.c
+** sqlite3SubqueryColType), 1 an aggregate call without COLLATE (no
+** affinity, BINARY), -1 anything else or not a column of it. */
+static int joinSubColKind(JoinBuild *pJ, int iTab, const char *zCol){
+  ParSelect in;
+  int iCol = joinSubCol(pJ, iTab, zCol), e = -1, i;
+  if( iCol<0 ) return -1;
+  memset(&in, 0, sizeof(in));
+  if( parSelectParse(pJ->azInner[iTab], &in)==SQLITE_OK && iCol<in.nCol && in.zWhy==0 ){
+    const ParSpan *pS = &in.aCol[iCol].span;
+    if( joinPlainColumn(in.aTok, pS->iTok, pS->iTokEnd) ){
+      e = 0;
+    }else{
+      for(i=0; i<in.nAgg && e<0; i++){
+        const ParSpan *pC = &in.aAgg[i].call;
+        if( pC->iTok==pS->iTok && pC->iTokEnd==pS->iTokEnd ) e = 1;
+      }
+      for(i=pS->iTok; e==1 && i<pS->iTokEnd; i++){
+        if( parTokIs(in.zSql, &in.aTok[i], "COLLATE") ) e = -1;
+      }
+    }
+  }
+  parSelectClear(&in);
+  return e;
+}
+
 /* The affinity (a letter of PAR_ROWS_AFF) and collation (PAR_COLL_*, or
 ** PAR_COLL_UNKNOWN for another) of plain column zCol of table iTab (FROM
 ** order) as declared.  Returns 0 when it is not a table's column read
@@ -177,9 +244,21 @@ static int joinPlainColumn(const ParToken *a, int t0, int t1){
 static int joinColumnMeta(JoinBuild *pJ, int iTab, const char *zCol, char *pcAff, int *peColl){
   sqlite3 *db = pJ->pB->db;
   sqlite3_stmt *pStmt = 0;
-  char *zSql = sqlite3_mprintf("SELECT %s FROM %s", zCol, pJ->azSrc[iTab]);
+  char *zSql;
   const char *zDb, *zTab, *zOrig, *zType = 0, *zColl = 0;
   int ok = 0;
+  if( pJ->apSub[iTab] ){
+    /* A subquery's column: an aggregate's has no affinity and no
+    ** collation; a plain column's are its table's (below). */
+    int e = joinSubColKind(pJ, iTab, zCol);
+    if( e==1 ){
+      *pcAff = 'n';
+      *peColl = PAR_COLL_BINARY;
+      return 1;
+    }
+    if( e!=0 ) return 0;
+  }
+  zSql = sqlite3_mprintf("SELECT %s FROM %s", zCol, pJ->azSrc[iTab]);
   if( zSql==0 ) buildNoMem(pJ->pB);
   if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
     zDb = sqlite3_column_database_name(pStmt, 0);
@@ -458,10 +537,23 @@ static char **joinTableCols(JoinBuild *pJ, int iTab){
   const ParFromSrc *pS = pJ->apSrc[iTab];
   char **az = 0;
   int n = 0;
-  /* (Generated columns join too; a virtual table's hidden ones not.) */
-  char *zSql = sqlite3_mprintf("SELECT name FROM pragma_table_xinfo(%Q, %Q) "
-                               "WHERE hidden IN (0, 2, 3)", pS->zName, pJ->azSchema[iTab]);
-  if( zSql && sqlite3_prepare_v2(pJ->pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+  /* (Generated columns join too; a virtual table's hidden ones not.  A
+  ** subquery's: its result columns.) */
+  char *zSql = pJ->apSub[iTab] ? 0
+    : sqlite3_mprintf("SELECT name FROM pragma_table_xinfo(%Q, %Q) "
+                      "WHERE hidden IN (0, 2, 3)", pS->zName, pJ->azSchema[iTab]);
+  if( pJ->apSub[iTab] && sqlite3_prepare_v2(pJ->pB->db, pJ->azInner[iTab], -1,
+                                            &pStmt, 0)==SQLITE_OK ){
+    int i, nCol = sqlite3_column_count(pStmt);
+    for(i=0; i<nCol; i++){
+      char **azNew = sqlite3_realloc64(az, sizeof(char*)*(n+2));
+      if( azNew==0 ) break;
+      az = azNew;
+      az[n] = sqlite3_mprintf("%s", sqlite3_column_name(pStmt, i));
+      if( az[n]==0 ) break;
+      az[++n] = 0;
+    }
+  }else if( zSql && sqlite3_prepare_v2(pJ->pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
     while( sqlite3_step(pStmt)==SQLITE_ROW ){
       char **azNew = sqlite3_realloc64(az, sizeof(char*)*(n+2));
       if( azNew==0 ) break;
@@ -510,6 +602,45 @@ static int joinUsing(JoinBuild *pJ, int iTab, const char *zCol){
   return joinWhy(pJ, "a USING column no table on its left has: %s", zCol);
 }
 
+/* Source iTab (FROM order), a subquery: planned by itself (its own
+** pipeline, whose result batch the join reads as the table's rows).  Only
+** one the kernels run, and whose result columns have distinct names (else
+** SQLite renames them). */
+static int joinSubquery(JoinBuild *pJ, int iTab){
+  ParBuild *pB = pJ->pB;
+  const ParFromSrc *pS = pJ->apSrc[iTab];
+  sqlite3_stmt *pStmt = 0;
+  char *zErr = 0;
+  int rc, i, j, n;
+  pJ->azInner[iTab] = parSpanText(pB->pSel->zSql, pS->inner);
+  if( pJ->azInner[iTab]==0 ){ buildNoMem(pB); return 1; }
+  rc = parPlanBuild(pB->db, pJ->azInner[iTab], pB->pPlan->pParams, &pJ->apSub[iTab], &zErr);
+  if( rc ){
+    if( rc==SQLITE_NOMEM ) buildNoMem(pB);
+    else joinWhy(pJ, "a subquery in FROM that does not prepare alone: %s", zErr ? zErr : "?");
+    sqlite3_free(zErr);
+    return 1;
+  }
+  if( pJ->apSub[iTab]->zWhy ){
+    return joinWhy(pJ, "a subquery in FROM that the kernels do not run (%s)",
+                   pJ->apSub[iTab]->zWhy);
+  }
+  rc = sqlite3_prepare_v2(pB->db, pJ->azInner[iTab], -1, &pStmt, 0);
+  n = rc==SQLITE_OK ? sqlite3_column_count(pStmt) : 0;
+  for(i=0; i<n && rc==SQLITE_OK; i++){
+    for(j=0; j<i; j++){
+      if( sqlite3_stricmp(sqlite3_column_name(pStmt, i), sqlite3_column_name(pStmt, j))==0 ){
+        rc = SQLITE_ERROR;
+      }
+    }
+  }
+  sqlite3_finalize(pStmt);
+  if( rc ) return joinWhy(pJ, "a subquery in FROM with two columns named alike%s", "");
+  pJ->azSrc[iTab] = sqlite3_mprintf("(%s) AS \"%w\"", pJ->azInner[iTab], pS->zAlias);
+  if( pJ->azSrc[iTab]==0 ){ buildNoMem(pB); return 1; }
+  return 0;
+}
+
 /* The sources: tables joined by inner joins; their names and texts. */
 static int joinSources(JoinBuild *pJ){
   ParBuild *pB = pJ->pB;
@@ -523,7 +654,7 @@ static int joinSources(JoinBuild *pJ){
     const ParFromSrc *pS = &pF->aSrc[i];
     const char *zName = pS->zAlias ? pS->zAlias : pS->zName;
     pJ->apSrc[i] = pS;
-    if( pS->eType!=PAR_SRC_TABLE ){
+    if( pS->eType!=PAR_SRC_TABLE && pS->eType!=PAR_SRC_SUBQUERY ){
       return joinWhy(pJ, "a source that is not a table%s", "");
     }
     if( pS->eJoin & PAR_JOIN_RIGHT ){
@@ -531,13 +662,19 @@ static int joinSources(JoinBuild *pJ){
     }
     pJ->aLeft[i] = (pS->eJoin & PAR_JOIN_LEFT)!=0;
     pJ->aNullable[i] = pJ->aLeft[i];
+    if( pS->eType==PAR_SRC_SUBQUERY && (pJ->aLeft[i] || pS->zAlias==0) ){
+      return joinWhy(pJ, pJ->aLeft[i] ? "a LEFT JOIN of a subquery%s"
+                                      : "a subquery in FROM without a name%s", "");
+    }
     for(j=0; j<i; j++){
       const ParFromSrc *pT = &pF->aSrc[j];
       if( sqlite3_stricmp(pT->zAlias ? pT->zAlias : pT->zName, zName)==0 ){
         return joinWhy(pJ, "two sources named alike: %s", zName);
       }
     }
-    {
+    if( pS->eType==PAR_SRC_SUBQUERY ){
+      if( joinSubquery(pJ, i) ) return 1;
+    }else{
       sqlite3_stmt *pStmt = 0;
       int bOk = 0;
       /* The table SQLite reads: in the schema named, else the first schema
@@ -563,10 +700,10 @@ static int joinSources(JoinBuild *pJ){
         return joinWhy(pJ, "a source that is not a rowid table of this database: %s",
                        pS->zName);
       }
+      pJ->azSrc[i] = pS->zSchema
+          ? sqlite3_mprintf("\"%w\".\"%w\" AS \"%w\"", pS->zSchema, pS->zName, zName)
+          : sqlite3_mprintf("\"%w\" AS \"%w\"", pS->zName, zName);
     }
-    pJ->azSrc[i] = pS->zSchema
-        ? sqlite3_mprintf("\"%w\".\"%w\" AS \"%w\"", pS->zSchema, pS->zName, zName)
-        : sqlite3_mprintf("\"%w\" AS \"%w\"", pS->zName, zName);
     pJ->apWhere[i] = sqlite3_str_new(pB->db);
     if( pJ->azSrc[i]==0 ){ buildNoMem(pB); return 1; }
   }
@@ -776,6 +913,8 @@ void parPlanJoinFree(ParPlanJoin *pJoin){
     sqlite3_free(pT->zName);
     sqlite3_free(pT->zLoop);
     parPlanFree(pT->pScan);
+    parPlanFree(pT->pSub);
+    sqlite3_free(pT->aSubCol);
     for(k=0; k<pT->nKey; k++) sqlite3_free(pT->aKey[k].zText);
     sqlite3_free(pT->aKey);
   }
@@ -963,8 +1102,26 @@ static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
   }
   for(i=0; i<pJ->nTab; i++){
     ParJoinTab *pT = &pJoin->aTab[i];
-    pT->pScan = joinScanPlan(pJ, pJ->aOrd[i]);
+    int iTab = pJ->aOrd[i];
+    if( pJ->apSub[iTab] && pJ->nWhere[iTab] ){
+      return joinWhy(pJ, "a term that filters the rows of subquery %s", pT->zName);
+    }
+    pT->pScan = joinScanPlan(pJ, iTab);
     if( pT->pScan==0 ){ buildNoMem(pB); return 1; }
+    if( pJ->apSub[iTab] ){
+      /* Each column read of it: one of its result columns. */
+      pT->aSubCol = sqlite3_malloc64(sizeof(int)*(pT->pScan->nExtractCol+1));
+      if( pT->aSubCol==0 ){ buildNoMem(pB); return 1; }
+      for(j=0; j<pT->pScan->nExtractCol; j++){
+        pT->aSubCol[j] = j<pT->pScan->nExtractExpr
+                       ? joinSubCol(pJ, iTab, pT->pScan->azExtractExpr[j]) : -1;
+        if( pT->aSubCol[j]<0 ){
+          return joinWhy(pJ, "an expression over the columns of subquery %s", pT->zName);
+        }
+      }
+      pT->pSub = pJ->apSub[iTab];
+      pT->pSub->nRef++;
+    }
   }
   return 0;
 }
@@ -972,10 +1129,28 @@ static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
 /* The order checks: see the header comment. */
 static int joinOrder(JoinBuild *pJ){
   ParPlanJoin *pJoin = pJ->pB->pPlan->pJoin;
-  int i;
+  int i, k;
   for(i=0; i<pJoin->nTab; i++){
     ParJoinTab *pT = &pJoin->aTab[i];
-    char *zScan = joinScanLoop(pJ->pB, pT->pScan);
+    char *zScan;
+    if( pT->pSub ){
+      /* A subquery's rows come in the order of its result batch, which
+      ** need not be the one SQLite materializes them in: never where the
+      ** order counts, unless each probe row matches one row (run time). */
+      if( i==0 && pJoin->bOrderMatters ){
+        return joinWhy(pJ, "SQLite's outer loop reads the rows of subquery %s, and the "
+                       "result depends on their order", pT->zName);
+      }
+      for(k=0; k<pT->nKey; k++){
+        if( pT->aKey[k].eColl==PAR_COLL_RTRIM ){
+          return joinWhy(pJ, "an RTRIM key of subquery %s (SQLite looks its rows up "
+                         "through an automatic index and a Bloom filter)", pT->zName);
+        }
+      }
+      pT->bOrderKnown = i==0;
+      continue;
+    }
+    zScan = joinScanLoop(pJ->pB, pT->pScan);
     if( zScan==0 ) return joinWhy(pJ, "a table's scan has no plan SQLite tells%s", "");
     if( i==0 ){
       pT->bOrderKnown = 1;
@@ -987,7 +1162,6 @@ static int joinOrder(JoinBuild *pJ){
       }
     }else{
       char *zRowid = sqlite3_mprintf("SCAN %s", pT->zName);
-      int k;
       for(k=0; k<pT->nKey && zRowid; k++){
         if( pT->aKey[k].eColl==PAR_COLL_RTRIM && strcmp(pT->zLoop, zRowid)!=0 ){
           /* SQLite 3.40 probes its index of such a loop through a Bloom
@@ -1040,6 +1214,8 @@ void buildJoinPlan(ParBuild *pB){
     sqlite3_free(j.azSrc[i]);
     sqlite3_free(j.azSchema[i]);
     sqlite3_free(j.azLoop[i]);
+    sqlite3_free(j.azInner[i]);
+    parPlanFree(j.apSub[i]);
     for(k=0; k<j.nCol[i]; k++) sqlite3_free(j.aazCol[i][k]);
     sqlite3_free(j.aazCol[i]);
     sqlite3_free(sqlite3_str_finish(j.apWhere[i]));

@@ -1574,6 +1574,63 @@ static sqlite3_int64 parExplainRows(sqlite3 *db, const ParPlan *pPlan){
   return n;
 }
 
+/* par_explain's text for pPlan (a subquery in FROM's own plan too: the
+** join's line for it holds that plan's text). */
+static char *viewExplainPlan(ParContext *pCtx, sqlite3 *db, ParPlan *pPlan, char **azParam,
+                             int nParam, int bVerbose){
+  char *zOut;
+  ParExplainIn in;
+  sqlite3_int64 nRow = pPlan->zWhy ? -1 : parExplainRows(db, pPlan);
+  char *zMode = pPlan->zWhy ? 0 : parExtractExplain(pCtx, db, pPlan, nRow, 0);
+  char *zModeLong = pPlan->zWhy || !bVerbose ? 0
+                  : parExtractExplain(pCtx, db, pPlan, nRow, 1);
+  memset(&in, 0, sizeof(in));
+  in.zMode = zMode;
+  in.zModeLong = zModeLong;
+  in.nRow = nRow;
+  in.nMinRow = pCtx->nMinRow;
+  in.nThread = nRow>=0 ? parThreadsFor(pCtx, nRow) : pCtx->nThread;   /* the kernels' */
+  in.azParam = azParam;
+  in.nParam = nParam;
+  in.bVerbose = bVerbose;
+  in.bJoinSqlite = pCtx->eJoinStrategy==PAR_JOIN_SQLITE;
+  if( pPlan->pJoin && !in.bJoinSqlite ){
+    /* How each table of the join is read. */
+    int t;
+    in.azJoinMode = sqlite3_malloc64(sizeof(char*)*pPlan->pJoin->nTab);
+    for(t=0; in.azJoinMode && t<pPlan->pJoin->nTab; t++){
+      ParPlan *pScan = pPlan->pJoin->aTab[t].pScan;
+      in.azJoinMode[t] = pPlan->pJoin->aTab[t].pSub
+        ? viewExplainPlan(pCtx, db, pPlan->pJoin->aTab[t].pSub, azParam, nParam, 0)
+        : parExtractExplain(pCtx, db, pScan, parExplainRows(db, pScan), 0);
+    }
+    if( bVerbose ){
+      /* The extraction mode: each table's, in full. */
+      sqlite3_str *pM = sqlite3_str_new(db);
+      for(t=0; t<pPlan->pJoin->nTab; t++){
+        ParPlan *pScan = pPlan->pJoin->aTab[t].pSub ? pPlan->pJoin->aTab[t].pSub
+                       : pPlan->pJoin->aTab[t].pScan;
+        char *z = parExtractExplain(pCtx, db, pScan, parExplainRows(db, pScan), 1);
+        sqlite3_str_appendf(pM, "%s%s: %s", t ? "; " : "", pPlan->pJoin->aTab[t].zName,
+                            z ? z : "?");
+        sqlite3_free(z);
+      }
+      sqlite3_free(zModeLong);
+      zModeLong = sqlite3_str_finish(pM);
+      in.zModeLong = zModeLong;
+    }
+  }
+  zOut = parPlanExplain(pPlan, &in);
+  if( in.azJoinMode ){
+    int t;
+    for(t=0; t<pPlan->pJoin->nTab; t++) sqlite3_free(in.azJoinMode[t]);
+    sqlite3_free(in.azJoinMode);
+  }
+  sqlite3_free(zMode);
+  sqlite3_free(zModeLong);
+  return zOut;
+}
+
 /* par_explain(sql [, 'verbose']): the plan as a few short lines, one per
 ** operator; 'verbose' adds the SQL of the extraction and of the final
 ** query. */
@@ -1609,54 +1666,7 @@ static void parExplainFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_free(zErr);
     return;
   }
-  {
-    ParExplainIn in;
-    sqlite3_int64 nRow = pPlan->zWhy ? -1 : parExplainRows(db, pPlan);
-    char *zMode = pPlan->zWhy ? 0 : parExtractExplain(pCtx, db, pPlan, nRow, 0);
-    char *zModeLong = pPlan->zWhy || !bVerbose ? 0
-                    : parExtractExplain(pCtx, db, pPlan, nRow, 1);
-    memset(&in, 0, sizeof(in));
-    in.zMode = zMode;
-    in.zModeLong = zModeLong;
-    in.nRow = nRow;
-    in.nMinRow = pCtx->nMinRow;
-    in.nThread = nRow>=0 ? parThreadsFor(pCtx, nRow) : pCtx->nThread;   /* the kernels' */
-    in.azParam = azParam;
-    in.nParam = nParam;
-    in.bVerbose = bVerbose;
-    in.bJoinSqlite = pCtx->eJoinStrategy==PAR_JOIN_SQLITE;
-    if( pPlan->pJoin && !in.bJoinSqlite ){
-      /* How each table of the join is read. */
-      int t;
-      in.azJoinMode = sqlite3_malloc64(sizeof(char*)*pPlan->pJoin->nTab);
-      for(t=0; in.azJoinMode && t<pPlan->pJoin->nTab; t++){
-        ParPlan *pScan = pPlan->pJoin->aTab[t].pScan;
-        in.azJoinMode[t] = parExtractExplain(pCtx, db, pScan, parExplainRows(db, pScan), 0);
-      }
-      if( bVerbose ){
-        /* The extraction mode: each table's, in full. */
-        sqlite3_str *pM = sqlite3_str_new(db);
-        for(t=0; t<pPlan->pJoin->nTab; t++){
-          ParPlan *pScan = pPlan->pJoin->aTab[t].pScan;
-          char *z = parExtractExplain(pCtx, db, pScan, parExplainRows(db, pScan), 1);
-          sqlite3_str_appendf(pM, "%s%s: %s", t ? "; " : "", pPlan->pJoin->aTab[t].zName,
-                              z ? z : "?");
-          sqlite3_free(z);
-        }
-        sqlite3_free(zModeLong);
-        zModeLong = sqlite3_str_finish(pM);
-        in.zModeLong = zModeLong;
-      }
-    }
-    zOut = parPlanExplain(pPlan, &in);
-    if( in.azJoinMode ){
-      int t;
-      for(t=0; t<pPlan->pJoin->nTab; t++) sqlite3_free(in.azJoinMode[t]);
-      sqlite3_free(in.azJoinMode);
-    }
-    sqlite3_free(zMode);
-    sqlite3_free(zModeLong);
-  }
+  zOut = viewExplainPlan(pCtx, db, pPlan, azParam, nParam, bVerbose);
   parParamsNamesFree(azParam, nParam);
   parPlanFree(pPlan);
   if( zOut==0 ){
