@@ -420,6 +420,52 @@ int buildOriginColl(ParBuild *pB, sqlite3_stmt *pExtract, int iCol){
   return bView || e<0 ? PAR_COLL_UNKNOWN : e;
 }
 
+/* May the column reference of tokens [iTok, iTokEnd) (name, or a chain
+** ending in the name) be a column of a subquery in FROM?  Not when FROM
+** holds no subquery, nor when FROM is a list of sources (pFrom) whose
+** subqueries are all named otherwise than its qualifier (if any) and have
+** no result column of its name. */
+static int buildMaybeSubqueryColumn(ParBuild *pB, int iTok, int iTokEnd){
+  const ParSelect *pSel = pB->pSel;
+  const char *z = pSel->zSql;
+  const ParToken *a = pSel->aTok;
+  char *zName, *zQual = 0;
+  int i, bMaybe = 0;
+  for(i=pSel->from.iTok; i<pSel->from.iTokEnd && !parTokIs(z, &a[i], "SELECT"); i++){}
+  if( i==pSel->from.iTokEnd ) return 0;
+  if( pSel->pFrom==0 ) return 1;
+  zName = parDequote(z + a[iTokEnd-1].i, a[iTokEnd-1].n);
+  if( iTokEnd-iTok>=3 ) zQual = parDequote(z + a[iTokEnd-3].i, a[iTokEnd-3].n);
+  if( zName==0 || (iTokEnd-iTok>=3 && zQual==0) ){
+    bMaybe = 1;
+  }
+  for(i=0; i<pSel->pFrom->nSrc && !bMaybe; i++){
+    const ParFromSrc *pS = &pSel->pFrom->aSrc[i];
+    if( pS->eType==PAR_SRC_TABLE ) continue;
+    if( pS->eType!=PAR_SRC_SUBQUERY || pS->zAlias==0 ){
+      bMaybe = 1;
+    }else if( zQual ){
+      bMaybe = sqlite3_stricmp(zQual, pS->zAlias)==0;
+    }else{
+      sqlite3_stmt *pStmt = 0;
+      char *zInner = parSpanText(z, pS->inner);
+      if( zInner && sqlite3_prepare_v2(pB->db, zInner, -1, &pStmt, 0)==SQLITE_OK ){
+        int j, n = sqlite3_column_count(pStmt);
+        for(j=0; j<n && !bMaybe; j++){
+          bMaybe = sqlite3_stricmp(sqlite3_column_name(pStmt, j), zName)==0;
+        }
+      }else{
+        bMaybe = 1;
+      }
+      sqlite3_finalize(pStmt);
+      sqlite3_free(zInner);
+    }
+  }
+  sqlite3_free(zName);
+  sqlite3_free(zQual);
+  return bMaybe;
+}
+
 /* Collation SQLite uses for extraction column iCol, whose expression is
 ** the token range [iTok, iTokEnd) of the SELECT; PAR_COLL_UNKNOWN when
 ** this cannot be told without SQLite's expression tree. */
@@ -450,9 +496,7 @@ int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
   if( bChain && pB->pSel->from.iEnd>0 ){
     /* Through a subquery or view, the origin column's collation may not
     ** be the one SQLite uses. */
-    for(i=pB->pSel->from.iTok; i<pB->pSel->from.iTokEnd; i++){
-      if( parTokIs(z, &a[i], "SELECT") ) return PAR_COLL_UNKNOWN;
-    }
+    if( buildMaybeSubqueryColumn(pB, iTok, iTokEnd) ) return PAR_COLL_UNKNOWN;
     return buildOriginColl(pB, pExtract, iCol);
   }
   /* Any other COLLATE, CAST or unary + may pass a collation up. */
