@@ -565,11 +565,14 @@ char *buildLoops(sqlite3 *db, const char *zSql, const ParParams *pParams,
     if( zDetail==0 ) continue;
     /* Not the loops of a subquery in an expression: its rows are not the
     ** SELECT's (it runs whole where its expression is evaluated); nor
-    ** those of a subquery in FROM that SQLite materializes or runs as a
-    ** co-routine (its rows are read by a loop of the SELECT's own). */
+    ** those of a named subquery in FROM that SQLite materializes or runs
+    ** as a co-routine (its rows are read by a loop of the SELECT's own).
+    ** The unnamed ones SQLite makes for windows ("(subquery-1)") hold the
+    ** loops the window planner reads (buildSelectLoops). */
     for(k=0; k<nSub && aSub[k]!=iParent; k++){}
     if( k<nSub || strstr(zDetail, "SCALAR SUBQUERY") || strstr(zDetail, "LIST SUBQUERY")
-     || strncmp(zDetail, "MATERIALIZE ", 12)==0 || strncmp(zDetail, "CO-ROUTINE ", 11)==0 ){
+     || ((strncmp(zDetail, "MATERIALIZE ", 12)==0 || strncmp(zDetail, "CO-ROUTINE ", 11)==0)
+         && strstr(zDetail, " (subquery-")==0) ){
       if( nSub>=(int)(sizeof(aSub)/sizeof(aSub[0])) ){
         sqlite3_finalize(pStmt);
         sqlite3_free(sqlite3_str_finish(pStr));
