@@ -420,50 +420,107 @@ int buildOriginColl(ParBuild *pB, sqlite3_stmt *pExtract, int iCol){
   return bView || e<0 ? PAR_COLL_UNKNOWN : e;
 }
 
-/* May the column reference of tokens [iTok, iTokEnd) (name, or a chain
-** ending in the name) be a column of a subquery in FROM?  Not when FROM
-** holds no subquery, nor when FROM is a list of sources (pFrom) whose
-** subqueries are all named otherwise than its qualifier (if any) and have
-** no result column of its name. */
-static int buildMaybeSubqueryColumn(ParBuild *pB, int iTok, int iTokEnd){
+/* What result column iCol of the subquery zInner is: 0 a plain column
+** reference (its affinity and collation are that column's: select.c
+** sqlite3SubqueryColType), 1 an aggregate call without COLLATE in it (no
+** affinity, no collation), 2 the same of count() (always an INTEGER), -1
+** anything else (or not known). */
+int buildSubqueryColKind(const char *zInner, int iCol){
+  ParSelect in;
+  int e = -1, i;
+  memset(&in, 0, sizeof(in));
+  if( parSelectParse(zInner, &in)==SQLITE_OK && in.zWhy==0 && iCol>=0 && iCol<in.nCol ){
+    const ParSpan *pS = &in.aCol[iCol].span;
+    int bChain = pS->iTokEnd>pS->iTok && (pS->iTokEnd-pS->iTok)%2==1;
+    for(i=pS->iTok; bChain && i<pS->iTokEnd; i++){
+      int t = in.aTok[i].eType;
+      if( (i-pS->iTok)%2==0 ? (t!=PT_ID && t!=PT_QID) : t!=PT_DOT ) bChain = 0;
+    }
+    if( bChain ){
+      e = 0;
+    }else{
+      for(i=0; i<in.nAgg && e<0; i++){
+        const ParSpan *pC = &in.aAgg[i].call;
+        if( pC->iTok==pS->iTok && pC->iTokEnd==pS->iTokEnd ){
+          e = in.aAgg[i].eFunc==PAR_AGG_COUNT || in.aAgg[i].eFunc==PAR_AGG_COUNT_STAR ? 2 : 1;
+        }
+      }
+      for(i=pS->iTok; e>=1 && i<pS->iTokEnd; i++){
+        if( parTokIs(in.zSql, &in.aTok[i], "COLLATE") ) e = -1;
+      }
+    }
+  }
+  parSelectClear(&in);
+  return e;
+}
+
+/* Is the column reference of tokens [iTok, iTokEnd) (name, or a chain
+** ending in the name) a column of a subquery in FROM?  0: no (FROM holds
+** no subquery, or the reference's qualifier is none's, or none has a
+** result column of its name); 2: yes, result column *piCol of the
+** subquery *pzInner (sqlite3_malloc'd, the caller frees it); 1: it may be
+** (not known). */
+static int buildSubqueryColumn(ParBuild *pB, int iTok, int iTokEnd, char **pzInner,
+                               int *piCol){
   const ParSelect *pSel = pB->pSel;
   const char *z = pSel->zSql;
   const ParToken *a = pSel->aTok;
   char *zName, *zQual = 0;
-  int i, bMaybe = 0;
+  int i, eRet = 0;
+  *pzInner = 0;
+  *piCol = -1;
   for(i=pSel->from.iTok; i<pSel->from.iTokEnd && !parTokIs(z, &a[i], "SELECT"); i++){}
   if( i==pSel->from.iTokEnd ) return 0;
   if( pSel->pFrom==0 ) return 1;
   zName = parDequote(z + a[iTokEnd-1].i, a[iTokEnd-1].n);
   if( iTokEnd-iTok>=3 ) zQual = parDequote(z + a[iTokEnd-3].i, a[iTokEnd-3].n);
-  if( zName==0 || (iTokEnd-iTok>=3 && zQual==0) ){
-    bMaybe = 1;
+  if( zName==0 || (iTokEnd-iTok>=3 && zQual==0) || iTokEnd-iTok>3 ){
+    eRet = 1;
   }
-  for(i=0; i<pSel->pFrom->nSrc && !bMaybe; i++){
+  for(i=0; i<pSel->pFrom->nSrc && eRet!=1; i++){
     const ParFromSrc *pS = &pSel->pFrom->aSrc[i];
+    sqlite3_stmt *pStmt = 0;
+    char *zInner;
+    int j, n, nHit = 0, iHit = -1;
     if( pS->eType==PAR_SRC_TABLE ) continue;
     if( pS->eType!=PAR_SRC_SUBQUERY || pS->zAlias==0 ){
-      bMaybe = 1;
-    }else if( zQual ){
-      bMaybe = sqlite3_stricmp(zQual, pS->zAlias)==0;
-    }else{
-      sqlite3_stmt *pStmt = 0;
-      char *zInner = parSpanText(z, pS->inner);
-      if( zInner && sqlite3_prepare_v2(pB->db, zInner, -1, &pStmt, 0)==SQLITE_OK ){
-        int j, n = sqlite3_column_count(pStmt);
-        for(j=0; j<n && !bMaybe; j++){
-          bMaybe = sqlite3_stricmp(sqlite3_column_name(pStmt, j), zName)==0;
-        }
-      }else{
-        bMaybe = 1;
-      }
-      sqlite3_finalize(pStmt);
-      sqlite3_free(zInner);
+      eRet = 1;
+      break;
     }
+    if( zQual && sqlite3_stricmp(zQual, pS->zAlias)!=0 ) continue;
+    zInner = parSpanText(z, pS->inner);
+    if( zInner && sqlite3_prepare_v2(pB->db, zInner, -1, &pStmt, 0)==SQLITE_OK ){
+      n = sqlite3_column_count(pStmt);
+      for(j=0; j<n; j++){
+        if( sqlite3_stricmp(sqlite3_column_name(pStmt, j), zName)==0 ){
+          nHit++;
+          iHit = j;
+        }
+      }
+    }else{
+      nHit = 2;
+    }
+    sqlite3_finalize(pStmt);
+    if( nHit==0 ){
+      sqlite3_free(zInner);
+      continue;
+    }
+    if( nHit>1 || eRet==2 ){
+      sqlite3_free(zInner);
+      eRet = 1;
+      break;
+    }
+    eRet = 2;
+    *pzInner = zInner;
+    *piCol = iHit;
+  }
+  if( eRet!=2 ){
+    sqlite3_free(*pzInner);
+    *pzInner = 0;
   }
   sqlite3_free(zName);
   sqlite3_free(zQual);
-  return bMaybe;
+  return eRet;
 }
 
 /* Collation SQLite uses for extraction column iCol, whose expression is
@@ -495,8 +552,17 @@ int buildCollation(ParBuild *pB, sqlite3_stmt *pExtract, int iCol,
   }
   if( bChain && pB->pSel->from.iEnd>0 ){
     /* Through a subquery or view, the origin column's collation may not
-    ** be the one SQLite uses. */
-    if( buildMaybeSubqueryColumn(pB, iTok, iTokEnd) ) return PAR_COLL_UNKNOWN;
+    ** be the one SQLite uses: a subquery's column has its expression's
+    ** (a plain column's, or none for an aggregate call). */
+    char *zInner = 0;
+    int iSubCol, e = buildSubqueryColumn(pB, iTok, iTokEnd, &zInner, &iSubCol);
+    if( e==2 ){
+      e = buildSubqueryColKind(zInner, iSubCol);
+      sqlite3_free(zInner);
+      return e>=1 ? PAR_COLL_BINARY : e==0 ? buildOriginColl(pB, pExtract, iCol)
+                                       : PAR_COLL_UNKNOWN;
+    }
+    if( e ) return PAR_COLL_UNKNOWN;
     return buildOriginColl(pB, pExtract, iCol);
   }
   /* Any other COLLATE, CAST or unary + may pass a collation up. */
@@ -1080,6 +1146,8 @@ typedef struct ParGroupBuild {
   int *aKeyItem;         /* the key that stands for each select-list item,
                          ** or -1 */
   int nBare;             /* bare columns so far */
+  int nStable;           /* ...those of keys whose value no row changes
+                         ** (buildKeyStable) */
   int *aBareExpr;        /* extraction column of each bare column */
   char *aBareAff;        /* its affinity letter */
   sqlite3_stmt *pExtract;  /* the extraction query, prepared */
@@ -1344,6 +1412,52 @@ static void buildHavingKeys(ParBuild *pB){
 ** key's extraction column.  The columns it names need not be read, and a
 ** dense key stays dense.  Only for a key that may stand in
 ** (buildKeyStandsIn).  Returns 1 when the SELECT runs natively, else 0. */
+/* Is key k a plain column (a name or chain of names, not through a
+** subquery or view) of INTEGER, REAL, NUMERIC or TEXT affinity under
+** BINARY?  Then every row of one of its groups holds the same value, of
+** one storage class (such a column stores 1.0 as 1, or 1 as 1.0, or
+** either as text), so a bare reference to it is the same whichever row
+** of the group SQLite takes it from. */
+static int buildKeyStable(ParBuild *pB, ParGroupBuild *pG, int k){
+  const ParSelect *pSel = pB->pSel;
+  const ParToken *a = pSel->aTok;
+  int t0 = pG->aKeyTok[2*k], t1 = pG->aKeyTok[2*k+1], i, bOk = 0;
+  sqlite3_stmt *pStmt = 0;
+  char *zSql;
+  if( pG->aTermColl[k]>-2 || t1-t0<1 || (t1-t0)%2==0 ) return 0;
+  for(i=t0; i<t1; i++){
+    int e = a[i].eType;
+    if( (i-t0)%2==0 ? (e!=PT_ID && e!=PT_QID) : e!=PT_DOT ) return 0;
+  }
+  {
+    /* Through a subquery: a count's (an INTEGER), or a plain column's. */
+    char *zInner = 0;
+    int iSub, e = buildSubqueryColumn(pB, t0, t1, &zInner, &iSub);
+    if( e==2 ){
+      e = buildSubqueryColKind(zInner, iSub);
+      sqlite3_free(zInner);
+      if( e==2 ) return 1;
+      if( e!=0 ) return 0;
+    }else if( e ){
+      return 0;
+    }
+  }
+  zSql = sqlite3_mprintf("SELECT %.*s FROM %s", a[t1-1].i + a[t1-1].n - a[t0].i,
+                         pSel->zSql + a[t0].i, pB->zFrom);
+  if( zSql && sqlite3_prepare_v2(pB->db, zSql, -1, &pStmt, 0)==SQLITE_OK
+   && sqlite3_column_origin_name(pStmt, 0) ){
+    const char *zColl = parOriginColl(pB->db, pStmt, 0);
+    const char *zTab = sqlite3_column_table_name(pStmt, 0);
+    char c = parAffinityLetter(sqlite3_column_decltype(pStmt, 0));
+    bOk = c!='n' && (zColl==0 || sqlite3_stricmp(zColl, "BINARY")==0) && zTab
+       && buildOriginColl(pB, pStmt, 0)!=PAR_COLL_UNKNOWN;     /* (not a view's) */
+    if( sqlite3_stricmp(sqlite3_column_origin_name(pStmt, 0), "rowid")==0 ) bOk = zTab!=0;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return bOk;
+}
+
 static int buildKeyItems(ParBuild *pB, ParGroupBuild *pG){
   ParSelect *pSel = pB->pSel;
   ParPlan *pPlan = pB->pPlan;
@@ -1422,6 +1536,9 @@ static int buildBareRefs(ParBuild *pB, ParGroupBuild *pG){
     iExpr = buildExpr(pB, zRef);
     j = buildBare(pB, pG->aBareExpr, &pG->nBare, iExpr);
     if( j<0 ) return 1;
+    if( j==pG->nBare-1 && iExpr>=0 && iExpr<pB->pPlan->nKey && buildKeyStable(pB, pG, iExpr) ){
+      pG->nStable++;           /* a key's own column: one value per group */
+    }
     /* The affinity letter is filled in by buildBareAffinities, after
     ** preparing. */
     buildRepl(pB, s, PAR_REPL_BARE, pB->pPlan->nAgg + j, -1);
@@ -1453,7 +1570,7 @@ static int buildBareCols(ParBuild *pB, ParGroupBuild *pG){
   }
   if( buildKeyItems(pB, pG) || buildBareRefs(pB, pG) ) return 1;
   if( pB->rc ) return 1;
-  pB->nBareSensitive = pG->nBare;
+  pB->nBareSensitive = pG->nBare - pG->nStable;
   if( buildMixedOrder(pSel) && !pSel->bDistinct ){
     for(k=0; k<pPlan->nKey; k++){
       if( buildBare(pB, pG->aBareExpr, &pG->nBare, k)<0 ) return 1;
@@ -2122,9 +2239,14 @@ static void explainWindow(sqlite3_str *pStr, const ParPlan *p, const ParExplainI
 static void explainJoin(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn *pIn){
   const ParPlanJoin *pJ = p->pJoin;
   int i, k;
-  sqlite3_str_appendf(pStr, "join      hash join of %d tables in SQLite's loop order%s\n",
-                      pJ->nTab, pJ->bOrderMatters ? " (the result depends on the order of "
-                      "the joined rows: SQLite's)" : "");
+  if( pJ->nTab==1 ){
+    sqlite3_str_appendf(pStr, "from      subquery %s%s\n", pJ->aTab[0].zName,
+                        pJ->zResidText || pJ->zCalcText ? "" : ": no join");
+  }else{
+    sqlite3_str_appendf(pStr, "join      hash join of %d tables in SQLite's loop order%s\n",
+                        pJ->nTab, pJ->bOrderMatters ? " (the result depends on the order of "
+                        "the joined rows: SQLite's)" : "");
+  }
   for(i=0; i<pJ->nTab; i++){
     const ParJoinTab *pT = &pJ->aTab[i];
     const ParPlan *pS = pT->pScan;

@@ -215,26 +215,8 @@ static int joinSubCol(JoinBuild *pJ, int iTab, const char *zExpr){
 ** sqlite3SubqueryColType), 1 an aggregate call without COLLATE (no
 ** affinity, BINARY), -1 anything else or not a column of it. */
 static int joinSubColKind(JoinBuild *pJ, int iTab, const char *zCol){
-  ParSelect in;
-  int iCol = joinSubCol(pJ, iTab, zCol), e = -1, i;
-  if( iCol<0 ) return -1;
-  memset(&in, 0, sizeof(in));
-  if( parSelectParse(pJ->azInner[iTab], &in)==SQLITE_OK && iCol<in.nCol && in.zWhy==0 ){
-    const ParSpan *pS = &in.aCol[iCol].span;
-    if( joinPlainColumn(in.aTok, pS->iTok, pS->iTokEnd) ){
-      e = 0;
-    }else{
-      for(i=0; i<in.nAgg && e<0; i++){
-        const ParSpan *pC = &in.aAgg[i].call;
-        if( pC->iTok==pS->iTok && pC->iTokEnd==pS->iTokEnd ) e = 1;
-      }
-      for(i=pS->iTok; e==1 && i<pS->iTokEnd; i++){
-        if( parTokIs(in.zSql, &in.aTok[i], "COLLATE") ) e = -1;
-      }
-    }
-  }
-  parSelectClear(&in);
-  return e;
+  int iCol = joinSubCol(pJ, iTab, zCol);
+  return iCol<0 ? -1 : buildSubqueryColKind(pJ->azInner[iTab], iCol);
 }
 
 /* The affinity (a letter of PAR_ROWS_AFF) and collation (PAR_COLL_*, or
@@ -251,7 +233,7 @@ static int joinColumnMeta(JoinBuild *pJ, int iTab, const char *zCol, char *pcAff
     /* A subquery's column: an aggregate's has no affinity and no
     ** collation; a plain column's are its table's (below). */
     int e = joinSubColKind(pJ, iTab, zCol);
-    if( e==1 ){
+    if( e>=1 ){
       *pcAff = 'n';
       *peColl = PAR_COLL_BINARY;
       return 1;
@@ -1198,7 +1180,11 @@ void buildJoinPlan(ParBuild *pB){
     }
     return;
   }
-  if( pB->pSel->pFrom->nSrc<2 ) return;
+  /* (A subquery alone in FROM: its own plan's rows, as a join of one.) */
+  if( pB->pSel->pFrom->nSrc<2 && (pB->pSel->pFrom->nSrc<1
+                                  || pB->pSel->pFrom->aSrc[0].eType!=PAR_SRC_SUBQUERY) ){
+    return;
+  }
   memset(&j, 0, sizeof(j));
   j.pB = pB;
   if( joinSources(&j)==0 && joinConditions(&j)==0 && joinLoops(&j)==0

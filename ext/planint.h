@@ -59,6 +59,7 @@ int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg);
 /* Index of extraction expression zExpr (taking ownership), reusing an
 ** identical one. */
 int buildExpr(ParBuild *pB, char *zExpr);
+int buildSubqueryColKind(const char *zInner, int iCol);
 /* Is zName/nArg an aggregate or window function (buildIsAggFunc), or one
 ** the application defined (buildIsAppFunc)? */
 int buildIsAggFunc(ParBuild *pB, const char *zName, int nArg);
