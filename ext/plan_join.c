@@ -1116,20 +1116,23 @@ static int joinOrder(JoinBuild *pJ){
     ParJoinTab *pT = &pJoin->aTab[i];
     char *zScan;
     if( pT->pSub ){
-      /* A subquery's rows come in the order of its result batch, which
-      ** need not be the one SQLite materializes them in: never where the
-      ** order counts, unless each probe row matches one row (run time). */
-      if( i==0 && pJoin->bOrderMatters ){
-        return joinWhy(pJ, "SQLite's outer loop reads the rows of subquery %s, and the "
-                       "result depends on their order", pT->zName);
-      }
+      /* A subquery's rows come in the order SQLite makes them (as every
+      ** plan returns its rows: a view of it gives SQLite's rows in
+      ** SQLite's order), the order SQLite materializes and scans them in.
+      ** An inner loop that looks them up through an automatic index
+      ** visits one key's rows in the index's order (by its other
+      ** columns): unique matches only (run time). */
+      char *zRowid = sqlite3_mprintf("SCAN %s", pT->zName);
+      if( zRowid==0 ){ buildNoMem(pJ->pB); return 1; }
       for(k=0; k<pT->nKey; k++){
-        if( pT->aKey[k].eColl==PAR_COLL_RTRIM ){
+        if( pT->aKey[k].eColl==PAR_COLL_RTRIM && strcmp(pT->zLoop, zRowid)!=0 ){
+          sqlite3_free(zRowid);
           return joinWhy(pJ, "an RTRIM key of subquery %s (SQLite looks its rows up "
                          "through an automatic index and a Bloom filter)", pT->zName);
         }
       }
-      pT->bOrderKnown = i==0;
+      pT->bOrderKnown = i==0 || strcmp(pT->zLoop, zRowid)==0;
+      sqlite3_free(zRowid);
       continue;
     }
     zScan = joinScanLoop(pJ->pB, pT->pScan);

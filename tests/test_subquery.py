@@ -704,6 +704,71 @@ def test_derived_tables_in_joins():
     assert J.ASAN or derived > 0, (derived, n)
 
 
+# ---- a subquery of groups alone in FROM (TPC-H's Q13) ---------------------------------
+
+GROUPED_AGGS = ["count(*) AS n", "count({s}) AS n", "sum({z}) AS n", "max({z}) AS n",
+                "avg({z}) AS n", "min({s}) AS n", "total({v}) AS n"]
+
+
+def gen_grouped_query(w, rng):
+    """An outer SELECT over one subquery of groups: grouped by one of the
+    subquery's aggregates (counts, sums, averages: keys of mixed types),
+    or aggregates over it, or its rows sorted."""
+    if rng.random() < 0.6:
+        t = rng.choice(w.tables)
+        r = J.Ref(t, "o", True)
+        frm, wheres, refs = "%s AS o" % t.name, [], [r]
+        if rng.random() < 0.4:
+            wheres.append(J.table_filter(rng, r))
+    else:
+        frm, wheres, refs = J.gen_from(rng, w)
+        r = rng.choice(refs)
+    key = r.c(rng.choice(r.t.keys))
+    agg = J.fill(rng, rng.choice(GROUPED_AGGS), [r])
+    inner = "SELECT %s AS gk, %s, sum(%s) AS sv FROM %s%s GROUP BY %s%s" % (
+        key, agg, r.stem("v"), frm, " WHERE " + " AND ".join(wheres) if wheres else "", key,
+        " HAVING count(*) > 1" if rng.random() < 0.2 else "")
+    shape = rng.random()
+    if shape < 0.5:
+        sql = "SELECT n, count(*) AS c%s FROM (%s) AS g GROUP BY n%s" % (
+            rng.choice(["", ", sum(sv)", ", max(gk)"]), inner,
+            rng.choice(["", " ORDER BY c DESC, n DESC", " ORDER BY 1"]))
+    elif shape < 0.75:
+        sql = "SELECT count(*), sum(n), max(gk)%s FROM (%s) AS g" % (
+            rng.choice(["", ", total(sv)"]), inner)
+    else:
+        sql = "SELECT gk, n FROM (%s) AS g ORDER BY n DESC, gk%s" % (inner, J.limit(rng))
+    return sql, frm + (" WHERE " + " AND ".join(wheres) if wheres else "")
+
+
+def test_grouped_subquery_alone():
+    """A subquery of groups alone in FROM runs by its own plan (par_explain:
+    "from      subquery"), the outer SELECT's operators over its rows:
+    SQLite's rows at 1, 2 and 3 threads."""
+    fails, n, alone = [], 0, 0
+    for k in range(max(1, WORLDS // 2)):
+        w = J.World(SEED + 2100 + k)
+        rng = random.Random("grouped %d" % k)
+        for case in range(CASES):
+            sql, frm = gen_grouped_query(w, rng)
+            if J.join_rows(w.conn, frm, "") is None:
+                continue
+            try:
+                plan = w.conn.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+            except Exception:
+                plan = ""
+            alone += "\nfrom      subquery g" in plan
+            n += 1
+            why = J.check(w.conn, sql)
+            if why:
+                fails.append("world %d case %d: %s\n    %s" % (SEED + 2100 + k, case, sql, why))
+        w.conn.close()
+    STATS["subquery of groups alone: by its own plan"] = alone
+    STATS["subquery of groups alone: cases"] = n
+    assert not fails, "%d differ:\n%s" % (len(fails), "\n".join(fails[:6]))
+    assert J.ASAN or alone > 0, (alone, n)
+
+
 def report():
     print("queries by par_explain outcome (information only):")
     for kind, n in sorted(STATS.items(), key=lambda kv: (-kv[1], kv[0])):
