@@ -690,18 +690,34 @@ static int flatNextTerm(const char *z, const ParToken *a, int *pi, int i1, int *
 ** equalities "t.a = x" (either way round) between a column of pIn's FROM
 ** and one of the outer FROM, of one affinity class and both BINARY
 ** (*pnEq of them: azA[i] the inner column, azX[i] the outer one), and
-** the other terms ANDed in *pzRest ("" for none).  Returns 1 when a term
-** of that form has columns of other classes, or out of memory (the
-** caller's strings are then freed). */
+** the other terms ANDed in *pzRest ("" for none).  Returns 1 when the
+** subquery's table or text has an RTRIM collation (below), or out of
+** memory (the caller's strings are then freed). */
 static int flatCorrelation(sqlite3 *db, const ParSelect *pIn, const char *zFrom,
                            const char *zOuterFrom, int nMax, char **azA, char **azX,
                            int *pnEq, char **pzRest){
   const char *zInner = pIn->zSql;
   const ParToken *b = pIn->aTok;
-  sqlite3_str *pRest = sqlite3_str_new(db);
+  sqlite3_str *pRest;
   int k = pIn->where.iTok, e0, e1, nEq = 0, i;
   *pnEq = 0;
   *pzRest = 0;
+  if( pIn->pFrom && pIn->pFrom->nSrc==1 ){
+    /* Not over a table with an RTRIM column: SQLite 3.40 looks such
+    ** text up in automatic indexes through a Bloom filter that hashes
+    ** its length (vdbe.c filterHash), and misses 'a ' for 'a' where the
+    ** subquery's loop builds one; a rewrite changes where it does. */
+    char *zSql = sqlite3_mprintf("SELECT 1 FROM sqlite_schema WHERE tbl_name=%Q "
+                                 "AND sql LIKE '%%RTRIM%%' UNION ALL SELECT 1 FROM "
+                                 "sqlite_temp_schema WHERE tbl_name=%Q AND sql LIKE "
+                                 "'%%RTRIM%%'", pIn->pFrom->aSrc[0].zName,
+                                 pIn->pFrom->aSrc[0].zName);
+    int bRtrim = zSql==0 || parQueryInt(db, zSql, 0)!=0
+              || sqlite3_strlike("%RTRIM%", zInner, 0)==0;
+    sqlite3_free(zSql);
+    if( bRtrim ) return 1;
+  }
+  pRest = sqlite3_str_new(db);
   while( flatNextTerm(zInner, b, &k, pIn->where.iTokEnd, &e0, &e1) ){
     int iOp = -1, j;
     for(j=e0+1; j<e1-1; j++){
