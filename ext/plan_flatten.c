@@ -702,7 +702,7 @@ static int flatCorrelation(sqlite3 *db, const ParSelect *pIn, const char *zFrom,
   int k = pIn->where.iTok, e0, e1, nEq = 0, i;
   *pnEq = 0;
   *pzRest = 0;
-  if( pIn->pFrom && pIn->pFrom->nSrc==1 ){
+  for(i=0; pIn->pFrom && i<pIn->pFrom->nSrc; i++){
     /* Not over a table with an RTRIM column: SQLite 3.40 looks such
     ** text up in automatic indexes through a Bloom filter that hashes
     ** its length (vdbe.c filterHash), and misses 'a ' for 'a' where the
@@ -710,8 +710,8 @@ static int flatCorrelation(sqlite3 *db, const ParSelect *pIn, const char *zFrom,
     char *zSql = sqlite3_mprintf("SELECT 1 FROM sqlite_schema WHERE tbl_name=%Q "
                                  "AND sql LIKE '%%RTRIM%%' UNION ALL SELECT 1 FROM "
                                  "sqlite_temp_schema WHERE tbl_name=%Q AND sql LIKE "
-                                 "'%%RTRIM%%'", pIn->pFrom->aSrc[0].zName,
-                                 pIn->pFrom->aSrc[0].zName);
+                                 "'%%RTRIM%%'", pIn->pFrom->aSrc[i].zName,
+                                 pIn->pFrom->aSrc[i].zName);
     int bRtrim = zSql==0 || parQueryInt(db, zSql, 0)!=0
               || sqlite3_strlike("%RTRIM%", zInner, 0)==0;
     sqlite3_free(zSql);
@@ -945,6 +945,43 @@ static int flatIsCompare(const char *z, const ParToken *t){
   return 0;
 }
 
+/* Are the aggregates of subquery pIn (FROM text zFrom) the same over its
+** rows in any order?  min() and max() of a plain column of INTEGER, REAL,
+** NUMERIC or TEXT affinity under BINARY: the values that tie are the same
+** value of one storage class (see buildKeyStable), so whichever comes
+** first is the answer.  (Sums of REALs are not: each order rounds its own
+** way.) */
+static int flatOrderFree(sqlite3 *db, const ParSelect *pIn, const char *zFrom){
+  int k;
+  for(k=0; k<pIn->nAgg; k++){
+    const ParAggCall *pA = &pIn->aAgg[k];
+    int bBinary = 0;
+    char c;
+    char *zArg;
+    if( (pA->eFunc!=PAR_AGG_MIN && pA->eFunc!=PAR_AGG_MAX) || pA->nArg!=1
+     || !flatIsChain(pIn->aTok, pA->aArg[0].iTok, pA->aArg[0].iTokEnd) ){
+      return 0;
+    }
+    zArg = parSpanText(pIn->zSql, pA->aArg[0]);
+    c = zArg ? flatColumnClass(db, zArg, zFrom, &bBinary) : 0;
+    if( c!=0 && c!='n' ){
+      /* (flatColumnClass folds INTEGER and REAL into 'u': ask for 'n'.) */
+      sqlite3_stmt *pStmt = 0;
+      char *zSql = sqlite3_mprintf("SELECT %s FROM %s", zArg, zFrom);
+      if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+        if( parAffinityLetter(sqlite3_column_decltype(pStmt, 0))=='n' ) c = 0;
+      }else{
+        c = 0;
+      }
+      sqlite3_finalize(pStmt);
+      sqlite3_free(zSql);
+    }
+    sqlite3_free(zArg);
+    if( c==0 || c=='n' || !bBinary ) return 0;
+  }
+  return 1;
+}
+
 /* The rewrite of term [t0, t1) of p (see above) as the derived table
 ** number iD, its FROM item appended to pAdd and the term to pStr; 0 when
 ** the term is not of that form. */
@@ -956,7 +993,7 @@ static int flatScalarAggTerm(sqlite3 *db, const ParSelect *p, int t0, int t1,
   ParSelect in;
   char *zInner = 0, *zFrom = 0, *zRest = 0, *azA[4], *azX[4], *zDerived = 0;
   sqlite3_str *pE = 0, *pNull = 0, *pCols = 0;
-  int i, d = 0, iOp = -1, nEq = 0, rc = 0, iPrev, k;
+  int i, d = 0, iOp = -1, nEq = 0, rc = 0, iPrev, k, bOrderFree;
   const ParExpr *pCol;
 
   /* L op ( SELECT ... ), the subquery ending the term. */
@@ -987,9 +1024,14 @@ static int flatScalarAggTerm(sqlite3 *db, const ParSelect *p, int t0, int t1,
   if( zInner==0 || parSelectParse(zInner, &in) ) goto done;
   if( in.zWhy || !in.bFrom || !in.bWhere || in.nGroup || in.bHaving || in.bDistinct
    || in.bLimit || in.nOrder || in.nWinCall || in.nCol!=1 || in.nAgg<1 || in.nRef
-   || in.nSub || in.nCall || in.pFrom==0 || in.pFrom->nSrc!=1
-   || in.pFrom->aSrc[0].eType!=PAR_SRC_TABLE ){
+   || in.nSub || in.nCall || in.pFrom==0 || in.pFrom->nSrc<1 ){
     goto done;
+  }
+  for(k=0; k<in.pFrom->nSrc; k++){
+    if( in.pFrom->aSrc[k].eType!=PAR_SRC_TABLE
+     || (in.pFrom->aSrc[k].eJoin & (PAR_JOIN_LEFT|PAR_JOIN_RIGHT|PAR_JOIN_NATURAL)) ){
+      goto done;
+    }
   }
   pCol = &in.aCol[0];
   for(i=pCol->span.iTok; i<pCol->span.iTokEnd; i++){
@@ -1007,6 +1049,8 @@ static int flatScalarAggTerm(sqlite3 *db, const ParSelect *p, int t0, int t1,
     goto done;
   }
   if( nEq==0 ) goto done;
+  bOrderFree = flatOrderFree(db, &in, zFrom);
+  if( in.pFrom->nSrc>1 && !bOrderFree ) goto done;
 
   /* e with each aggregate as the derived table's column (pE), as NULL
   ** (pNull); the derived table's columns (pCols). */
@@ -1038,7 +1082,7 @@ static int flatScalarAggTerm(sqlite3 *db, const ParSelect *p, int t0, int t1,
     sqlite3_free(zTry);
     if( !bNull ) goto done;
   }
-  {
+  if( !bOrderFree ){
     /* SQLite scans t2 for each outer row: its rows in rowid order. */
     sqlite3_stmt *pStmt = 0;
     sqlite3_str *pEqp = sqlite3_str_new(db);

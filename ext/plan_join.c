@@ -392,6 +392,10 @@ static int joinResid(JoinBuild *pJ, int t0, int t1, const char *zTerm){
   if( pJ->nResid>=PAR_JOIN_MAX_RESID ){
     return joinWhy(pJ, "more terms over several tables than the join operator takes%s", "");
   }
+  if( sqlite3_strlike("%(%SELECT%", zTerm, 0)==0 ){
+    /* (Its names inside the subquery are the subquery's own.) */
+    return joinWhy(pJ, "a term over several tables with a subquery: %s", zTerm);
+  }
   zWhat = sqlite3_mprintf("a term over several tables: %s", zTerm);
   if( zWhat==0 ){ buildNoMem(pJ->pB); return 1; }
   pStr = sqlite3_str_new(0);

@@ -507,13 +507,23 @@ def gen_scalar_agg_query(w, rng):
         ok = False
     rng.shuffle(terms)
     e, rewritable = rng.choice(SCALAR_E)
+    ok_terms = ok
     ok = ok and rewritable
     e = J.fill(rng, e, [o])
     left = J.fill(rng, rng.choice(SCALAR_L), [r])
-    sub = "%s %s (SELECT %s FROM %s AS o WHERE %s)" % (
-        left, rng.choice(SCALAR_OPS), e, t2.name, " AND ".join(terms))
+    inner_from = "%s AS o" % t2.name
+    if rng.random() < 0.25:
+        # a join inside: rewritten only for min/max of typed columns (any
+        # order of the rows gives them)
+        t3 = rng.choice(w.tables)
+        inner_from += " JOIN %s AS p ON p.%s = %s" % (t3.name, rng.choice(t3.keys),
+                                                      o.c(rng.choice(t2.keys)))
+        e = J.fill(rng, rng.choice(["min({v})", "max({z})", "min({i})", "max({s})"]), [o])
+        ok = ok_terms
+    sub = "%s %s (SELECT %s FROM %s WHERE %s)" % (
+        left, rng.choice(SCALAR_OPS), e, inner_from, " AND ".join(terms))
     if rng.random() < 0.1:
-        sub = "(SELECT %s FROM %s AS o WHERE %s) < %s" % (e, t2.name, " AND ".join(terms), left)
+        sub = "(SELECT %s FROM %s WHERE %s) < %s" % (e, inner_from, " AND ".join(terms), left)
         ok = False                                                   # (left of the operator)
     wheres = wheres + [sub] + ([J.table_filter(rng, r)] if rng.random() < 0.3 else [])
     rng.shuffle(wheres)
