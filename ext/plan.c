@@ -2364,6 +2364,10 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
     sqlite3_str_appendall(pStr, "where     a term every branch of an OR has taken out of "
                           "the OR (SQLite's MULTI-INDEX OR of one rowid lookup)\n");
   }
+  if( p->mFlat & PAR_FLAT_SEMI ){
+    sqlite3_str_appendall(pStr, "where     x IN (SELECT y ...) as a join with the subquery's "
+                          "distinct values (_ps<n>), by its own plan\n");
+  }
   if( p->mFlat & PAR_FLAT_DECOR ){
     sqlite3_str_appendall(pStr, "where     a correlated subquery of aggregates as a table of "
                           "its groups (_pd<n>), joined on the correlated columns\n");

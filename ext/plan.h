@@ -224,6 +224,8 @@ typedef struct ParPlanWindow {
 #define PAR_FLAT_OR     4   /* a term common to an OR's branches out of it */
 #define PAR_FLAT_DECOR  8   /* correlated scalar subqueries of aggregates
                             ** as derived tables of groups, joined */
+#define PAR_FLAT_SEMI  16   /* x IN (SELECT y ...) as a join with the
+                            ** subquery's distinct values */
 
 struct ParPlan {
   char *zSql;        /* the SELECT as given (its parameters written as

@@ -1137,15 +1137,22 @@ done:
   return rc;
 }
 
-/* zSql with its correlated scalar subqueries of aggregates as derived
-** tables (see above), or NULL when it has none (or out of memory: *pRc). */
-static char *flatScalarAggs(sqlite3 *db, const char *zSql, int *pRc){
+/* The rewrite of a WHERE term as a derived table number iD: appends its
+** FROM item to pAdd and the new term to pStr, returns 1; or 0. */
+typedef int (*FlatDerivedTerm)(sqlite3*, const ParSelect*, int, int, const char*, int,
+                               sqlite3_str*, sqlite3_str*);
+
+/* zSql with each WHERE term xTerm rewrites as a derived table (named
+** zPrefix<n>, a prefix zSql must not hold) rewritten, the derived tables
+** appended to its FROM; NULL when none is (or out of memory: *pRc). */
+static char *flatDerivedTerms(sqlite3 *db, const char *zSql, FlatDerivedTerm xTerm,
+                              const char *zPrefix, int *pRc){
   ParSelect sel;
   sqlite3_str *pAdd, *pTail;
   char *zOut = 0, *zOuterFrom = 0;
   int k, t0, t1, iPrev, nDone = 0, iFromEnd;
   *pRc = parSelectParse(zSql, &sel);
-  if( *pRc || !sel.bWhere || !sel.bFrom || sel.pFrom==0 || strstr(zSql, "_pd")
+  if( *pRc || !sel.bWhere || !sel.bFrom || sel.pFrom==0 || strstr(zSql, zPrefix)
    || (sel.zWhy && (strstr(sel.zWhy, "compound") || strstr(sel.zWhy, "plain SELECT")
                     || strstr(sel.zWhy, "WITH") || strstr(sel.zWhy, "does not follow"))) ){
     parSelectClear(&sel);
@@ -1160,7 +1167,7 @@ static char *flatScalarAggs(sqlite3 *db, const char *zSql, int *pRc){
   while( zOuterFrom && nDone<FLAT_MAX_DECOR
       && flatNextTerm(zSql, sel.aTok, &k, sel.where.iTokEnd, &t0, &t1) ){
     sqlite3_str *pTerm = sqlite3_str_new(db);
-    if( t0<t1 && flatScalarAggTerm(db, &sel, t0, t1, zOuterFrom, nDone, pTerm, pAdd) ){
+    if( t0<t1 && xTerm(db, &sel, t0, t1, zOuterFrom, nDone, pTerm, pAdd) ){
       char *zTerm = sqlite3_str_finish(pTerm);
       if( zTerm==0 ){ *pRc = SQLITE_NOMEM; break; }
       sqlite3_str_appendf(pTail, "%.*s%s", sel.aTok[t0].i - iPrev, zSql + iPrev, zTerm);
@@ -1189,17 +1196,121 @@ static char *flatScalarAggs(sqlite3 *db, const char *zSql, int *pRc){
 }
 
 /* Are the loops zL1 those of zL0 and then only loops over the derived
-** tables flatScalarAggs added ("SCAN _pd0", "SEARCH _pd1 ...")? */
-static int flatLoopsThenDerived(const char *zL0, const char *zL1){
-  int n = (int)strlen(zL0);
+** tables named zPrefix<n> ("SCAN _pd0", "SEARCH _pd1 ...")?  With
+** bFirstScan, the first loop may also be "SCAN t" where zL0's was
+** "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)": the rows of t whose
+** rowids an IN list holds, in the list's order (ascending: its numbers
+** sorted), which is rowid order, the order SCAN t reads them in. */
+static int flatLoopsThenDerived(const char *zL0, const char *zL1, const char *zPrefix,
+                                int bFirstScan){
+  int n, nPre = (int)strlen(zPrefix);
   const char *z;
+  if( bFirstScan && strncmp(zL0, "SEARCH ", 7)==0 && strncmp(zL1, "SCAN ", 5)==0 ){
+    int nName = (int)strcspn(zL0 + 7, " \n");
+    if( strncmp(zL0 + 7 + nName, " USING INTEGER PRIMARY KEY (rowid=?)\n", 37)==0
+     && strncmp(zL1 + 5, zL0 + 7, nName)==0 && zL1[5+nName]=='\n' ){
+      zL0 += 7 + nName + 37;
+      zL1 += 5 + nName + 1;
+    }
+  }
+  n = (int)strlen(zL0);
   if( strncmp(zL0, zL1, n)!=0 ) return 0;
   for(z=zL1+n; *z; ){
-    if( strncmp(z, "SCAN _pd", 8)!=0 && strncmp(z, "SEARCH _pd", 10)!=0 ) return 0;
+    if( !(strncmp(z, "SCAN ", 5)==0 && strncmp(z+5, zPrefix, nPre)==0)
+     && !(strncmp(z, "SEARCH ", 7)==0 && strncmp(z+7, zPrefix, nPre)==0) ){
+      return 0;
+    }
     z += strcspn(z, "\n");
     if( *z ) z++;
   }
   return 1;
+}
+
+/* ---- x IN (SELECT y ...) as a join ----------------------------------------
+**
+** A WHERE term  x IN (SELECT y FROM ...)  (uncorrelated) is true for the
+** outer rows whose x equals a value of the list.  The same rows come from
+**   FROM ... CROSS JOIN (SELECT DISTINCT y AS _pk0 FROM ...) AS _ps0
+**   WHERE ... AND _ps0._pk0 = x
+** where x and y are columns of one affinity class under BINARY (as for
+** EXISTS above: = and IN compare alike), DISTINCT leaves one row per value
+** (values that compare equal match the same x), and a NULL on either
+** side matches nothing (IN gives NULL or false there: the row is dropped
+** either way).  The subquery's own plan (it holds TPC-H Q20's correlated
+** sum) runs on the kernels instead of SQLite's list built on each
+** reading connection.  Kept where the SELECT's loops stay the same: the
+** list often drives SQLite's outer loop as rowid lookups, which visit the
+** rows in rowid order, as SCAN does (flatLoopsThenDerived). */
+static int flatSemiJoinTerm(sqlite3 *db, const ParSelect *p, int t0, int t1,
+                            const char *zOuterFrom, int iD, sqlite3_str *pStr,
+                            sqlite3_str *pAdd){
+  const char *z = p->zSql;
+  const ParToken *a = p->aTok;
+  ParSelect in;
+  char *zInner = 0, *zX = 0, *zY = 0, *zFrom = 0;
+  int i, d, iIn, rc = 0, bX, bY;
+  char cX, cY;
+  for(iIn=t0; iIn<t1 && !parTokIs(z, &a[iIn], "IN"); iIn++){}
+  if( iIn==t0 || iIn+3>=t1 || !flatIsChain(a, t0, iIn) || a[iIn+1].eType!=PT_LP
+   || !parTokIs(z, &a[iIn+2], "SELECT") || a[t1-1].eType!=PT_RP ){
+    return 0;
+  }
+  for(i=iIn+1, d=0; i<t1; i++){
+    if( a[i].eType==PT_LP ) d++;
+    if( a[i].eType==PT_RP && --d==0 ) break;
+    /* "x" may be a string here and a column there: not followed */
+    if( a[i].eType==PT_QID && z[a[i].i]=='"' ) return 0;
+  }
+  if( i!=t1-1 ) return 0;
+  memset(&in, 0, sizeof(in));
+  zInner = sqlite3_mprintf("%.*s", a[t1-1].i - a[iIn+2].i, z + a[iIn+2].i);
+  zX = sqlite3_mprintf("%.*s", a[iIn-1].i + a[iIn-1].n - a[t0].i, z + a[t0].i);
+  if( zInner==0 || zX==0 || parSelectParse(zInner, &in) ) goto done;
+  if( (in.zWhy && (strstr(in.zWhy, "compound") || strstr(in.zWhy, "plain SELECT")
+                   || strstr(in.zWhy, "WITH") || strstr(in.zWhy, "does not follow")))
+   || !in.bFrom || in.bLimit || in.nCol!=1 || in.nAgg || in.nGroup || in.nWinCall
+   || in.pFrom==0 || sqlite3_strlike("%RTRIM%", zInner, 0)==0
+   || !flatIsChain(in.aTok, in.aCol[0].span.iTok, in.aCol[0].span.iTokEnd) ){
+    goto done;
+  }
+  zY = parSpanText(zInner, in.aCol[0].span);
+  zFrom = parSpanText(zInner, in.from);
+  if( zY==0 || zFrom==0 ) goto done;
+  cX = flatColumnClass(db, zX, zOuterFrom, &bX);
+  cY = flatColumnClass(db, zY, zFrom, &bY);
+  if( cX==0 || cX!=cY || !bX || !bY ) goto done;
+  for(i=0; i<in.pFrom->nSrc; i++){
+    /* (RTRIM text: see flatCorrelation.) */
+    char *zSql;
+    int bRtrim;
+    if( in.pFrom->aSrc[i].eType!=PAR_SRC_TABLE ) goto done;
+    zSql = sqlite3_mprintf("SELECT 1 FROM sqlite_schema WHERE tbl_name=%Q AND sql LIKE "
+                           "'%%RTRIM%%' UNION ALL SELECT 1 FROM sqlite_temp_schema WHERE "
+                           "tbl_name=%Q AND sql LIKE '%%RTRIM%%'", in.pFrom->aSrc[i].zName,
+                           in.pFrom->aSrc[i].zName);
+    bRtrim = zSql==0 || parQueryInt(db, zSql, 0)!=0;
+    sqlite3_free(zSql);
+    if( bRtrim ) goto done;
+  }
+  {
+    /* Uncorrelated: it prepares alone. */
+    sqlite3_stmt *pStmt = 0;
+    int bOk = sqlite3_prepare_v2(db, zInner, -1, &pStmt, 0)==SQLITE_OK;
+    sqlite3_finalize(pStmt);
+    if( !bOk ) goto done;
+  }
+  /* SELECT DISTINCT y AS _pk0 FROM ... (the rest of the subquery as it is) */
+  sqlite3_str_appendf(pAdd, " CROSS JOIN (SELECT DISTINCT %s AS _pk0 %s) AS _ps%d", zY,
+                      zInner + in.aTok[in.from.iTok-1].i, iD);
+  sqlite3_str_appendf(pStr, "_ps%d._pk0 = %s", iD, zX);
+  rc = 1;
+done:
+  parSelectClear(&in);
+  sqlite3_free(zInner);
+  sqlite3_free(zX);
+  sqlite3_free(zY);
+  sqlite3_free(zFrom);
+  return rc;
 }
 
 /* ---- a term common to every branch of an OR -----------------------------
@@ -1456,18 +1567,38 @@ int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
     /* Correlated scalar subqueries of aggregates as derived tables. */
     const char *zFrom = zCur ? zCur : zSql;
     char *zAgg = sqlite3_strlike("%SELECT%SELECT%", zFrom, 0)==0
-               ? flatScalarAggs(db, zFrom, &f.rc) : 0;
+               ? flatDerivedTerms(db, zFrom, flatScalarAggTerm, "_pd", &f.rc) : 0;
     if( zAgg ){
       int bSort0 = 0, bSort1 = 0;
       char *zL0 = buildLoops(db, zFrom, pParams, &bSort0);
       char *zL1 = buildLoops(db, zAgg, pParams, &bSort1);
-      if( zL0 && zL1 && flatLoopsThenDerived(zL0, zL1) && bSort0==bSort1 ){
+      if( zL0 && zL1 && flatLoopsThenDerived(zL0, zL1, "_pd", 0) && bSort0==bSort1 ){
         sqlite3_free(zCur);
         zCur = zAgg;
         zAgg = 0;
         *pmDone |= PAR_FLAT_DECOR;
       }
       sqlite3_free(zAgg);
+      sqlite3_free(zL0);
+      sqlite3_free(zL1);
+    }
+  }
+  if( f.rc==SQLITE_OK ){
+    /* x IN (SELECT y ...) as a join with its distinct values. */
+    const char *zFrom = zCur ? zCur : zSql;
+    char *zSemi = sqlite3_strlike("%SELECT%IN%SELECT%", zFrom, 0)==0
+                ? flatDerivedTerms(db, zFrom, flatSemiJoinTerm, "_ps", &f.rc) : 0;
+    if( zSemi ){
+      int bSort0 = 0, bSort1 = 0;
+      char *zL0 = buildLoops(db, zFrom, pParams, &bSort0);
+      char *zL1 = buildLoops(db, zSemi, pParams, &bSort1);
+      if( zL0 && zL1 && flatLoopsThenDerived(zL0, zL1, "_ps", 1) && bSort0==bSort1 ){
+        sqlite3_free(zCur);
+        zCur = zSemi;
+        zSemi = 0;
+        *pmDone |= PAR_FLAT_SEMI;
+      }
+      sqlite3_free(zSemi);
       sqlite3_free(zL0);
       sqlite3_free(zL1);
     }

@@ -779,6 +779,81 @@ def test_grouped_subquery_alone():
     assert J.ASAN or alone > 0, (alone, n)
 
 
+# ---- x IN (SELECT y ...) as a join ---------------------------------------------------
+
+def gen_in_query(w, rng):
+    """One table or a join whose WHERE holds x IN (SELECT y FROM t2 ...):
+    keys of every type and collation on both sides (the rewrite keeps to
+    one affinity class under BINARY), duplicates and NULLs in the list,
+    a filter, DISTINCT or a GROUP BY inside, a subquery of its own in
+    there; the outer SELECT an order-sensitive aggregate, a GROUP BY, or
+    rows in SQLite's order."""
+    if rng.random() < 0.6:
+        t = rng.choice(w.tables)
+        r = J.Ref(t, "a", True)
+        frm, wheres = "%s AS a" % t.name, []
+    else:
+        frm, wheres, refs = J.gen_from(rng, w)
+        r = rng.choice(refs)
+    t2 = rng.choice(w.tables)
+    o = J.Ref(t2, "o", True)
+    x = rng.choice([r.c(rng.choice(r.t.keys)), r.c(rng.choice(r.t.keys)), r.stem("z")])
+    y = rng.choice([o.c(rng.choice(t2.keys)), o.stem("z")])
+    inner = "SELECT %s%s FROM %s AS o" % (rng.choice(["", "", "DISTINCT "]), y, t2.name)
+    f = []
+    if rng.random() < 0.5:
+        f.append(J.table_filter(rng, o))
+    if rng.random() < 0.2:
+        f.append("%s IN (SELECT %s FROM %s)" % (o.stem("z"), rng.choice(["z1", "1", "2"]),
+                                              rng.choice(w.tables).name))
+    if f:
+        inner += " WHERE " + " AND ".join(f)
+    if rng.random() < 0.15:
+        inner += " GROUP BY %s" % y
+    wheres = wheres + ["%s IN (%s)" % (x, inner)]
+    if rng.random() < 0.3:
+        wheres.append(J.table_filter(rng, r))
+    rng.shuffle(wheres)
+    shape = rng.random()
+    if shape < 0.35:
+        return "SELECT count(*), sum(%s), min(%s) FROM %s WHERE %s" % (
+            r.stem("v"), r.stem("s"), frm, " AND ".join(wheres))
+    if shape < 0.7:
+        return "SELECT %s, count(*), sum(%s) FROM %s WHERE %s GROUP BY 1%s" % (
+            r.c("k"), r.stem("v"), frm, " AND ".join(wheres),
+            rng.choice(["", " ORDER BY 2 DESC, 1"]))
+    return "SELECT %s, %s FROM %s WHERE %s ORDER BY 2%s" % (
+        r.c("k"), r.stem("v"), frm, " AND ".join(wheres), J.limit(rng))
+
+
+def test_in_as_join():
+    """x IN (SELECT y ...) as a join with the subquery's distinct values
+    (par_explain: "where     x IN (SELECT y ...)"): SQLite's rows at 1, 2
+    and 3 threads."""
+    fails, n, rewritten = [], 0, 0
+    for k in range(max(1, WORLDS // 2)):
+        w = J.World(SEED + 2500 + k)
+        rng = random.Random("in %d" % k)
+        for case in range(CASES):
+            sql = gen_in_query(w, rng)
+            if J.join_rows(w.conn, sql.split(" FROM ", 1)[1].split(" WHERE ")[0], "") is None:
+                continue
+            try:
+                plan = w.conn.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+            except Exception:
+                plan = ""
+            rewritten += "\nwhere     x IN (SELECT y" in plan
+            n += 1
+            why = J.check(w.conn, sql)
+            if why:
+                fails.append("world %d case %d: %s\n    %s" % (SEED + 2500 + k, case, sql, why))
+        w.conn.close()
+    STATS["IN as a join: rewritten"] = rewritten
+    STATS["IN as a join: cases"] = n
+    assert not fails, "%d differ:\n%s" % (len(fails), "\n".join(fails[:6]))
+    assert J.ASAN or rewritten > 0, (rewritten, n)
+
+
 def report():
     print("queries by par_explain outcome (information only):")
     for kind, n in sorted(STATS.items(), key=lambda kv: (-kv[1], kv[0])):
