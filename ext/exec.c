@@ -94,6 +94,8 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       pStat->zStrategy = jo.bKept ? "hash join (kept from an earlier run)"
                        : jo.bReordered ? "hash join (the largest table probes: another order than "
                                           "SQLite's loops, which does not matter here)"
+                       : jo.nLookup ? "hash join (a table read by rowid lookups of the probe "
+                                      "keys, as SQLite's loop looks them up)"
                        : "hash join";
     }else if( rc==SQLITE_OK ){
       pX->zJoinSqlite = jo.zSqlite;

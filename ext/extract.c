@@ -3165,6 +3165,13 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   return rc;
 }
 
+int parExtractHasEntry(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan){
+  char *z = parExtractExplain(pCtx, db, pPlan, -1, 0);
+  int bHas = z && strncmp(z, "cached", 6)==0;
+  sqlite3_free(z);
+  return bHas;
+}
+
 int parExtractVolatile(const ParPlan *pPlan){
   if( parLastRead.pPlan==pPlan ) return parLastRead.bVolatile;
   return pPlan->zExtract && parVolatileNames(pPlan->zExtract);

@@ -56,6 +56,11 @@ int parExtract(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
 char *parExtractExplain(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan,
                         sqlite3_int64 nSpan, int bVerbose);
 
+/* Does the cache hold an entry that may serve pPlan's extraction (current
+** or not: parExtract checks), as par_explain says "cached when still
+** current"? */
+int parExtractHasEntry(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan);
+
 /* The worker pools of a connection, closed with its context. */
 void parExtractShutdown(ParContext *pCtx);
 /* Close the worker connections beyond what the threads setting now uses. */

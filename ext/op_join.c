@@ -38,6 +38,7 @@
 #include "gather.h"
 #include "exec.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Classes of a key value. */
@@ -1049,6 +1050,139 @@ static int joinSubRows(ParContext *pCtx, sqlite3 *db, const ParJoinTab *pT,
   return SQLITE_OK;
 }
 
+/* A table is read by rowid lookups where the rows probing it are fewer
+** than its rowid span divided by this. */
+#define PAR_JOIN_LOOKUP_RATIO 8
+
+/* The rowid span of the table pScan reads (its rows at most), or -1. */
+static sqlite3_int64 joinRowidSpan(sqlite3 *db, const ParPlan *pScan){
+  char *zSql = sqlite3_mprintf("SELECT max(_rowid_) - min(_rowid_) + 1 FROM %s",
+                               pScan->zExtractFrom);
+  sqlite3_int64 n = zSql ? parQueryInt(db, zSql, -1) : -1;
+  sqlite3_free(zSql);
+  return n;
+}
+
+/* Compare two int64 (qsort). */
+static int joinCmpI64(const void *a, const void *b){
+  sqlite3_int64 x = *(const sqlite3_int64*)a, y = *(const sqlite3_int64*)b;
+  return x<y ? -1 : x>y;
+}
+
+/* The plan of pScan's extraction with "AND key IN (SELECT value FROM
+** json_each(zKeys))" added (zKeys bound as one more parameter, so that
+** the read is cached under its keys like any other), or NULL when out of
+** memory. */
+static ParPlan *joinLookupPlan(sqlite3 *db, const ParPlan *pScan, const char *zKey,
+                               const char *zKeys){
+  ParPlan *p = sqlite3_malloc(sizeof(*p));
+  int n = pScan->pParams ? pScan->pParams->n : 0, i, bNoMem = 0;
+  sqlite3_stmt *pStmt = 0;
+  if( p==0 ) return 0;
+  memset(p, 0, sizeof(*p));
+  p->nRef = 1;
+  p->pParams = parParamsNew(n+1);
+  if( p->pParams ){
+    for(i=0; i<n; i++){
+      const sqlite3_value *v = pScan->pParams->apVal[i];
+      p->pParams->apVal[i] = v ? sqlite3_value_dup(v) : 0;
+      if( v && p->pParams->apVal[i]==0 ) bNoMem = 1;
+    }
+    if( sqlite3_prepare_v2(db, "SELECT ?1", -1, &pStmt, 0)==SQLITE_OK
+     && sqlite3_bind_text(pStmt, 1, zKeys, -1, SQLITE_STATIC)==SQLITE_OK
+     && sqlite3_step(pStmt)==SQLITE_ROW ){
+      p->pParams->apVal[n] = sqlite3_value_dup(sqlite3_column_value(pStmt, 0));
+    }
+    sqlite3_finalize(pStmt);
+  }
+  p->zExtractCols = sqlite3_mprintf("%s", pScan->zExtractCols);
+  p->zExtractFrom = sqlite3_mprintf("%s", pScan->zExtractFrom);
+  p->zExtractWhere = pScan->zExtractWhere
+    ? sqlite3_mprintf("(%s) AND %s IN (SELECT value FROM json_each(:par_p%d))",
+                      pScan->zExtractWhere, zKey, n+1)
+    : sqlite3_mprintf("%s IN (SELECT value FROM json_each(:par_p%d))", zKey, n+1);
+  p->zExtract = sqlite3_mprintf("SELECT %s FROM %s WHERE %s", p->zExtractCols,
+                                p->zExtractFrom, p->zExtractWhere);
+  p->nExtractCol = pScan->nExtractCol;
+  p->azExtractExpr = sqlite3_malloc64(sizeof(char*)*(pScan->nExtractExpr+1));
+  if( p->azExtractExpr ){
+    for(i=0; i<pScan->nExtractExpr; i++){
+      p->azExtractExpr[i] = sqlite3_mprintf("%s", pScan->azExtractExpr[i]);
+      if( p->azExtractExpr[i]==0 ) bNoMem = 1;
+      p->nExtractExpr = i+1;
+    }
+  }
+  if( bNoMem || p->pParams==0 || p->pParams->apVal[n]==0 || p->zExtractCols==0
+   || p->zExtractFrom==0 || p->zExtractWhere==0 || p->zExtract==0 || p->azExtractExpr==0 ){
+    parPlanFree(p);
+    return 0;
+  }
+  return p;
+}
+
+/* The rows of table iTab (bRowidKey) that the rows joined so far can
+** match: "WHERE (its terms) AND key IN (the probe keys)", SQLite's rowid
+** lookups, read and cached as any scan (extract.c).  Only where those
+** rows are few beside the table (PAR_JOIN_LOOKUP_RATIO) and every probe
+** key is an INTEGER or NULL (a REAL or TEXT one may equal a rowid under
+** the key's numeric comparison: the whole table then).  *ppB stays NULL
+** when not done. */
+static int joinLookup(JoinRun *pR, int iTab, const JoinRows *pRows, const ParStamp *pStamp,
+                      ParBatch **ppB, char **pzErr){
+  const ParJoinTab *pT = &pR->pJoin->aTab[iTab];
+  const ParJoinKey *pK = &pT->aKey[0];
+  const ParBatch *pProbe = pR->apB[pK->iProbeTab];
+  const ParColumn *pCol;
+  const uint32_t *aIdx = pRows->aaIdx[pK->iProbeTab];
+  const ParPlan *pScan = pT->pScan;
+  ParPlan *pLook;
+  sqlite3_int64 i, n = 0, nSpan;
+  sqlite3_int64 *aKey = 0;
+  sqlite3_str *pStr = 0;
+  char *zKeys = 0, *zWhy = 0;
+  int rc = SQLITE_OK, eMode;
+  *ppB = 0;
+  if( pProbe==0 ) return SQLITE_OK;
+  pCol = &pProbe->aCol[pK->iProbeCol];
+  nSpan = joinRowidSpan(pR->db, pScan);
+  if( nSpan<0 || pRows->n >= nSpan/PAR_JOIN_LOOKUP_RATIO ) return SQLITE_OK;
+  if( pCol->eStore!=PAR_COL_INT && pCol->eStore!=PAR_COL_MIXED && pCol->eStore!=PAR_COL_NULL ){
+    return SQLITE_OK;
+  }
+  aKey = sqlite3_malloc64(sizeof(sqlite3_int64)*(pRows->n+1));
+  if( aKey==0 ) return SQLITE_NOMEM;
+  for(i=0; i<pRows->n; i++){
+    sqlite3_int64 r = aIdx ? (sqlite3_int64)aIdx[i] : i;
+    if( aIdx && aIdx[i]==PX_JOIN_NONE ) continue;
+    if( pCol->eStore==PAR_COL_NULL || joinIsNull(pCol, r) ) continue;
+    if( pCol->eStore==PAR_COL_INT ){
+      aKey[n++] = pCol->aInt[r];
+    }else if( pCol->aType[r]==SQLITE_INTEGER ){
+      aKey[n++] = (sqlite3_int64)pCol->aVal[r];
+    }else{
+      sqlite3_free(aKey);
+      return SQLITE_OK;                     /* a REAL, TEXT or BLOB key */
+    }
+  }
+  qsort(aKey, (size_t)n, sizeof(aKey[0]), joinCmpI64);
+  pStr = sqlite3_str_new(0);
+  sqlite3_str_appendchar(pStr, 1, '[');
+  for(i=0; i<n; i++){
+    if( i>0 && aKey[i]==aKey[i-1] ) continue;
+    sqlite3_str_appendf(pStr, "%s%lld", sqlite3_str_length(pStr)>1 ? "," : "", aKey[i]);
+  }
+  sqlite3_str_appendchar(pStr, 1, ']');
+  sqlite3_free(aKey);
+  zKeys = sqlite3_str_finish(pStr);
+  pLook = zKeys ? joinLookupPlan(pR->db, pScan, pScan->azExtractExpr[pK->iBuildCol], zKeys) : 0;
+  sqlite3_free(zKeys);
+  if( pLook==0 ) return SQLITE_NOMEM;
+  rc = parExtract(pR->pCtx, pR->db, pLook, pStamp, ppB, &eMode, &zWhy, pzErr);
+  sqlite3_free(zWhy);
+  parPlanFree(pLook);
+  return rc;
+}
+
 int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
                ParJoinOut *pO, char **pzErr){
   const ParPlanJoin *pJoin = pPlan->pJoin;
@@ -1057,7 +1191,8 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   sqlite3_int64 v0, nMax = 0;
   double t0 = parNowMs();
   char *zMemo = 0;
-  int i, rc = SQLITE_OK, nCached = 0, nPar = 0, bReorder, bSub = 0;
+  int i, rc = SQLITE_OK, nCached = 0, nPar = 0, bReorder, bSub = 0, nDefer = 0;
+  int aDefer[PAR_JOIN_MAX_TAB];
   ParStop stop;
   ParBatch *apIn[PAR_JOIN_MAX_TAB];  /* the tables' batches, in plan order */
   JoinOrder ord;
@@ -1074,10 +1209,24 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   pO->eMode = PAR_EXTRACT_SERIAL;
   pO->bKept = 0;
   pO->bReordered = 0;
+  pO->nLookup = 0;
   v0 = joinDataVersion(db);
+  memset(aDefer, 0, sizeof(aDefer));
   for(i=0; i<pJoin->nTab && rc==SQLITE_OK && r.zSqlite==0; i++){
     char *zWhy = 0;
     int eMode = PAR_EXTRACT_PARALLEL;
+    if( i>0 && pJoin->nTab==2 && pJoin->aTab[i].bRowidKey && r.apB[0]
+     && joinRowidSpan(db, pJoin->aTab[i].pScan) > PAR_JOIN_LOOKUP_RATIO*r.apB[0]->nRow
+     && !parExtractHasEntry(pCtx, db, pJoin->aTab[i].pScan) ){
+      /* Read when its turn comes: maybe only the rows the probes name
+      ** (the outer table's rows are few beside it: SQLite's order then,
+      ** not the largest table probing).  Two tables only: with more, the
+      ** rows probing it are not known before the joins ahead of it, and
+      ** the tables are better read together, each in parallel. */
+      aDefer[i] = 1;
+      nDefer++;
+      continue;
+    }
     if( pJoin->aTab[i].pSub ){
       rc = joinSubRows(pCtx, db, &pJoin->aTab[i], pStamp, &r.apB[i], &r.zSqlite, pzErr);
       bSub = 1;
@@ -1101,9 +1250,10 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   }
 
   t0 = parNowMs();
-  bReorder = joinChooseOrder(&r, &ord);
+  /* (SQLite's order where a table waits for its probe keys.) */
+  bReorder = nDefer ? 0 : joinChooseOrder(&r, &ord);
   /* (Not with a subquery: its rows are made anew by each run.) */
-  zMemo = bSub ? 0 : joinMemoKey(pPlan, bReorder ? ord.aOrd : 0);
+  zMemo = bSub || nDefer ? 0 : joinMemoKey(pPlan, bReorder ? ord.aOrd : 0);
   if( zMemo && (pO->pOut = joinMemoFind(pCtx, zMemo, r.apB, pJoin->nTab))!=0 ){
     pO->msJoin = parNowMs() - t0;
     pO->bKept = 1;
@@ -1122,9 +1272,28 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   rows.nTab = 1;
   parStopBegin(db, &stop);
   for(i=1; i<pJoin->nTab && rc==SQLITE_OK && r.zSqlite==0; i++){
+    if( aDefer[i] ){
+      /* Its rows: by rowid lookups of the probe keys when few, else all
+      ** (the data version is checked again below). */
+      char *zWhy = 0;
+      int eMode;
+      rc = joinLookup(&r, i, &rows, pStamp, &r.apB[i], pzErr);
+      if( rc==SQLITE_OK && r.apB[i] ){
+        pO->nLookup++;
+      }else if( rc==SQLITE_OK ){
+        rc = parExtract(pCtx, db, pJoin->aTab[i].pScan, pStamp, &r.apB[i], &eMode, &zWhy,
+                        pzErr);
+        sqlite3_free(zWhy);
+      }
+      if( rc ) break;
+      apIn[i] = r.apB[i];
+    }
     rc = joinStep(&r, i, &rows, pzErr);
   }
   parStopEnd(&stop);
+  if( rc==SQLITE_OK && r.zSqlite==0 && nDefer && joinDataVersion(db)!=v0 ){
+    r.zSqlite = sqlite3_mprintf("a commit came while the tables were read");
+  }
   if( rc==SQLITE_OK && r.zSqlite==0 ){
     /* (joinOutput takes the tables' batches: their owners first.) */
     for(i=0; i<pJoin->nTab; i++) __atomic_fetch_add(&apIn[i]->nRef, 1, __ATOMIC_RELAXED);

@@ -22,6 +22,7 @@ typedef struct ParJoinOut {
                          ** probes (op_join.c joinChooseOrder) */
   int bKept;             /* the join of these very batches was kept from
                          ** an earlier run, not made again */
+  int nLookup;           /* tables read by rowid lookups of the probe keys */
 } ParJoinOut;
 
 /* Read each table of pPlan->pJoin by its scan and join them (under the

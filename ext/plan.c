@@ -2306,6 +2306,10 @@ static void explainJoin(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn 
       if( pJ->bOrderMatters && !pT->bOrderKnown ){
         sqlite3_str_appendall(pStr, "; SQLite if a row has several matches");
       }
+      if( pT->bRowidKey ){
+        sqlite3_str_appendall(pStr, "; only the rows the probe keys name (rowid lookups) "
+                              "when they are few");
+      }
     }
     sqlite3_str_appendf(pStr, " (SQLite: %s)\n", pT->zLoop);
     if( pT->pSub ){

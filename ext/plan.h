@@ -121,6 +121,9 @@ struct ParJoinTab {
                      ** the scan reads in); else they must be unique when
                      ** the order matters (checked at run time) */
   char *zLoop;       /* SQLite's loop over it, for par_explain */
+  int bRowidKey;     /* its one key is its rowid, which SQLite's loop looks
+                     ** up: op_join.c may read only the rows the probe
+                     ** keys name (rowid lookups) instead of the table */
   ParPlan *pSub;     /* a subquery in FROM (a derived table): its own plan,
                      ** whose result rows are the table's (op_join.c runs
                      ** it); pScan then reads it through SQLite only where

@@ -848,6 +848,38 @@ static int joinLoopKeyIndex(JoinBuild *pJ, const ParJoinTab *pT){
   return bOk;
 }
 
+/* May pT (an inner table of the join, no LEFT JOIN) be read by rowid
+** lookups of the probe keys?  Its one key's column is its rowid, which
+** SQLite's loop looks up ("SEARCH t USING INTEGER PRIMARY KEY (rowid=?)",
+** the plan of "WHERE key = ?" too: not a constraint of its own that SQLite
+** looks up by rowid while the key is another column). */
+static int joinRowidKey(JoinBuild *pJ, const ParJoinTab *pT){
+  sqlite3 *db = pJ->pB->db;
+  const char *zKey;
+  char *zPk, *zSql;
+  sqlite3_stmt *pStmt = 0;
+  int bOk = 0, n = 0;
+  if( pT->nKey!=1 || pT->bLeft || pT->pSub || pT->aKey[0].iBuildCol>=pT->pScan->nExtractExpr ){
+    return 0;
+  }
+  zKey = pT->pScan->azExtractExpr[pT->aKey[0].iBuildCol];
+  zPk = sqlite3_mprintf("SEARCH %s USING INTEGER PRIMARY KEY (rowid=?)", pT->zName);
+  zSql = sqlite3_mprintf("EXPLAIN QUERY PLAN SELECT 1 FROM %s WHERE %s = ?",
+                         pT->pScan->zExtractFrom, zKey);
+  if( zPk && zSql && strcmp(pT->zLoop, zPk)==0
+   && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK ){
+    while( sqlite3_step(pStmt)==SQLITE_ROW ){
+      const char *zD = (const char*)sqlite3_column_text(pStmt, 3);
+      n++;
+      bOk = zD && strcmp(zD, zPk)==0;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zPk);
+  sqlite3_free(zSql);
+  return bOk && n==1;
+}
+
 /* Table iTab's scan (FROM order) as a plan of its own. */
 static ParPlan *joinScanPlan(JoinBuild *pJ, int iTab){
   ParPlan *pPlan = pJ->pB->pPlan, *p;
@@ -1167,6 +1199,7 @@ static int joinOrder(JoinBuild *pJ){
       pT->bOrderKnown = zRowid && strcmp(zScan, zRowid)==0
                      && (joinLoopRowidOrder(pT->zLoop, pT->zName)
                          || joinLoopKeyIndex(pJ, pT));
+      pT->bRowidKey = zRowid && strcmp(zScan, zRowid)==0 && joinRowidKey(pJ, pT);
       sqlite3_free(zRowid);
     }
     sqlite3_free(zScan);

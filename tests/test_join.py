@@ -50,6 +50,8 @@ Tests:
                               never equal to NULL (IS is), LEFT JOIN padding
                               and ON against WHERE, duplicate keys giving
                               every pair; the native answers are pinned too
+  test_rowid_lookups          a large table looked up by rowid read by lookups
+                              of the probe keys where they are few
   test_checker_finds_differences
                               the comparison catches a changed row order,
                               1 for 1.0, -0.0 for 0.0, a row more, an error
@@ -1101,6 +1103,59 @@ def test_join_order_by_size():
     c.close()
     assert not bad, "%d cases differ:\n  %s" % (len(bad), "\n  ".join(bad))
     assert reordered >= 1, reordered
+
+
+def test_rowid_lookups():
+    """A table SQLite's loop looks up by rowid, much larger than the rows
+    probing it: read by rowid lookups of the probe keys (par_profile says
+    so), only when every key is an INTEGER or NULL (REAL or TEXT keys may
+    equal a rowid under the numeric comparison: the whole table); the rows
+    are SQLite's, in its order, at 1, 2 and 3 threads."""
+    import json
+    path = tempfile.mktemp(prefix="lookup_", suffix=".db", dir=TMP)
+    c = connect(path)
+    rng = random.Random(SEED + 11)
+    c.execute("CREATE TABLE d(id INTEGER PRIMARY KEY, g TEXT, w REAL)")
+    c.execute("CREATE TABLE f(id INTEGER PRIMARY KEY, k, z INTEGER, v REAL)")
+    c.execute("CREATE TABLE e(id INTEGER PRIMARY KEY, k INTEGER, z INTEGER)")
+    c.execute("BEGIN")
+    c.executemany("INSERT INTO d VALUES(?, ?, ?)",
+                  [(i, "g%d" % (i % 5), rng.choice([0.1, 1e16, -1e16, 2.5]))
+                   for i in range(1, 30001) if i % 97])
+    keys = [None, 5, 77, 29999, 30000, 97, -3, 0, 123456]
+    c.executemany("INSERT INTO f VALUES(?, ?, ?, ?)",
+                  [(i, rng.choice(keys + [rng.randrange(1, 30001)]), i % 4,
+                    rng.choice([0.1, 1e16, -1e16])) for i in range(1, 401)])
+    c.executemany("INSERT INTO e VALUES(?, ?, ?)",
+                  [(i, rng.randrange(1, 30001), i % 3) for i in range(1, 201)])
+    c.execute("INSERT INTO f VALUES(1000, '77', 1, 0.5)")      # TEXT: the whole table
+    c.execute("INSERT INTO f VALUES(1001, 77.0, 2, 0.25)")     # REAL
+    c.execute("COMMIT")
+    c.execute("SELECT par_config('min_rows', 0)")
+    lookups = [   # (SQL, read by lookups)
+        ("SELECT d.g, count(*), sum(d.w), sum(e.z) FROM e JOIN d ON d.id = e.k GROUP BY d.g", True),
+        ("SELECT e.id, d.g, d.w FROM e, d WHERE d.id = e.k AND e.z = 1 AND d.g <> 'g2' "
+         "ORDER BY d.w, e.id", True),
+        ("SELECT sum(d.w), count(*) FROM e JOIN d ON e.k = d.id WHERE d.w > 0", True),
+        ("SELECT f.z, count(*), sum(d.w) FROM f JOIN d ON d.id = f.k WHERE f.z < 3 GROUP BY f.z",
+         False),                                                  # TEXT and REAL keys
+        ("SELECT f.z, count(*), sum(d.w) FROM f JOIN d ON d.id = f.k WHERE f.id < 400 "
+         "GROUP BY f.z", True),                                   # NULLs, missing keys
+        ("SELECT count(*), sum(d.w) FROM f LEFT JOIN d ON d.id = f.k WHERE f.id < 400", False),
+    ]
+    bad = []
+    for sql, want in lookups:
+        why = check(c, sql)
+        if why:
+            bad.append("%s\n    %s" % (sql, why))
+        c.execute("SELECT par_cache_clear()")
+        p = json.loads(c.execute("SELECT par_profile(?)", (sql,)).fetchone()[0])
+        strategy = [o.get("strategy") for o in p["operators"] if o["op"] == "join"]
+        got = bool(strategy) and "rowid lookups" in (strategy[0] or "")
+        if got != want:
+            bad.append("%s\n    lookups %s, expected %s (%s)" % (sql, got, want, strategy))
+    c.close()
+    assert not bad, "%d cases:\n  %s" % (len(bad), "\n  ".join(bad))
 
 
 def test_join_kept_and_invalidated():
