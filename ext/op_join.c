@@ -1054,10 +1054,12 @@ static int joinSubRows(ParContext *pCtx, sqlite3 *db, const ParJoinTab *pT,
 ** than its rowid span divided by this. */
 #define PAR_JOIN_LOOKUP_RATIO 8
 
-/* The rowid span of the table pScan reads (its rows at most), or -1. */
+/* The rowid span of the table pScan reads (its rows at most), or -1.
+** (Each of min() and max() alone: SQLite reads one end of the b-tree.) */
 static sqlite3_int64 joinRowidSpan(sqlite3 *db, const ParPlan *pScan){
-  char *zSql = sqlite3_mprintf("SELECT max(_rowid_) - min(_rowid_) + 1 FROM %s",
-                               pScan->zExtractFrom);
+  char *zSql = sqlite3_mprintf("SELECT (SELECT max(_rowid_) FROM %s) - "
+                               "(SELECT min(_rowid_) FROM %s) + 1",
+                               pScan->zExtractFrom, pScan->zExtractFrom);
   sqlite3_int64 n = zSql ? parQueryInt(db, zSql, -1) : -1;
   sqlite3_free(zSql);
   return n;

@@ -1567,8 +1567,9 @@ static sqlite3_int64 parExplainRows(sqlite3 *db, const ParPlan *pPlan){
   char *zSql;
   sqlite3_int64 n;
   if( pPlan->zExtractFrom==0 ) return -1;
-  zSql = sqlite3_mprintf("SELECT max(_rowid_) - min(_rowid_) + 1 FROM %s",
-                         pPlan->zExtractFrom);
+  /* (Each of min() and max() alone: SQLite reads one end of the b-tree.) */
+  zSql = sqlite3_mprintf("SELECT (SELECT max(_rowid_) FROM %s) - (SELECT min(_rowid_) FROM %s) + 1",
+                         pPlan->zExtractFrom, pPlan->zExtractFrom);
   n = zSql ? parQueryInt(db, zSql, -1) : -1;
   sqlite3_free(zSql);
   return n;
