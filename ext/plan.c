@@ -1911,40 +1911,60 @@ done:
 ** query or the final SQL over par_rows), where SQLite runs it as in the
 ** SELECT, which only holds when it names nothing of the outer SELECT:
 ** SQLite must prepare it alone.  Returns 1 (zWhy set) when one does. */
-/* Does the WHERE hold a subquery over a table with an RTRIM column?
-** SQLite 3.40 may look such text up through an automatic index and a
-** Bloom filter that hashes its length (vdbe.c filterHash: 'a ' misses
-** 'a'), and whether it does depends on the rows the statement reads: the
-** extraction's rowid ranges would each get an answer of their own. */
+/* Does the WHERE hold a correlated subquery over a table with an RTRIM
+** column (or naming RTRIM)?  SQLite 3.40 may look such text up through an
+** automatic index and a Bloom filter that hashes its length (vdbe.c
+** filterHash: 'a ' misses 'a'), and whether it does for a correlated
+** subquery depends on the rows the statement reads: the extraction's
+** rowid ranges would each get an answer of their own.  (An uncorrelated
+** one runs once, the same in each.) */
 static int buildWhereRtrim(ParBuild *pB){
   ParSelect *pSel = pB->pSel;
-  sqlite3_stmt *pStmt = 0;
+  const char *z = pSel->zSql;
+  const ParToken *a = pSel->aTok;
+  sqlite3_stmt *pList = 0;
   int i, bHit = 0;
   if( !pSel->bWhere ) return 0;
-  for(i=pSel->where.iTok; i<pSel->where.iTokEnd && !parTokIs(pSel->zSql, &pSel->aTok[i], "SELECT");
-      i++){}
-  if( i==pSel->where.iTokEnd ) return 0;
-  if( sqlite3_prepare_v2(pB->db, "SELECT tbl_name FROM sqlite_schema WHERE sql LIKE '%RTRIM%' "
-                         "UNION ALL SELECT tbl_name FROM sqlite_temp_schema "
-                         "WHERE sql LIKE '%RTRIM%'", -1, &pStmt, 0)!=SQLITE_OK ){
+  for(i=pSel->where.iTok; i+1<pSel->where.iTokEnd && !bHit; i++){
+    int j, d = 0, bCorrelated;
+    char *zSub;
+    sqlite3_stmt *pStmt = 0;
+    if( a[i].eType!=PT_LP || !parTokIs(z, &a[i+1], "SELECT") ) continue;
+    for(j=i; j<pSel->where.iTokEnd; j++){
+      if( a[j].eType==PT_LP ) d++;
+      if( a[j].eType==PT_RP && --d==0 ) break;
+    }
+    if( j>=pSel->where.iTokEnd ) return 1;
+    zSub = sqlite3_mprintf("%.*s", a[j].i - a[i+1].i, z + a[i+1].i);
+    if( zSub==0 ) return 1;
+    bCorrelated = sqlite3_prepare_v2(pB->db, zSub, -1, &pStmt, 0)!=SQLITE_OK;
     sqlite3_finalize(pStmt);
-    return 1;
-  }
-  while( !bHit && sqlite3_step(pStmt)==SQLITE_ROW ){
-    const char *zTab = (const char*)sqlite3_column_text(pStmt, 0);
-    for(i=pSel->where.iTok; zTab && i<pSel->where.iTokEnd && !bHit; i++){
-      const ParToken *t = &pSel->aTok[i];
-      if( t->eType==PT_ID || t->eType==PT_QID ){
-        char *z = parDequote(pSel->zSql + t->i, t->n);
-        bHit = z==0 || sqlite3_stricmp(z, zTab)==0;
-        sqlite3_free(z);
+    sqlite3_free(zSub);
+    if( bCorrelated ){
+      int k;
+      if( pList==0 && sqlite3_prepare_v2(pB->db, "SELECT tbl_name FROM sqlite_schema WHERE "
+                                         "sql LIKE '%RTRIM%' UNION ALL SELECT tbl_name FROM "
+                                         "sqlite_temp_schema WHERE sql LIKE '%RTRIM%'", -1,
+                                         &pList, 0)!=SQLITE_OK ){
+        sqlite3_finalize(pList);
+        return 1;
+      }
+      for(k=i+1; k<j && !bHit; k++) bHit = parTokIs(z, &a[k], "RTRIM");
+      sqlite3_reset(pList);
+      while( !bHit && sqlite3_step(pList)==SQLITE_ROW ){
+        const char *zTab = (const char*)sqlite3_column_text(pList, 0);
+        for(k=i+1; zTab && k<j && !bHit; k++){
+          if( a[k].eType==PT_ID || a[k].eType==PT_QID ){
+            char *zName = parDequote(z + a[k].i, a[k].n);
+            bHit = zName==0 || sqlite3_stricmp(zName, zTab)==0;
+            sqlite3_free(zName);
+          }
+        }
       }
     }
+    i = j;
   }
-  sqlite3_finalize(pStmt);
-  for(i=pSel->where.iTok; i<pSel->where.iTokEnd && !bHit; i++){
-    bHit = parTokIs(pSel->zSql, &pSel->aTok[i], "RTRIM");
-  }
+  sqlite3_finalize(pList);
   return bHit;
 }
 
@@ -1952,8 +1972,9 @@ static int buildSubqueries(ParBuild *pB){
   ParSelect *pSel = pB->pSel;
   int i;
   if( buildWhereRtrim(pB) ){
-    return buildWhy(pB, "a subquery in WHERE over text under RTRIM (SQLite's answer "
-                    "depends on the rows it reads: its automatic indexes' Bloom filters)%s", "");
+    return buildWhy(pB, "a correlated subquery in WHERE over text under RTRIM (SQLite's "
+                    "answer depends on the rows it reads: its automatic indexes' Bloom "
+                    "filters)%s", "");
   }
   if( pSel->nSub>0 && (pSel->nWinCall>0 || pSel->winClause.iTokEnd) ){
     return buildWhy(pB, "a subquery in the select list, HAVING or ORDER BY with "

@@ -1476,6 +1476,34 @@ static char *flatPlanOrAsOne(const char *zPlan){
   return sqlite3_str_finish(pStr);
 }
 
+/* One rewrite of WHERE terms as derived tables (flatDerivedTerms with
+** xTerm, tables named zPrefix<n>) of *pzCur (or zSql when NULL), when its
+** text is LIKE zLike: kept (in *pzCur, mFlag added to *pmDone) where the
+** loops over the SELECT's own tables stay SQLite's (flatLoopsThenDerived,
+** bFirstScan) and GROUP BY sorts as before. */
+static void flatDerivedStep(sqlite3 *db, const char *zSql, const ParParams *pParams,
+                            char **pzCur, const char *zLike, FlatDerivedTerm xTerm,
+                            const char *zPrefix, int bFirstScan, int mFlag, int *pmDone,
+                            int *pRc){
+  const char *zFrom = *pzCur ? *pzCur : zSql;
+  char *zNew = sqlite3_strlike(zLike, zFrom, 0)==0
+             ? flatDerivedTerms(db, zFrom, xTerm, zPrefix, pRc) : 0;
+  if( zNew ){
+    int bSort0 = 0, bSort1 = 0;
+    char *zL0 = buildLoops(db, zFrom, pParams, &bSort0);
+    char *zL1 = buildLoops(db, zNew, pParams, &bSort1);
+    if( zL0 && zL1 && flatLoopsThenDerived(zL0, zL1, zPrefix, bFirstScan) && bSort0==bSort1 ){
+      sqlite3_free(*pzCur);
+      *pzCur = zNew;
+      zNew = 0;
+      *pmDone |= mFlag;
+    }
+    sqlite3_free(zNew);
+    sqlite3_free(zL0);
+    sqlite3_free(zL1);
+  }
+}
+
 int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
                char **pzFlat, int *pmDone, char **pzWhy){
   Flat f;
@@ -1565,43 +1593,13 @@ int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
   }
   if( f.rc==SQLITE_OK ){
     /* Correlated scalar subqueries of aggregates as derived tables. */
-    const char *zFrom = zCur ? zCur : zSql;
-    char *zAgg = sqlite3_strlike("%SELECT%SELECT%", zFrom, 0)==0
-               ? flatDerivedTerms(db, zFrom, flatScalarAggTerm, "_pd", &f.rc) : 0;
-    if( zAgg ){
-      int bSort0 = 0, bSort1 = 0;
-      char *zL0 = buildLoops(db, zFrom, pParams, &bSort0);
-      char *zL1 = buildLoops(db, zAgg, pParams, &bSort1);
-      if( zL0 && zL1 && flatLoopsThenDerived(zL0, zL1, "_pd", 0) && bSort0==bSort1 ){
-        sqlite3_free(zCur);
-        zCur = zAgg;
-        zAgg = 0;
-        *pmDone |= PAR_FLAT_DECOR;
-      }
-      sqlite3_free(zAgg);
-      sqlite3_free(zL0);
-      sqlite3_free(zL1);
-    }
+    flatDerivedStep(db, zSql, pParams, &zCur, "%SELECT%SELECT%", flatScalarAggTerm, "_pd", 0,
+                    PAR_FLAT_DECOR, pmDone, &f.rc);
   }
   if( f.rc==SQLITE_OK ){
     /* x IN (SELECT y ...) as a join with its distinct values. */
-    const char *zFrom = zCur ? zCur : zSql;
-    char *zSemi = sqlite3_strlike("%SELECT%IN%SELECT%", zFrom, 0)==0
-                ? flatDerivedTerms(db, zFrom, flatSemiJoinTerm, "_ps", &f.rc) : 0;
-    if( zSemi ){
-      int bSort0 = 0, bSort1 = 0;
-      char *zL0 = buildLoops(db, zFrom, pParams, &bSort0);
-      char *zL1 = buildLoops(db, zSemi, pParams, &bSort1);
-      if( zL0 && zL1 && flatLoopsThenDerived(zL0, zL1, "_ps", 1) && bSort0==bSort1 ){
-        sqlite3_free(zCur);
-        zCur = zSemi;
-        zSemi = 0;
-        *pmDone |= PAR_FLAT_SEMI;
-      }
-      sqlite3_free(zSemi);
-      sqlite3_free(zL0);
-      sqlite3_free(zL1);
-    }
+    flatDerivedStep(db, zSql, pParams, &zCur, "%SELECT%IN%SELECT%", flatSemiJoinTerm, "_ps", 1,
+                    PAR_FLAT_SEMI, pmDone, &f.rc);
   }
   *pzFlat = zCur;
   *pzWhy = f.zWhy;

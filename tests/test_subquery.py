@@ -465,6 +465,42 @@ def test_merges_happen():
     assert "hash join" in plan and "group by  d.grp" in plan, plan
 
 
+def run_generated(label, seed_off, gen, marker, allowed=None):
+    """Check gen(world, rng)'s queries over WORLDS // 2 worlds (seeds SEED +
+    seed_off + k): each natively and as a view at 1, 2 and 3 threads.
+    gen returns (sql, the FROM clause whose join size decides whether the
+    query is drawn again, whether the rewrite may apply).  Counts in STATS
+    the cases and those whose par_explain holds marker; fails on a
+    difference, on the marker where the rewrite may not apply, and (not
+    under ASan) when no case shows the marker."""
+    fails, n, hit, wrong = [], 0, 0, []
+    for k in range(max(1, WORLDS // 2)):
+        w = J.World(SEED + seed_off + k)
+        rng = random.Random("%s %d" % (label, k))
+        for case in range(CASES):
+            sql, frm, ok = gen(w, rng)
+            if J.join_rows(w.conn, frm, "") is None:
+                continue
+            try:
+                plan = w.conn.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+            except Exception:
+                plan = ""
+            done = marker in plan
+            hit += done
+            if done and not ok:
+                wrong.append(sql)
+            n += 1
+            why = J.check(w.conn, sql)
+            if why:
+                fails.append("world %d case %d: %s\n    %s" % (SEED + seed_off + k, case, sql, why))
+        w.conn.close()
+    STATS[label + ": " + marker.strip().split("\n")[-1][:40]] = hit
+    STATS[label + ": cases"] = n
+    assert not fails, "%d differ:\n%s" % (len(fails), "\n".join(fails[:6]))
+    assert not wrong, "rewritten where it must not be:\n" + "\n".join(wrong[:6])
+    assert J.ASAN or hit > 0, (hit, n)
+
+
 # ---- correlated scalar subqueries of aggregates as derived tables ----------------
 
 SCALAR_E = [  # (expression of the subquery's select list, rewritable)
@@ -548,32 +584,10 @@ def test_scalar_aggregates_as_groups():
     1, 2 and 3 threads over the worlds' keys (mixed storage classes,
     collations, NULLs, empty tables), REAL sums in the order SQLite makes
     them; the shapes that must not be rewritten are not."""
-    fails, n, rewritten, wrong = [], 0, 0, []
-    for k in range(max(1, WORLDS // 2)):
-        w = J.World(SEED + 1300 + k)
-        rng = random.Random("scalar agg %d" % k)
-        for case in range(CASES):
-            sql, ok = gen_scalar_agg_query(w, rng)
-            if J.join_rows(w.conn, sql.split(" FROM ", 1)[1].split(" WHERE ")[0], "") is None:
-                continue
-            try:
-                plan = w.conn.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
-            except Exception:
-                plan = ""
-            done = "\nwhere     a correlated subquery" in plan
-            rewritten += done
-            if done and not ok:
-                wrong.append(sql)
-            n += 1
-            why = J.check(w.conn, sql)
-            if why:
-                fails.append("world %d case %d: %s\n    %s" % (SEED + 1300 + k, case, sql, why))
-        w.conn.close()
-    STATS["scalar aggregate subquery: rewritten"] = rewritten
-    STATS["scalar aggregate subquery: cases"] = n
-    assert not fails, "%d differ:\n%s" % (len(fails), "\n".join(fails[:6]))
-    assert not wrong, "rewritten where it must not be:\n" + "\n".join(wrong[:6])
-    assert J.ASAN or rewritten > 0, (rewritten, n)
+    def gen(w, rng):
+        sql, ok = gen_scalar_agg_query(w, rng)
+        return sql, sql.split(" FROM ", 1)[1].split(" WHERE ")[0], ok
+    run_generated("scalar aggregate subquery", 1300, gen, "\nwhere     a correlated subquery")
 
 
 SCALAR_WORLD_SQL = """
@@ -690,28 +704,9 @@ def test_derived_tables_in_joins():
     """A subquery in FROM joined with tables runs by its own plan (par_explain:
     "the subquery's rows, by its own plan"), its rows the join's build
     side: SQLite's rows at 1, 2 and 3 threads."""
-    fails, n, derived = [], 0, 0
-    for k in range(max(1, WORLDS // 2)):
-        w = J.World(SEED + 1700 + k)
-        rng = random.Random("derived %d" % k)
-        for case in range(CASES):
-            sql, frm = gen_derived_query(w, rng)
-            if J.join_rows(w.conn, frm, "") is None:
-                continue
-            try:
-                plan = w.conn.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
-            except Exception:
-                plan = ""
-            derived += "the subquery's rows, by its own plan" in plan
-            n += 1
-            why = J.check(w.conn, sql)
-            if why:
-                fails.append("world %d case %d: %s\n    %s" % (SEED + 1700 + k, case, sql, why))
-        w.conn.close()
-    STATS["subquery joined: by its own plan"] = derived
-    STATS["subquery joined: cases"] = n
-    assert not fails, "%d differ:\n%s" % (len(fails), "\n".join(fails[:6]))
-    assert J.ASAN or derived > 0, (derived, n)
+    def gen(w, rng):
+        return gen_derived_query(w, rng) + (True,)
+    run_generated("subquery joined", 1700, gen, "the subquery's rows, by its own plan")
 
 
 # ---- a subquery of groups alone in FROM (TPC-H's Q13) ---------------------------------
@@ -755,28 +750,9 @@ def test_grouped_subquery_alone():
     """A subquery of groups alone in FROM runs by its own plan (par_explain:
     "from      subquery"), the outer SELECT's operators over its rows:
     SQLite's rows at 1, 2 and 3 threads."""
-    fails, n, alone = [], 0, 0
-    for k in range(max(1, WORLDS // 2)):
-        w = J.World(SEED + 2100 + k)
-        rng = random.Random("grouped %d" % k)
-        for case in range(CASES):
-            sql, frm = gen_grouped_query(w, rng)
-            if J.join_rows(w.conn, frm, "") is None:
-                continue
-            try:
-                plan = w.conn.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
-            except Exception:
-                plan = ""
-            alone += "\nfrom      subquery g" in plan
-            n += 1
-            why = J.check(w.conn, sql)
-            if why:
-                fails.append("world %d case %d: %s\n    %s" % (SEED + 2100 + k, case, sql, why))
-        w.conn.close()
-    STATS["subquery of groups alone: by its own plan"] = alone
-    STATS["subquery of groups alone: cases"] = n
-    assert not fails, "%d differ:\n%s" % (len(fails), "\n".join(fails[:6]))
-    assert J.ASAN or alone > 0, (alone, n)
+    def gen(w, rng):
+        return gen_grouped_query(w, rng) + (True,)
+    run_generated("subquery of groups alone", 2100, gen, "\nfrom      subquery g")
 
 
 # ---- x IN (SELECT y ...) as a join ---------------------------------------------------
@@ -830,28 +806,10 @@ def test_in_as_join():
     """x IN (SELECT y ...) as a join with the subquery's distinct values
     (par_explain: "where     x IN (SELECT y ...)"): SQLite's rows at 1, 2
     and 3 threads."""
-    fails, n, rewritten = [], 0, 0
-    for k in range(max(1, WORLDS // 2)):
-        w = J.World(SEED + 2500 + k)
-        rng = random.Random("in %d" % k)
-        for case in range(CASES):
-            sql = gen_in_query(w, rng)
-            if J.join_rows(w.conn, sql.split(" FROM ", 1)[1].split(" WHERE ")[0], "") is None:
-                continue
-            try:
-                plan = w.conn.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
-            except Exception:
-                plan = ""
-            rewritten += "\nwhere     x IN (SELECT y" in plan
-            n += 1
-            why = J.check(w.conn, sql)
-            if why:
-                fails.append("world %d case %d: %s\n    %s" % (SEED + 2500 + k, case, sql, why))
-        w.conn.close()
-    STATS["IN as a join: rewritten"] = rewritten
-    STATS["IN as a join: cases"] = n
-    assert not fails, "%d differ:\n%s" % (len(fails), "\n".join(fails[:6]))
-    assert J.ASAN or rewritten > 0, (rewritten, n)
+    def gen(w, rng):
+        sql = gen_in_query(w, rng)
+        return sql, sql.split(" FROM ", 1)[1].split(" WHERE ")[0], True
+    run_generated("IN as a join", 2500, gen, "\nwhere     x IN (SELECT y")
 
 
 def report():
