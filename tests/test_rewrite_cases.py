@@ -19,6 +19,8 @@ Tests (each failed on the code it was written against):
   test_subquery_double_quoted_outer_column    (SELECT ... "g") taken as uncorrelated
   test_where_subquery_over_rtrim_text         NOT EXISTS over a table with RTRIM text:
                                               SQLite's answer differs by rowid range
+  test_parameters_inside_subqueries_run_by_their_own_plan
+                                              :m, :zz inside rewritten subqueries
 """
 import os
 import sys
@@ -131,6 +133,51 @@ def test_where_subquery_over_rtrim_text():
         plan = c.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
         assert plan.startswith("native:") and "RTRIM" in plan, plan
     check_all(c, sqls)
+
+
+def test_parameters_inside_subqueries_run_by_their_own_plan():
+    """Parameters inside a correlated aggregate subquery, an IN (SELECT)
+    and a grouped subquery in FROM, each of which runs by its own plan
+    (the planner's texts keep the SELECT's :par_p<i> names, bound from the
+    view's values): each view's rows equal the SELECT's with the same
+    values, for two sets of values, and par_explain names the rewrite."""
+    c = world("params", """
+        CREATE TABLE f(id INTEGER PRIMARY KEY, k INT, v REAL, z INT);
+        CREATE TABLE e(k INT, v REAL, z INT);
+        INSERT INTO f(k, v, z) SELECT value % 7, (value % 13) * 0.1, value % 5
+          FROM (WITH RECURSIVE n(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM n
+                                            WHERE value < 500) SELECT value FROM n);
+        INSERT INTO e(k, v, z) SELECT value % 9, (value % 11) * 0.3, value % 4
+          FROM (WITH RECURSIVE n(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM n
+                                            WHERE value < 300) SELECT value FROM n);""")
+    cases = [
+        ("SELECT count(*), sum(v) FROM f WHERE v < (SELECT :m * avg(v) FROM e "
+         "WHERE e.k = f.k AND e.z <> :zz)", "where     a correlated subquery"),
+        ("SELECT k, count(*), sum(v) FROM f WHERE k IN (SELECT k FROM e WHERE z = :zz) GROUP BY k",
+         "where     x IN (SELECT y"),
+        ("SELECT n, count(*) FROM (SELECT k, count(*) AS n FROM f WHERE z < :zz GROUP BY k) AS g "
+         "GROUP BY n", "from      subquery g"),
+    ]
+    bad = []
+    for sql, marker in cases:
+        plan = c.execute("SELECT par_explain(?)", (sql,)).fetchone()[0]
+        if marker not in plan:
+            bad.append("%s\n    not rewritten: %s" % (sql, plan))
+        c.execute("CREATE VIRTUAL TABLE temp.pv USING parallel(%s)" % J.quote(sql))
+        names = [r[1].lstrip(":") for r in c.execute("PRAGMA table_xinfo(pv)") if r[6]]
+        for values in ({"m": 0.5, "zz": 1}, {"m": 2, "zz": 3}):
+            want = c.execute(sql, {n: values[n] for n in names}).fetchall()
+            for t in J.THREADS:
+                c.execute("SELECT par_config('threads', ?)", (t,))
+                got = c.execute("SELECT * FROM pv(%s)" % ", ".join("?" * len(names)),
+                                [values[n] for n in names]).fetchall()
+                if got != want:
+                    bad.append("%s %s threads %d\n    native %s\n    view   %s"
+                               % (sql, values, t, want, got))
+        c.execute("SELECT par_config('threads', 0)")
+        c.execute("DROP TABLE temp.pv")
+    c.close()
+    assert not bad, "\n".join(bad)
 
 
 if __name__ == "__main__":
