@@ -685,6 +685,29 @@ static int flatNextTerm(const char *z, const ParToken *a, int *pi, int i1, int *
   return 1;
 }
 
+/* Does subquery pIn name RTRIM or read a table with an RTRIM column?
+** SQLite 3.40 looks such text up in automatic indexes through a Bloom
+** filter that hashes its length (vdbe.c filterHash), and misses 'a ' for
+** 'a' where the subquery's loop builds one; a rewrite changes where it
+** does, so SQLite's answer with it.  1 also when out of memory. */
+static int flatRtrim(sqlite3 *db, const ParSelect *pIn){
+  int i;
+  if( sqlite3_strlike("%RTRIM%", pIn->zSql, 0)==0 ) return 1;
+  for(i=0; pIn->pFrom && i<pIn->pFrom->nSrc; i++){
+    char *zSql;
+    int bRtrim;
+    if( pIn->pFrom->aSrc[i].zName==0 ) continue;
+    zSql = sqlite3_mprintf("SELECT 1 FROM sqlite_schema WHERE tbl_name=%Q AND sql LIKE "
+                           "'%%RTRIM%%' UNION ALL SELECT 1 FROM sqlite_temp_schema WHERE "
+                           "tbl_name=%Q AND sql LIKE '%%RTRIM%%'", pIn->pFrom->aSrc[i].zName,
+                           pIn->pFrom->aSrc[i].zName);
+    bRtrim = zSql==0 || parQueryInt(db, zSql, 0)!=0;
+    sqlite3_free(zSql);
+    if( bRtrim ) return 1;
+  }
+  return 0;
+}
+
 /* The AND-terms of the WHERE of subquery pIn (FROM text zFrom) inside a
 ** SELECT whose FROM is zOuterFrom, split: up to nMax correlated
 ** equalities "t.a = x" (either way round) between a column of pIn's FROM
@@ -702,21 +725,7 @@ static int flatCorrelation(sqlite3 *db, const ParSelect *pIn, const char *zFrom,
   int k = pIn->where.iTok, e0, e1, nEq = 0, i;
   *pnEq = 0;
   *pzRest = 0;
-  for(i=0; pIn->pFrom && i<pIn->pFrom->nSrc; i++){
-    /* Not over a table with an RTRIM column: SQLite 3.40 looks such
-    ** text up in automatic indexes through a Bloom filter that hashes
-    ** its length (vdbe.c filterHash), and misses 'a ' for 'a' where the
-    ** subquery's loop builds one; a rewrite changes where it does. */
-    char *zSql = sqlite3_mprintf("SELECT 1 FROM sqlite_schema WHERE tbl_name=%Q "
-                                 "AND sql LIKE '%%RTRIM%%' UNION ALL SELECT 1 FROM "
-                                 "sqlite_temp_schema WHERE tbl_name=%Q AND sql LIKE "
-                                 "'%%RTRIM%%'", pIn->pFrom->aSrc[i].zName,
-                                 pIn->pFrom->aSrc[i].zName);
-    int bRtrim = zSql==0 || parQueryInt(db, zSql, 0)!=0
-              || sqlite3_strlike("%RTRIM%", zInner, 0)==0;
-    sqlite3_free(zSql);
-    if( bRtrim ) return 1;
-  }
+  if( flatRtrim(db, pIn) ) return 1;
   pRest = sqlite3_str_new(db);
   while( flatNextTerm(zInner, b, &k, pIn->where.iTokEnd, &e0, &e1) ){
     int iOp = -1, j;
@@ -1269,7 +1278,7 @@ static int flatSemiJoinTerm(sqlite3 *db, const ParSelect *p, int t0, int t1,
   if( (in.zWhy && (strstr(in.zWhy, "compound") || strstr(in.zWhy, "plain SELECT")
                    || strstr(in.zWhy, "WITH") || strstr(in.zWhy, "does not follow")))
    || !in.bFrom || in.bLimit || in.nCol!=1 || in.nAgg || in.nGroup || in.nWinCall
-   || in.pFrom==0 || sqlite3_strlike("%RTRIM%", zInner, 0)==0
+   || in.pFrom==0
    || !flatIsChain(in.aTok, in.aCol[0].span.iTok, in.aCol[0].span.iTokEnd) ){
     goto done;
   }
@@ -1280,18 +1289,9 @@ static int flatSemiJoinTerm(sqlite3 *db, const ParSelect *p, int t0, int t1,
   cY = flatColumnClass(db, zY, zFrom, &bY);
   if( cX==0 || cX!=cY || !bX || !bY ) goto done;
   for(i=0; i<in.pFrom->nSrc; i++){
-    /* (RTRIM text: see flatCorrelation.) */
-    char *zSql;
-    int bRtrim;
     if( in.pFrom->aSrc[i].eType!=PAR_SRC_TABLE ) goto done;
-    zSql = sqlite3_mprintf("SELECT 1 FROM sqlite_schema WHERE tbl_name=%Q AND sql LIKE "
-                           "'%%RTRIM%%' UNION ALL SELECT 1 FROM sqlite_temp_schema WHERE "
-                           "tbl_name=%Q AND sql LIKE '%%RTRIM%%'", in.pFrom->aSrc[i].zName,
-                           in.pFrom->aSrc[i].zName);
-    bRtrim = zSql==0 || parQueryInt(db, zSql, 0)!=0;
-    sqlite3_free(zSql);
-    if( bRtrim ) goto done;
   }
+  if( flatRtrim(db, &in) ) goto done;
   {
     /* Uncorrelated: it prepares alone. */
     sqlite3_stmt *pStmt = 0;
