@@ -35,6 +35,29 @@ const char *parOpName(int eOp){
   }
 }
 
+int parExecFinalStmt(sqlite3 *db, const ParPlan *pPlan, ParBatch *pOut, sqlite3_stmt **ppStmt){
+  int rc = sqlite3_prepare_v2(db, pOut ? pPlan->zFinal : pPlan->zSql, -1, ppStmt, 0);
+  if( rc==SQLITE_OK && pOut ){
+    /* By name: a parameter of the SELECT may come first in the text. */
+    rc = sqlite3_bind_pointer(*ppStmt, sqlite3_bind_parameter_index(*ppStmt, ":par_rows"),
+                              pOut, PAR_BATCH_PTR, 0);
+  }
+  if( rc==SQLITE_OK ) rc = parParamsBind(*ppStmt, pPlan->pParams);
+  return rc;
+}
+
+sqlite3_int64 parPlanRowidSpan(sqlite3 *db, const ParPlan *pPlan){
+  char *zSql;
+  sqlite3_int64 n;
+  if( pPlan->zExtractFrom==0 ) return -1;
+  /* (Each of min() and max() alone: SQLite reads one end of the b-tree.) */
+  zSql = sqlite3_mprintf("SELECT (SELECT max(_rowid_) FROM %s) - (SELECT min(_rowid_) FROM %s) + 1",
+                         pPlan->zExtractFrom, pPlan->zExtractFrom);
+  n = zSql ? parQueryInt(db, zSql, -1) : -1;
+  sqlite3_free(zSql);
+  return n;
+}
+
 void parExecClear(ParExec *pX){
   parBatchFree(pX->pOut);
   parBatchFree(pX->pIn);

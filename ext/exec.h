@@ -43,6 +43,16 @@ struct ParExec {
 int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
                ParExec *pX, char **pzErr);
 
+/* Prepare the statement whose rows a scan of pPlan returns: its final SQL
+** over pOut (bound to par_rows) or, pOut NULL, the SELECT itself (it runs
+** natively); the SELECT's parameters bound either way. */
+int parExecFinalStmt(sqlite3 *db, const ParPlan *pPlan, ParBatch *pOut, sqlite3_stmt **ppStmt);
+
+/* Rows of the table pPlan's extraction reads as the span of its rowids,
+** read from the two ends of the table, or -1 when its FROM clause is not
+** one rowid table. */
+sqlite3_int64 parPlanRowidSpan(sqlite3 *db, const ParPlan *pPlan);
+
 /* Release the batches pX still holds. */
 void parExecClear(ParExec *pX);
 

@@ -1011,12 +1011,7 @@ static int joinSubRows(ParContext *pCtx, sqlite3 *db, const ParJoinTab *pT,
     /* The final SQL over the result: the subquery's rows, all columns. */
     sqlite3_stmt *pStmt = 0;
     ParBatch *pAll = 0;
-    rc = sqlite3_prepare_v2(db, pSub->zFinal, -1, &pStmt, 0);
-    if( rc==SQLITE_OK ){
-      rc = sqlite3_bind_pointer(pStmt, sqlite3_bind_parameter_index(pStmt, ":par_rows"),
-                                pLast, PAR_BATCH_PTR, 0);
-    }
-    if( rc==SQLITE_OK ) rc = parParamsBind(pStmt, pSub->pParams);
+    rc = parExecFinalStmt(db, pSub, pLast, &pStmt);
     if( rc==SQLITE_OK ){
       rc = parBatchFromStmt(pStmt, 0, &pAll, pzErr);
     }else{
@@ -1053,17 +1048,6 @@ static int joinSubRows(ParContext *pCtx, sqlite3 *db, const ParJoinTab *pT,
 /* A table is read by rowid lookups where the rows probing it are fewer
 ** than its rowid span divided by this. */
 #define PAR_JOIN_LOOKUP_RATIO 8
-
-/* The rowid span of the table pScan reads (its rows at most), or -1.
-** (Each of min() and max() alone: SQLite reads one end of the b-tree.) */
-static sqlite3_int64 joinRowidSpan(sqlite3 *db, const ParPlan *pScan){
-  char *zSql = sqlite3_mprintf("SELECT (SELECT max(_rowid_) FROM %s) - "
-                               "(SELECT min(_rowid_) FROM %s) + 1",
-                               pScan->zExtractFrom, pScan->zExtractFrom);
-  sqlite3_int64 n = zSql ? parQueryInt(db, zSql, -1) : -1;
-  sqlite3_free(zSql);
-  return n;
-}
 
 /* Compare two int64 (qsort). */
 static int joinCmpI64(const void *a, const void *b){
@@ -1125,12 +1109,12 @@ static ParPlan *joinLookupPlan(sqlite3 *db, const ParPlan *pScan, const char *zK
 /* The rows of table iTab (bRowidKey) that the rows joined so far can
 ** match: "WHERE (its terms) AND key IN (the probe keys)", SQLite's rowid
 ** lookups, read and cached as any scan (extract.c).  Only where those
-** rows are few beside the table (PAR_JOIN_LOOKUP_RATIO) and every probe
-** key is an INTEGER or NULL (a REAL or TEXT one may equal a rowid under
-** the key's numeric comparison: the whole table then).  *ppB stays NULL
-** when not done. */
-static int joinLookup(JoinRun *pR, int iTab, const JoinRows *pRows, const ParStamp *pStamp,
-                      ParBatch **ppB, char **pzErr){
+** rows are few beside the table's rowid span nSpan (PAR_JOIN_LOOKUP_RATIO)
+** and every probe key is an INTEGER or NULL (a REAL or TEXT one may equal
+** a rowid under the key's numeric comparison: the whole table then).
+** *ppB stays NULL when not done. */
+static int joinLookup(JoinRun *pR, int iTab, const JoinRows *pRows, sqlite3_int64 nSpan,
+                      const ParStamp *pStamp, ParBatch **ppB, char **pzErr){
   const ParJoinTab *pT = &pR->pJoin->aTab[iTab];
   const ParJoinKey *pK = &pT->aKey[0];
   const ParBatch *pProbe = pR->apB[pK->iProbeTab];
@@ -1138,7 +1122,7 @@ static int joinLookup(JoinRun *pR, int iTab, const JoinRows *pRows, const ParSta
   const uint32_t *aIdx = pRows->aaIdx[pK->iProbeTab];
   const ParPlan *pScan = pT->pScan;
   ParPlan *pLook;
-  sqlite3_int64 i, n = 0, nSpan;
+  sqlite3_int64 i, n = 0;
   sqlite3_int64 *aKey = 0;
   sqlite3_str *pStr = 0;
   char *zKeys = 0, *zWhy = 0;
@@ -1146,7 +1130,6 @@ static int joinLookup(JoinRun *pR, int iTab, const JoinRows *pRows, const ParSta
   *ppB = 0;
   if( pProbe==0 ) return SQLITE_OK;
   pCol = &pProbe->aCol[pK->iProbeCol];
-  nSpan = joinRowidSpan(pR->db, pScan);
   if( nSpan<0 || pRows->n >= nSpan/PAR_JOIN_LOOKUP_RATIO ) return SQLITE_OK;
   if( pCol->eStore!=PAR_COL_INT && pCol->eStore!=PAR_COL_MIXED && pCol->eStore!=PAR_COL_NULL ){
     return SQLITE_OK;
@@ -1194,7 +1177,8 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   double t0 = parNowMs();
   char *zMemo = 0;
   int i, rc = SQLITE_OK, nCached = 0, nPar = 0, bReorder, bSub = 0, nDefer = 0;
-  int aDefer[PAR_JOIN_MAX_TAB];
+  sqlite3_int64 aSpan[PAR_JOIN_MAX_TAB];   /* a table read when its turn
+                                           ** comes: its rowid span, else 0 */
   ParStop stop;
   ParBatch *apIn[PAR_JOIN_MAX_TAB];  /* the tables' batches, in plan order */
   JoinOrder ord;
@@ -1213,21 +1197,23 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   pO->bReordered = 0;
   pO->nLookup = 0;
   v0 = joinDataVersion(db);
-  memset(aDefer, 0, sizeof(aDefer));
+  memset(aSpan, 0, sizeof(aSpan));
   for(i=0; i<pJoin->nTab && rc==SQLITE_OK && r.zSqlite==0; i++){
     char *zWhy = 0;
     int eMode = PAR_EXTRACT_PARALLEL;
     if( i>0 && pJoin->nTab==2 && pJoin->aTab[i].bRowidKey && r.apB[0]
-     && joinRowidSpan(db, pJoin->aTab[i].pScan) > PAR_JOIN_LOOKUP_RATIO*r.apB[0]->nRow
+     && (aSpan[i] = parPlanRowidSpan(db, pJoin->aTab[i].pScan))
+        > PAR_JOIN_LOOKUP_RATIO*r.apB[0]->nRow
      && !parExtractHasEntry(pCtx, db, pJoin->aTab[i].pScan) ){
       /* Read when its turn comes: maybe only the rows the probes name
       ** (the outer table's rows are few beside it: SQLite's order then,
       ** not the largest table probing).  Two tables only: with more, the
       ** rows probing it are not known before the joins ahead of it, and
       ** the tables are better read together, each in parallel. */
-      aDefer[i] = 1;
       nDefer++;
       continue;
+    }else{
+      aSpan[i] = 0;
     }
     if( pJoin->aTab[i].pSub ){
       rc = joinSubRows(pCtx, db, &pJoin->aTab[i], pStamp, &r.apB[i], &r.zSqlite, pzErr);
@@ -1274,12 +1260,12 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   rows.nTab = 1;
   parStopBegin(db, &stop);
   for(i=1; i<pJoin->nTab && rc==SQLITE_OK && r.zSqlite==0; i++){
-    if( aDefer[i] ){
+    if( aSpan[i]>0 ){
       /* Its rows: by rowid lookups of the probe keys when few, else all
       ** (the data version is checked again below). */
       char *zWhy = 0;
       int eMode;
-      rc = joinLookup(&r, i, &rows, pStamp, &r.apB[i], pzErr);
+      rc = joinLookup(&r, i, &rows, aSpan[i], pStamp, &r.apB[i], pzErr);
       if( rc==SQLITE_OK && r.apB[i] ){
         pO->nLookup++;
       }else if( rc==SQLITE_OK ){

@@ -1911,6 +1911,15 @@ done:
 ** query or the final SQL over par_rows), where SQLite runs it as in the
 ** SELECT, which only holds when it names nothing of the outer SELECT:
 ** SQLite must prepare it alone.  Returns 1 (zWhy set) when one does. */
+int buildRtrimTable(sqlite3 *db, const char *zTab){
+  char *zSql = sqlite3_mprintf("SELECT 1 FROM sqlite_schema WHERE tbl_name=%Q AND sql LIKE "
+                               "'%%RTRIM%%' UNION ALL SELECT 1 FROM sqlite_temp_schema WHERE "
+                               "tbl_name=%Q AND sql LIKE '%%RTRIM%%'", zTab, zTab);
+  int bRtrim = zSql==0 || parQueryInt(db, zSql, 0)!=0;
+  sqlite3_free(zSql);
+  return bRtrim;
+}
+
 /* Does the WHERE hold a correlated subquery over a table with an RTRIM
 ** column (or naming RTRIM)?  SQLite 3.40 may look such text up through an
 ** automatic index and a Bloom filter that hashes its length (vdbe.c
@@ -1922,11 +1931,10 @@ static int buildWhereRtrim(ParBuild *pB){
   ParSelect *pSel = pB->pSel;
   const char *z = pSel->zSql;
   const ParToken *a = pSel->aTok;
-  sqlite3_stmt *pList = 0;
   int i, bHit = 0;
   if( !pSel->bWhere ) return 0;
   for(i=pSel->where.iTok; i+1<pSel->where.iTokEnd && !bHit; i++){
-    int j, d = 0, bCorrelated;
+    int j, k, d = 0, bCorrelated;
     char *zSub;
     sqlite3_stmt *pStmt = 0;
     if( a[i].eType!=PT_LP || !parTokIs(z, &a[i+1], "SELECT") ) continue;
@@ -1940,31 +1948,16 @@ static int buildWhereRtrim(ParBuild *pB){
     bCorrelated = sqlite3_prepare_v2(pB->db, zSub, -1, &pStmt, 0)!=SQLITE_OK;
     sqlite3_finalize(pStmt);
     sqlite3_free(zSub);
-    if( bCorrelated ){
-      int k;
-      if( pList==0 && sqlite3_prepare_v2(pB->db, "SELECT tbl_name FROM sqlite_schema WHERE "
-                                         "sql LIKE '%RTRIM%' UNION ALL SELECT tbl_name FROM "
-                                         "sqlite_temp_schema WHERE sql LIKE '%RTRIM%'", -1,
-                                         &pList, 0)!=SQLITE_OK ){
-        sqlite3_finalize(pList);
-        return 1;
-      }
-      for(k=i+1; k<j && !bHit; k++) bHit = parTokIs(z, &a[k], "RTRIM");
-      sqlite3_reset(pList);
-      while( !bHit && sqlite3_step(pList)==SQLITE_ROW ){
-        const char *zTab = (const char*)sqlite3_column_text(pList, 0);
-        for(k=i+1; zTab && k<j && !bHit; k++){
-          if( a[k].eType==PT_ID || a[k].eType==PT_QID ){
-            char *zName = parDequote(z + a[k].i, a[k].n);
-            bHit = zName==0 || sqlite3_stricmp(zName, zTab)==0;
-            sqlite3_free(zName);
-          }
-        }
+    /* Each name in it that may be a table's (or RTRIM itself). */
+    for(k=i+1; bCorrelated && k<j && !bHit; k++){
+      if( a[k].eType==PT_ID || a[k].eType==PT_QID ){
+        char *zName = parDequote(z + a[k].i, a[k].n);
+        bHit = zName==0 || sqlite3_stricmp(zName, "RTRIM")==0 || buildRtrimTable(pB->db, zName);
+        sqlite3_free(zName);
       }
     }
     i = j;
   }
-  sqlite3_finalize(pList);
   return bHit;
 }
 

@@ -694,18 +694,28 @@ static int flatRtrim(sqlite3 *db, const ParSelect *pIn){
   int i;
   if( sqlite3_strlike("%RTRIM%", pIn->zSql, 0)==0 ) return 1;
   for(i=0; pIn->pFrom && i<pIn->pFrom->nSrc; i++){
-    char *zSql;
-    int bRtrim;
-    if( pIn->pFrom->aSrc[i].zName==0 ) continue;
-    zSql = sqlite3_mprintf("SELECT 1 FROM sqlite_schema WHERE tbl_name=%Q AND sql LIKE "
-                           "'%%RTRIM%%' UNION ALL SELECT 1 FROM sqlite_temp_schema WHERE "
-                           "tbl_name=%Q AND sql LIKE '%%RTRIM%%'", pIn->pFrom->aSrc[i].zName,
-                           pIn->pFrom->aSrc[i].zName);
-    bRtrim = zSql==0 || parQueryInt(db, zSql, 0)!=0;
-    sqlite3_free(zSql);
-    if( bRtrim ) return 1;
+    if( pIn->pFrom->aSrc[i].zName && buildRtrimTable(db, pIn->pFrom->aSrc[i].zName) ) return 1;
   }
   return 0;
+}
+
+/* The text inside tokens [iLP, t1) of z when they are exactly one
+** "( SELECT ... )" with no double-quoted name in it ("x" may be a string
+** there and the outer column here: not followed), else NULL (also when
+** out of memory). */
+static char *flatSubqueryText(const char *z, const ParToken *a, int iLP, int t1){
+  int i, d = 0;
+  if( t1-iLP<3 || a[iLP].eType!=PT_LP || !parTokIs(z, &a[iLP+1], "SELECT")
+   || a[t1-1].eType!=PT_RP ){
+    return 0;
+  }
+  for(i=iLP; i<t1; i++){
+    if( a[i].eType==PT_LP ) d++;
+    if( a[i].eType==PT_RP && --d==0 ) break;
+    if( a[i].eType==PT_QID && z[a[i].i]=='"' ) return 0;
+  }
+  if( i!=t1-1 ) return 0;
+  return sqlite3_mprintf("%.*s", a[t1-1].i - a[iLP+1].i, z + a[iLP+1].i);
 }
 
 /* The AND-terms of the WHERE of subquery pIn (FROM text zFrom) inside a
@@ -781,28 +791,15 @@ static int flatCorrelation(sqlite3 *db, const ParSelect *pIn, const char *zFrom,
 static int flatExistsTerm(sqlite3 *db, const ParSelect *p, int t0, int t1, sqlite3_str *pStr){
   const char *z = p->zSql;
   const ParToken *a = p->aTok;
-  int bNot = 0, rc = 0, i, nEq = 0;
+  int bNot = 0, rc = 0, nEq = 0;
   ParSelect in;
   char *zInner = 0, *zFrom = 0, *zOuterFrom = 0, *zA = 0, *zX = 0, *zRest = 0;
   if( parTokIs(z, &a[t0], "NOT") ){ bNot = 1; t0++; }
-  if( t1-t0<4 || !parTokIs(z, &a[t0], "EXISTS") || a[t0+1].eType!=PT_LP
-   || !parTokIs(z, &a[t0+2], "SELECT") || a[t1-1].eType!=PT_RP ){
+  if( t1-t0<4 || !parTokIs(z, &a[t0], "EXISTS")
+   || (zInner = flatSubqueryText(z, a, t0+1, t1))==0 ){
     return 0;
   }
-  {
-    int d = 0;
-    for(i=t0+1; i<t1; i++){
-      if( a[i].eType==PT_LP ) d++;
-      if( a[i].eType==PT_RP && --d==0 ) break;
-    }
-    if( i!=t1-1 ) return 0;
-  }
-  for(i=t0+2; i<t1; i++){
-    /* "x" may be a string here and the outer column there: not followed */
-    if( a[i].eType==PT_QID && z[a[i].i]=='"' ) return 0;
-  }
   memset(&in, 0, sizeof(in));
-  zInner = sqlite3_mprintf("%.*s", a[t1-1].i - a[t0+2].i, z + a[t0+2].i);
   zOuterFrom = parSpanText(z, p->from);
   if( zInner==0 || zOuterFrom==0 || parSelectParse(zInner, &in) ) goto done;
   /* (Its select list does not count: "SELECT *" is fine.) */
@@ -1014,23 +1011,14 @@ static int flatScalarAggTerm(sqlite3 *db, const ParSelect *p, int t0, int t1,
       iOp = i;
     }
   }
-  if( iOp<=t0 || iOp+3>=t1 || a[iOp+1].eType!=PT_LP || !parTokIs(z, &a[iOp+2], "SELECT")
-   || a[t1-1].eType!=PT_RP ){
-    return 0;
+  if( iOp<=t0 ) return 0;
+  for(i=t0; i<iOp; i++){
+    /* (no subquery on the left; "x": see flatSubqueryText) */
+    if( parTokIs(z, &a[i], "SELECT") || (a[i].eType==PT_QID && z[a[i].i]=='"') ) return 0;
   }
-  for(i=iOp+2, d=1; i<t1 && d>0; i++){
-    if( a[i].eType==PT_LP ) d++;
-    else if( a[i].eType==PT_RP ) d--;
-  }
-  if( i!=t1 ) return 0;
-  for(i=t0; i<t1; i++){
-    if( i<iOp && parTokIs(z, &a[i], "SELECT") ) return 0;
-    /* "x" may be a string here and the outer column there: not followed */
-    if( a[i].eType==PT_QID && z[a[i].i]=='"' ) return 0;
-  }
+  if( (zInner = flatSubqueryText(z, a, iOp+1, t1))==0 ) return 0;
   memset(&in, 0, sizeof(in));
-  zInner = sqlite3_mprintf("%.*s", a[t1-1].i - a[iOp+2].i, z + a[iOp+2].i);
-  if( zInner==0 || parSelectParse(zInner, &in) ) goto done;
+  if( parSelectParse(zInner, &in) ) goto done;
   if( in.zWhy || !in.bFrom || !in.bWhere || in.nGroup || in.bHaving || in.bDistinct
    || in.bLimit || in.nOrder || in.nWinCall || in.nCol!=1 || in.nAgg<1 || in.nRef
    || in.nSub || in.nCall || in.pFrom==0 || in.pFrom->nSrc<1 ){
@@ -1257,24 +1245,14 @@ static int flatSemiJoinTerm(sqlite3 *db, const ParSelect *p, int t0, int t1,
   const ParToken *a = p->aTok;
   ParSelect in;
   char *zInner = 0, *zX = 0, *zY = 0, *zFrom = 0;
-  int i, d, iIn, rc = 0, bX, bY;
+  int i, iIn, rc = 0, bX, bY;
   char cX, cY;
   for(iIn=t0; iIn<t1 && !parTokIs(z, &a[iIn], "IN"); iIn++){}
-  if( iIn==t0 || iIn+3>=t1 || !flatIsChain(a, t0, iIn) || a[iIn+1].eType!=PT_LP
-   || !parTokIs(z, &a[iIn+2], "SELECT") || a[t1-1].eType!=PT_RP ){
-    return 0;
-  }
-  for(i=iIn+1, d=0; i<t1; i++){
-    if( a[i].eType==PT_LP ) d++;
-    if( a[i].eType==PT_RP && --d==0 ) break;
-    /* "x" may be a string here and a column there: not followed */
-    if( a[i].eType==PT_QID && z[a[i].i]=='"' ) return 0;
-  }
-  if( i!=t1-1 ) return 0;
+  if( iIn==t0 || iIn+3>=t1 || !flatIsChain(a, t0, iIn) ) return 0;
+  if( (zInner = flatSubqueryText(z, a, iIn+1, t1))==0 ) return 0;
   memset(&in, 0, sizeof(in));
-  zInner = sqlite3_mprintf("%.*s", a[t1-1].i - a[iIn+2].i, z + a[iIn+2].i);
   zX = sqlite3_mprintf("%.*s", a[iIn-1].i + a[iIn-1].n - a[t0].i, z + a[t0].i);
-  if( zInner==0 || zX==0 || parSelectParse(zInner, &in) ) goto done;
+  if( zX==0 || parSelectParse(zInner, &in) ) goto done;
   if( (in.zWhy && (strstr(in.zWhy, "compound") || strstr(in.zWhy, "plain SELECT")
                    || strstr(in.zWhy, "WITH") || strstr(in.zWhy, "does not follow")))
    || !in.bFrom || in.bLimit || in.nCol!=1 || in.nAgg || in.nGroup || in.nWinCall

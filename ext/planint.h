@@ -60,6 +60,9 @@ int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg);
 ** identical one. */
 int buildExpr(ParBuild *pB, char *zExpr);
 int buildSubqueryColKind(const char *zInner, int iCol);
+/* Does table zTab (of any schema) declare an RTRIM collation?  1 also
+** when out of memory. */
+int buildRtrimTable(sqlite3 *db, const char *zTab);
 /* Is zName/nArg an aggregate or window function (buildIsAggFunc), or one
 ** the application defined (buildIsAppFunc)? */
 int buildIsAggFunc(ParBuild *pB, const char *zName, int nArg);

@@ -1133,20 +1133,6 @@ static int parViewStep(ParViewCursor *pCur){
   return rc ? rc : SQLITE_ERROR;
 }
 
-/* Prepare the statement whose rows a scan returns: the final SQL over the
-** group-by result, or the SELECT itself when it runs natively. */
-static int parViewPrepareFinal(sqlite3 *db, const ParPlan *pPlan, ParBatch *pOut,
-                               sqlite3_stmt **ppStmt){
-  int rc = sqlite3_prepare_v2(db, pOut ? pPlan->zFinal : pPlan->zSql, -1, ppStmt, 0);
-  if( rc==SQLITE_OK && pOut ){
-    /* By name: a parameter of the SELECT may come first in the text. */
-    rc = sqlite3_bind_pointer(*ppStmt, sqlite3_bind_parameter_index(*ppStmt, ":par_rows"),
-                              pOut, PAR_BATCH_PTR, 0);
-  }
-  if( rc==SQLITE_OK ) rc = parParamsBind(*ppStmt, pPlan->pParams);
-  return rc;
-}
-
 static int parViewFilterBusy(sqlite3_vtab_cursor *cur);
 
 /* Inside CREATE TABLE ... AS SELECT (the row for the new table is already
@@ -1403,7 +1389,7 @@ static int parViewFilterBusy(sqlite3_vtab_cursor *cur){
     pCur->bEof = pCur->pOut->nRow==0;
     return SQLITE_OK;
   }
-  rc = parViewPrepareFinal(pView->db, pCur->pPlan, pCur->pOut, &pCur->pStmt);
+  rc = parExecFinalStmt(pView->db, pCur->pPlan, pCur->pOut, &pCur->pStmt);
   if( rc ){
     parViewSetError(&pView->base, "%s", sqlite3_errmsg(pView->db));
     return rc;
@@ -1560,28 +1546,13 @@ static int parPlanText(sqlite3 *db, const char *zSql, int nArg, sqlite3_value **
   return rc;
 }
 
-/* Rows of the extraction's table as the span of its rowids, read from
-** the ends of the table, or -1 when the FROM clause is not one rowid
-** table. */
-static sqlite3_int64 parExplainRows(sqlite3 *db, const ParPlan *pPlan){
-  char *zSql;
-  sqlite3_int64 n;
-  if( pPlan->zExtractFrom==0 ) return -1;
-  /* (Each of min() and max() alone: SQLite reads one end of the b-tree.) */
-  zSql = sqlite3_mprintf("SELECT (SELECT max(_rowid_) FROM %s) - (SELECT min(_rowid_) FROM %s) + 1",
-                         pPlan->zExtractFrom, pPlan->zExtractFrom);
-  n = zSql ? parQueryInt(db, zSql, -1) : -1;
-  sqlite3_free(zSql);
-  return n;
-}
-
 /* par_explain's text for pPlan (a subquery in FROM's own plan too: the
 ** join's line for it holds that plan's text). */
 static char *viewExplainPlan(ParContext *pCtx, sqlite3 *db, ParPlan *pPlan, char **azParam,
                              int nParam, int bVerbose){
   char *zOut;
   ParExplainIn in;
-  sqlite3_int64 nRow = pPlan->zWhy ? -1 : parExplainRows(db, pPlan);
+  sqlite3_int64 nRow = pPlan->zWhy ? -1 : parPlanRowidSpan(db, pPlan);
   char *zMode = pPlan->zWhy ? 0 : parExtractExplain(pCtx, db, pPlan, nRow, 0);
   char *zModeLong = pPlan->zWhy || !bVerbose ? 0
                   : parExtractExplain(pCtx, db, pPlan, nRow, 1);
@@ -1603,7 +1574,7 @@ static char *viewExplainPlan(ParContext *pCtx, sqlite3 *db, ParPlan *pPlan, char
       ParPlan *pScan = pPlan->pJoin->aTab[t].pScan;
       in.azJoinMode[t] = pPlan->pJoin->aTab[t].pSub
         ? viewExplainPlan(pCtx, db, pPlan->pJoin->aTab[t].pSub, azParam, nParam, 0)
-        : parExtractExplain(pCtx, db, pScan, parExplainRows(db, pScan), 0);
+        : parExtractExplain(pCtx, db, pScan, parPlanRowidSpan(db, pScan), 0);
     }
     if( bVerbose ){
       /* The extraction mode: each table's, in full. */
@@ -1611,7 +1582,7 @@ static char *viewExplainPlan(ParContext *pCtx, sqlite3 *db, ParPlan *pPlan, char
       for(t=0; t<pPlan->pJoin->nTab; t++){
         ParPlan *pScan = pPlan->pJoin->aTab[t].pSub ? pPlan->pJoin->aTab[t].pSub
                        : pPlan->pJoin->aTab[t].pScan;
-        char *z = parExtractExplain(pCtx, db, pScan, parExplainRows(db, pScan), 1);
+        char *z = parExtractExplain(pCtx, db, pScan, parPlanRowidSpan(db, pScan), 1);
         sqlite3_str_appendf(pM, "%s%s: %s", t ? "; " : "", pPlan->pJoin->aTab[t].zName,
                             z ? z : "?");
         sqlite3_free(z);
@@ -1708,7 +1679,7 @@ static void parProfileFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     if( x.pOut && pPlan->aDirect ){
       nRow = x.pOut->nRow;         /* the view reads them from the batch */
     }else{
-      rc = parViewPrepareFinal(db, pPlan, x.pOut, &pStmt);
+      rc = parExecFinalStmt(db, pPlan, x.pOut, &pStmt);
       while( rc==SQLITE_OK && (rc = sqlite3_step(pStmt))==SQLITE_ROW ){ nRow++; rc = SQLITE_OK; }
       if( rc==SQLITE_DONE ) rc = SQLITE_OK;
     }

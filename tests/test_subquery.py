@@ -272,18 +272,22 @@ def test_expression_subqueries():
     assert J.ASAN or n > 0.3 * CASES * max(1, WORLDS // 2), STATS
 
 
+def outer_from(w, rng):
+    """(FROM, its WHERE terms, the reference the subquery correlates with):
+    one table as "a" (mostly), or test_join's joins."""
+    if rng.random() < 0.6:
+        t = rng.choice(w.tables)
+        return "%s AS a" % t.name, [], J.Ref(t, "a", True)
+    frm, wheres, refs = J.gen_from(rng, w)
+    return frm, wheres, rng.choice(refs)
+
+
 def gen_exists_query(w, rng):
     """A GROUP BY over one table or a join whose WHERE holds [NOT] EXISTS
     over another table correlated by one equality (keys of every type and
     collation: the rewrite as [NOT] IN must keep to the ones where = and
     IN agree), sometimes more terms, correlated or not."""
-    if rng.random() < 0.6:
-        t = rng.choice(w.tables)
-        r = J.Ref(t, "a", True)
-        frm, wheres, refs = "%s AS a" % t.name, [], [r]
-    else:
-        frm, wheres, refs = J.gen_from(rng, w)
-        r = rng.choice(refs)
+    frm, wheres, r = outer_from(w, rng)
     t2 = rng.choice(w.tables)
     o = J.Ref(t2, "o", True)
     ka, kb = rng.choice(r.t.keys), rng.choice(t2.keys)
@@ -521,13 +525,7 @@ def gen_scalar_agg_query(w, rng):
     collation), sometimes a filter of its own or a correlated term that is
     no equality; the outer SELECT an order-sensitive aggregate, a GROUP BY,
     or rows in SQLite's order."""
-    if rng.random() < 0.6:
-        t = rng.choice(w.tables)
-        r = J.Ref(t, "a", True)
-        frm, wheres, refs = "%s AS a" % t.name, [], [r]
-    else:
-        frm, wheres, refs = J.gen_from(rng, w)
-        r = rng.choice(refs)
+    frm, wheres, r = outer_from(w, rng)
     t2 = rng.choice(w.tables)
     o = J.Ref(t2, "o", True)
     terms = []
@@ -764,13 +762,7 @@ def gen_in_query(w, rng):
     a filter, DISTINCT or a GROUP BY inside, a subquery of its own in
     there; the outer SELECT an order-sensitive aggregate, a GROUP BY, or
     rows in SQLite's order."""
-    if rng.random() < 0.6:
-        t = rng.choice(w.tables)
-        r = J.Ref(t, "a", True)
-        frm, wheres = "%s AS a" % t.name, []
-    else:
-        frm, wheres, refs = J.gen_from(rng, w)
-        r = rng.choice(refs)
+    frm, wheres, r = outer_from(w, rng)
     t2 = rng.choice(w.tables)
     o = J.Ref(t2, "o", True)
     x = rng.choice([r.c(rng.choice(r.t.keys)), r.c(rng.choice(r.t.keys)), r.stem("z")])
