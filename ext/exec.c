@@ -98,6 +98,12 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     pX->bNative = 1;
     return SQLITE_OK;
   }
+  if( pPlan->zJoinOnly && pCtx->eJoinStrategy!=PAR_JOIN_AUTO ){
+    /* Only the join operator reads the rows in SQLite's order. */
+    pX->bNative = 1;
+    pX->iNativeOp = 0;
+    return SQLITE_OK;
+  }
   if( pPlan->pJoin && pCtx->eJoinStrategy==PAR_JOIN_AUTO ){
     /* The tables, each by its own scan, joined by the kernels; or, when
     ** the join finds it must, the extraction query read by SQLite. */
@@ -120,6 +126,13 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
                        : jo.nLookup ? "hash join (a table read by rowid lookups of the probe "
                                       "keys, as SQLite's loop looks them up)"
                        : "hash join";
+    }else if( rc==SQLITE_OK && pPlan->zJoinOnly ){
+      /* SQLite must join the tables, and the extraction query would
+      ** visit the rows in another order than the SELECT: SQLite runs it. */
+      pX->zJoinSqlite = jo.zSqlite;
+      pX->bNative = 1;
+      pX->iNativeOp = 0;
+      return SQLITE_OK;
     }else if( rc==SQLITE_OK ){
       pX->zJoinSqlite = jo.zSqlite;
     }

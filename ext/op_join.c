@@ -36,6 +36,8 @@
 #include "op_join.h"
 #include "join.h"
 #include "gather.h"
+#include "keys.h"
+#include "sort.h"
 #include "exec.h"
 
 #include <stdlib.h>
@@ -58,6 +60,9 @@ typedef struct JoinRun {
   int nThread;
   int nOutCol;                       /* the extraction's columns, then the
                                      ** residual terms' (ParPlanJoin) */
+  uint32_t *aaOrd[PAR_JOIN_MAX_TAB]; /* a table's rows in the order of the
+                                     ** index SQLite walks (ParJoinTab.aOrd),
+                                     ** or NULL: in reading order */
   char *zSqlite;                     /* why SQLite must read the join */
 } JoinRun;
 
@@ -399,7 +404,14 @@ static int joinStep(JoinRun *pR, int iTab, JoinRows *pRows, char **pzErr){
   aSkipB = parBigMalloc(nB ? nB : 1);
   aSkipP = parBigMalloc(nP ? nP : 1);
   if( aSkipB==0 || aSkipP==0 ){ rc = SQLITE_NOMEM; goto done; }
-  rc = joinWords(pR, aB, nKey, aTwo, 0, nB, aaBW, abBW, aSkipB);
+  if( pR->aaOrd[iTab] ){
+    /* The build rows in the index's order: a row's matches come in it. */
+    const uint32_t *aaBIdx[PAR_JOIN_MAX_TAB*2];
+    for(k=0; k<nKey; k++) aaBIdx[k] = pR->aaOrd[iTab];
+    rc = joinWords(pR, aB, nKey, aTwo, aaBIdx, nB, aaBW, abBW, aSkipB);
+  }else{
+    rc = joinWords(pR, aB, nKey, aTwo, 0, nB, aaBW, abBW, aSkipB);
+  }
   if( rc==SQLITE_OK ) rc = joinWords(pR, aP, nKey, aTwo, aaPIdx, nP, aaPW, abPW, aSkipP);
   for(k=0; k<nKey; k++){
     joinCanonFree(&aB[k]);
@@ -431,6 +443,14 @@ static int joinStep(JoinRun *pR, int iTab, JoinRows *pRows, char **pzErr){
   rc = parRcFromPx(px_join_emit(pRes, aProbe, aBuildIdx, pR->nThread));
   pRes = 0;
   if( rc ) goto done;
+  if( pR->aaOrd[iTab] ){
+    /* Positions in the index's order, to rows. */
+    const uint32_t *aOrd = pR->aaOrd[iTab];
+    #pragma omp parallel for num_threads(pR->nThread) schedule(static)
+    for(i=0; i<(sqlite3_int64)nOut; i++){
+      if( aBuildIdx[i]!=PX_JOIN_NONE ) aBuildIdx[i] = aOrd[aBuildIdx[i]];
+    }
+  }
 
   if( pR->pJoin->bOrderMatters && !pT->bOrderKnown ){
     /* SQLite's loop gives no order among the matches of one row: they
@@ -1168,6 +1188,76 @@ static int joinLookup(JoinRun *pR, int iTab, const JoinRows *pRows, sqlite3_int6
   return rc;
 }
 
+/* The rows of table iTab in the order of the index SQLite's loop walks
+** (ParJoinTab.aOrd: its key columns, then the rowid, which the rows,
+** read in rowid order, keep among equal keys: the sort is stable):
+** pR->aaOrd[iTab], left NULL when they are in that order already.  Sets
+** pR->zSqlite when a key of a collation the planner could not tell meets
+** text. */
+static int joinIndexPerm(JoinRun *pR, int iTab){
+  const ParJoinTab *pT = &pR->pJoin->aTab[iTab];
+  ParBatch *pB = pR->apB[iTab];
+  sqlite3_int64 n = pB->nRow, i;
+  uint64_t *aaWord[2*PAR_SORT_MAX_ORD];
+  uint32_t *aPerm = 0;
+  int nWord = 0, k, w, rc = SQLITE_OK, bSorted = 1;
+  for(k=0; k<pT->nOrd; k++){
+    const ParDict *pD = pB->aCol[pT->aOrd[k].iCol].pDict;
+    uint32_t e;
+    if( pT->aOrd[k].eColl>=0 || pD==0 ) continue;
+    for(e=0; e<pD->nEntry; e++){
+      if( pD->aKind[e]==SQLITE_TEXT ){
+        pR->zSqlite = sqlite3_mprintf("text under a collation not known here orders the "
+                                      "index SQLite walks over %s", pT->zName);
+        return pR->zSqlite ? SQLITE_OK : SQLITE_NOMEM;
+      }
+    }
+  }
+  for(k=0; k<pT->nOrd && rc==SQLITE_OK; k++){
+    const ParSortKey *pK = &pT->aOrd[k];
+    uint64_t *a1 = 0, *a2 = 0;
+    rc = parColumnKeys(&pB->aCol[pK->iCol], n, pK->eColl>=0 ? pK->eColl : PAR_COLL_BINARY,
+                       pK->flags, pR->nThread, &a1, &a2);
+    if( a1 ) aaWord[nWord++] = a1;
+    if( a2 ) aaWord[nWord++] = a2;
+  }
+  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+  if( rc==SQLITE_OK ){
+    /* Read in that order already (a table loaded in its key's order)? */
+    #pragma omp parallel for num_threads(pR->nThread) schedule(static) private(w) \
+            reduction(&&:bSorted)
+    for(i=1; i<n; i++){
+      int c = 0;
+      for(w=0; w<nWord && c==0; w++){
+        c = aaWord[w][i-1]<aaWord[w][i] ? -1 : aaWord[w][i-1]>aaWord[w][i];
+      }
+      bSorted = bSorted && c<=0;
+    }
+  }
+  if( rc==SQLITE_OK && !bSorted ){
+    int nOut = 0;
+    rc = parRcFromPx(px_keys_pack((const uint64_t *const*)aaWord, nWord, (size_t)n, aaWord,
+                                  &nOut, pR->nThread));
+    if( rc==SQLITE_OK ){
+      for(w=nOut; w<nWord; w++){ parBigFree(aaWord[w]); aaWord[w] = 0; }
+      nWord = nOut;
+      aPerm = parBigMalloc((n ? n : 1)*4);
+      if( aPerm==0 ) rc = SQLITE_NOMEM;
+    }
+    if( rc==SQLITE_OK ){
+      rc = parRcFromPx(px_sort_words_perm((const uint64_t *const*)aaWord, nWord, (size_t)n,
+                                          aPerm, 0, pR->nThread));
+    }
+    if( rc==SQLITE_OK ){
+      pR->aaOrd[iTab] = aPerm;
+      aPerm = 0;
+    }
+  }
+  for(w=0; w<nWord; w++) parBigFree(aaWord[w]);
+  parBigFree(aPerm);
+  return rc;
+}
+
 int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
                ParJoinOut *pO, char **pzErr){
   const ParPlanJoin *pJoin = pPlan->pJoin;
@@ -1259,6 +1349,12 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   rows.n = r.apB[0]->nRow;
   rows.nTab = 1;
   parStopBegin(db, &stop);
+  if( pJoin->aTab[0].nOrd ){
+    /* The outer loop walks an index: its rows in the index's order. */
+    rc = joinIndexPerm(&r, 0);
+    rows.aaIdx[0] = r.aaOrd[0];
+    r.aaOrd[0] = 0;
+  }
   for(i=1; i<pJoin->nTab && rc==SQLITE_OK && r.zSqlite==0; i++){
     if( aSpan[i]>0 ){
       /* Its rows: by rowid lookups of the probe keys when few, else all
@@ -1275,6 +1371,10 @@ int parJoinRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
       }
       if( rc ) break;
       apIn[i] = r.apB[i];
+    }
+    if( pJoin->aTab[i].nOrd ){
+      rc = joinIndexPerm(&r, i);
+      if( rc || r.zSqlite ) break;
     }
     rc = joinStep(&r, i, &rows, pzErr);
   }
@@ -1303,7 +1403,10 @@ done:
   sqlite3_free(ord.aOutTab);
   sqlite3_free(zMemo);
   joinRowsClear(&rows);
-  for(i=0; i<pJoin->nTab; i++) parBatchFree(r.apB[i]);
+  for(i=0; i<pJoin->nTab; i++){
+    parBatchFree(r.apB[i]);
+    parBigFree(r.aaOrd[i]);
+  }
   sqlite3_finalize(r.pNum);
   if( rc ){
     sqlite3_free(r.zSqlite);

@@ -166,6 +166,7 @@ void parPlanFree(ParPlan *p){
   sqlite3_free(p->aDirect);
   parPlanJoinFree(p->pJoin);
   sqlite3_free(p->zJoinWhy);
+  sqlite3_free(p->zJoinOnly);
   parPlanWindowFree(p->pWindow);
   if( p->pSort ){
     ParPlanSort *pS = p->pSort;
@@ -816,9 +817,23 @@ void buildCheckOrder(ParBuild *pB){
     int n = zLine ? (int)strlen(zLine) : 0;
     while( n>0 && zLine[n-1]=='\n' ) zLine[--n] = 0;
     for(z=zLine; z && *z; z++) if( *z=='\n' ) *z = ';';
-    buildWhy(pB, "SQLite would visit the rows in another order than the "
-             "extraction query (its plan: %s), and the result depends on it",
-             zLine ? zLine : "?");
+    if( pB->pSel->pFrom && pB->pSel->pFrom->nSrc>=2 && nBack1==0 && pB->zOrderWhy==0 ){
+      /* The join operator may still visit them in SQLite's order: it
+      ** follows the SELECT's loops (plan_join.c joinOrder); decided after
+      ** it is planned (parPlanBuild). */
+      pB->zOrderWhy = sqlite3_mprintf("SQLite would visit the rows in another order than "
+                                      "the extraction query (its plan: %s), and the result "
+                                      "depends on it", zLine ? zLine : "?");
+      /* (When SQLite reads the groups in index order, its loops make each
+      ** group's rows one run: the join operator's rows, in the order of
+      ** those loops, grouped by a stable sort, are the same groups of the
+      ** same rows in the same order.) */
+      if( pB->zOrderWhy==0 ) buildNoMem(pB);
+    }else{
+      buildWhy(pB, "SQLite would visit the rows in another order than the "
+               "extraction query (its plan: %s), and the result depends on it",
+               zLine ? zLine : "?");
+    }
     sqlite3_free(zLine);
   }else if( nBack1!=nBack2 ){
     buildWhy(pB, "SQLite walks an index or an IN list backwards where the extraction "
@@ -840,11 +855,54 @@ static void buildKeyRange(ParBuild *pB, const ParExpr *pTerm, int *piTok, int *p
 ** ascending, under their collations, or in rowid order (par_rows' order
 ** either way); else -1, with why not (zWhy).  aKeyColl: the keys'
 ** collations. */
+/* Is the one GROUP BY key of pB's SELECT the INTEGER PRIMARY KEY of
+** table (z, n) (its name in the plan: the table's or its alias), named
+** alone or qualified by that name? */
+static int buildKeyIsRowid(ParBuild *pB, const char *z, int n){
+  ParSelect *pSel = pB->pSel;
+  const ParFromSrc *pS = 0;
+  sqlite3_stmt *pStmt = 0;
+  char *zCol = 0, *zQual = 0;
+  int t0, t1, k, i, bOk = 0;
+  for(i=0; pSel->pFrom && i<pSel->pFrom->nSrc && pS==0; i++){
+    const ParFromSrc *p = &pSel->pFrom->aSrc[i];
+    const char *zN = p->zAlias ? p->zAlias : p->zName;
+    if( p->eType==PAR_SRC_TABLE && zN && (int)strlen(zN)==n && strncmp(zN, z, n)==0 ) pS = p;
+  }
+  if( pS==0 ) return 0;
+  buildKeyRange(pB, &pSel->aGroup[0], &t0, &t1, &k);
+  buildStripParens(pSel->aTok, &t0, &t1);
+  if( t1-t0==1 && (pSel->aTok[t0].eType==PT_ID || pSel->aTok[t0].eType==PT_QID) ){
+    zCol = parDequote(pSel->zSql + pSel->aTok[t0].i, pSel->aTok[t0].n);
+  }else if( t1-t0==3 && pSel->aTok[t0+1].eType==PT_DOT
+         && (pSel->aTok[t0+2].eType==PT_ID || pSel->aTok[t0+2].eType==PT_QID) ){
+    zQual = parDequote(pSel->zSql + pSel->aTok[t0].i, pSel->aTok[t0].n);
+    zCol = parDequote(pSel->zSql + pSel->aTok[t0+2].i, pSel->aTok[t0+2].n);
+    if( zQual && sqlite3_strnicmp(zQual, z, n)!=0 ){ sqlite3_free(zCol); zCol = 0; }
+    if( zQual && (int)strlen(zQual)!=n ){ sqlite3_free(zCol); zCol = 0; }
+  }
+  /* The table's one primary key column, declared INTEGER, of a rowid table. */
+  if( zCol && sqlite3_prepare_v2(pB->db,
+        "SELECT count(*)=1 AND max(upper(i.type)='INTEGER' AND i.name=?3 COLLATE NOCASE) "
+        "AND (SELECT count(*)=1 AND max(NOT wr) FROM pragma_table_list(?1) "
+        "     WHERE ?2 IS NULL OR schema=?2) "
+        "FROM pragma_table_info(?1, ?2) AS i WHERE i.pk", -1, &pStmt, 0)==SQLITE_OK ){
+    sqlite3_bind_text(pStmt, 1, pS->zName, -1, SQLITE_STATIC);
+    if( pS->zSchema ) sqlite3_bind_text(pStmt, 2, pS->zSchema, -1, SQLITE_STATIC);
+    sqlite3_bind_text(pStmt, 3, zCol, -1, SQLITE_STATIC);
+    bOk = sqlite3_step(pStmt)==SQLITE_ROW && sqlite3_column_int(pStmt, 0)==1;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zCol);
+  sqlite3_free(zQual);
+  return bOk;
+}
+
 static int buildGroupOrder(ParBuild *pB, const int *aKeyColl){
   ParSelect *pSel = pB->pSel;
   const char *z = pSel->zSql;
   const char *zLoops;
-  char *zIdx = 0;
+  char *zIdx = 0, *zKeyTab = 0;
   int bSort = 0, eOrder = -1, k;
   zLoops = buildSelectLoops(pB, &bSort);
   if( zLoops==0 ){
@@ -853,7 +911,24 @@ static int buildGroupOrder(ParBuild *pB, const int *aKeyColl){
   }
   if( bSort ){
     eOrder = 0;
-  }else if( strchr(zLoops, '\n')==zLoops + strlen(zLoops) - 1 ){
+  }else if( strchr(zLoops, '\n')!=zLoops + strlen(zLoops) - 1 ){
+    /* Several loops, the first walking an index whose first columns are
+    ** the keys (columns of that loop's table): the groups come in the
+    ** order the outer loop makes their keys, the index's (the inner loops
+    ** only add rows to a group, or leave it out). */
+    const char *zU = strstr(zLoops, " USING "), *zNl = strchr(zLoops, '\n'), *zI;
+    if( zU && zU<zNl && (zI = strstr(zU, "INDEX "))!=0 && zI<zNl
+     && (strncmp(zU, " USING INDEX ", 13)==0 || strncmp(zU, " USING COVERING INDEX ", 22)==0) ){
+      const char *zT = zLoops + (zLoops[1]=='C' ? 5 : 7);
+      zI += 6;
+      zIdx = sqlite3_mprintf("%.*s", (int)strcspn(zI, " \n"), zI);
+      zKeyTab = sqlite3_mprintf("%.*s", (int)strcspn(zT, " \n"), zT);
+    }else if( strncmp(zLoops, "SCAN ", 5)==0 && (zU==0 || zU>zNl) && pSel->nGroup==1 ){
+      /* "SCAN t" first, one key, t's INTEGER PRIMARY KEY: a group per row
+      ** of t, in rowid order, ascending keys. */
+      eOrder = buildKeyIsRowid(pB, zLoops + 5, (int)(zNl - zLoops - 5)) ? 1 : -1;
+    }
+  }else{
     /* One loop: "SCAN t", or "SCAN|SEARCH t USING [COVERING] INDEX i ...". */
     const char *zU = strstr(zLoops, " USING ");
     if( zU==0 || strncmp(zU, " USING INTEGER PRIMARY KEY", 26)==0 ){
@@ -892,12 +967,19 @@ static int buildGroupOrder(ParBuild *pB, const int *aKeyColl){
         int t0, t1, bSame = 0;
         buildKeyRange(pB, &pSel->aGroup[n], &t0, &t1, &k);
         buildStripParens(pSel->aTok, &t0, &t1);
-        /* The key is that column, by name (qualified or not). */
+        /* The key is that column, by name (qualified or not; with several
+        ** loops, qualified by the name of the table the index is on, which
+        ** a name alone means if SQLite finds it there: else ambiguous). */
         if( zCol && t1>t0 && (pSel->aTok[t1-1].eType==PT_ID || pSel->aTok[t1-1].eType==PT_QID)
          && (t1-t0==1 || (t1-t0==3 && pSel->aTok[t0+1].eType==PT_DOT)) ){
           char *zName = parDequote(z + pSel->aTok[t1-1].i, pSel->aTok[t1-1].n);
           bSame = zName && sqlite3_stricmp(zName, zCol)==0;
           sqlite3_free(zName);
+          if( bSame && zKeyTab && t1-t0==3 ){
+            zName = parDequote(z + pSel->aTok[t0].i, pSel->aTok[t0].n);
+            bSame = zName && sqlite3_stricmp(zName, zKeyTab)==0;
+            sqlite3_free(zName);
+          }
         }
         if( !bSame || sqlite3_column_int(pStmt, 1)!=0 || zColl==0
          || parCollFromName(zColl)!=aKeyColl[n] ){
@@ -910,6 +992,7 @@ static int buildGroupOrder(ParBuild *pB, const int *aKeyColl){
     if( bMatch && n==pSel->nGroup ) eOrder = 1;
     sqlite3_free(zIdx);
   }
+  sqlite3_free(zKeyTab);
   if( eOrder==1 && parQueryInt(pB->db, "PRAGMA reverse_unordered_selects", 0) ){
     eOrder = -1;                 /* SQLite reads the index backwards */
   }
@@ -918,7 +1001,8 @@ static int buildGroupOrder(ParBuild *pB, const int *aKeyColl){
     char *zLine = sqlite3_mprintf("%s", zLoops), *c;
     for(c=zLine; c && *c; c++){ if( *c=='\n' ) *c = c[1] ? ';' : 0; }
     buildWhy(pB, "SQLite makes the groups in the order of its plan (%s), which decides the "
-             "rows that tie under ORDER BY or that LIMIT keeps", zLine ? zLine : "?");
+             "order of the groups, of the rows that tie under ORDER BY, or those LIMIT keeps",
+             zLine ? zLine : "?");
     sqlite3_free(zLine);
   }
   return eOrder;
@@ -1882,7 +1966,9 @@ static void buildPlan(ParBuild *pB){
   buildCheckOrder(pB);
   if( pPlan->zWhy ) goto done;
   buildGroupColls(pB, &g);
-  if( pPlan->nKey>0 && (pSel->nOrder>0 || pSel->bLimit || pSel->nWinCall>0) ){
+  if( pPlan->nKey>0 ){
+    /* (Also without ORDER BY: the view returns the groups in the order
+    ** SQLite makes them.) */
     g.eGroupOrder = buildGroupOrder(pB, pPlan->aKeyColl);
     if( g.eGroupOrder<0 ) goto done;
   }
@@ -2098,6 +2184,21 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
         buildJoinPlan(&b);
         rc = b.rc;
       }
+      if( rc==SQLITE_OK && pPlan->zWhy==0 && b.zOrderWhy ){
+        /* Only the join operator visits the rows in SQLite's order. */
+        if( pPlan->pJoin && pPlan->pJoin->bOrderMatters ){
+          pPlan->zJoinOnly = b.zOrderWhy;
+        }else{
+          pPlan->zWhy = pPlan->zJoinWhy
+              ? sqlite3_mprintf("%s; the join operator does not run it: %s", b.zOrderWhy,
+                                pPlan->zJoinWhy)
+              : sqlite3_mprintf("%s", b.zOrderWhy);
+          sqlite3_free(b.zOrderWhy);
+          if( pPlan->zWhy==0 ) rc = SQLITE_NOMEM;
+        }
+        b.zOrderWhy = 0;
+      }
+      sqlite3_free(b.zOrderWhy);
       if( rc==SQLITE_OK && pPlan->zWhy==0 ){
         /* The pipeline: the scan (and the join of its tables), the
         ** group-by and/or the sort, the cursor. */
@@ -2306,7 +2407,10 @@ static void explainJoin(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn 
     const ParJoinTab *pT = &pJ->aTab[i];
     const ParPlan *pS = pT->pScan;
     sqlite3_str_appendf(pStr, "  %s: ", pT->zName);
-    if( i==0 ){
+    if( i==0 && pT->zOrdIdx ){
+      sqlite3_str_appendf(pStr, "probes, in the order of index %s (%s)", pT->zOrdIdx,
+                          pT->nOrd ? "its rows sorted into it" : "its scan walks it");
+    }else if( i==0 ){
       sqlite3_str_appendall(pStr, "probes, in reading order");
     }else{
       sqlite3_str_appendall(pStr, "built on ");
@@ -2317,8 +2421,14 @@ static void explainJoin(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn 
         if( pK->eColl!=PAR_COLL_BINARY ) sqlite3_str_appendf(pStr, " (%s)", azCollName[pK->eColl]);
         if( pK->bNumeric ) sqlite3_str_appendall(pStr, " (numeric)");
       }
+      if( pT->zOrdIdx ){
+        sqlite3_str_appendf(pStr, "; a row's matches in the order of index %s (%s)",
+                            pT->zOrdIdx, pT->nOrd ? "its rows sorted into it"
+                                                  : "its scan walks it");
+      }
       if( pJ->bOrderMatters && !pT->bOrderKnown ){
-        sqlite3_str_appendall(pStr, "; SQLite if a row has several matches");
+        sqlite3_str_appendf(pStr, "; %s if a row has several matches",
+                            p->zJoinOnly ? "native" : "SQLite");
       }
       if( pT->bRowidKey ){
         sqlite3_str_appendall(pStr, "; only the rows the probe keys name (rowid lookups) "
@@ -2359,8 +2469,10 @@ static void explainJoin(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn 
 char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
   sqlite3_str *pStr = sqlite3_str_new(0);
   int i;
-  if( p->zWhy ){
-    sqlite3_str_appendf(pStr, "native: SQLite runs the whole SELECT (%s)\n", p->zWhy);
+  if( p->zWhy || (p->zJoinOnly && pIn->bJoinSqlite) ){
+    sqlite3_str_appendf(pStr, "native: SQLite runs the whole SELECT (%s%s)\n",
+                        p->zWhy ? p->zWhy : "join_strategy is 1: ",
+                        p->zWhy ? "" : p->zJoinOnly);
     return sqlite3_str_finish(pStr);
   }
   sqlite3_str_appendall(pStr, "scan      ");

@@ -129,6 +129,13 @@ struct ParJoinTab {
                      ** it); pScan then reads it through SQLite only where
                      ** the join falls back to SQLite.  NULL: a table */
   int *aSubCol;      /* ...scan column j is pSub's result column aSubCol[j] */
+  int nOrd;          /* >0: SQLite's loop walks an index of the table, whose
+                     ** entries are in the order of aOrd (its key columns,
+                     ** as scan columns, under the index's collations and
+                     ** directions), then rowid: op_join.c sorts the rows,
+                     ** read in rowid order, into that order (stable) */
+  ParSortKey *aOrd;  /* (PAR_SORT_MAX_ORD slots) */
+  char *zOrdIdx;     /* ...that index's name (par_explain) */
 };
 
 /* The join operator: extraction column j of the plan is column aOutCol[j]
@@ -157,6 +164,7 @@ struct ParPlanJoin {
 };
 #define PAR_JOIN_MAX_RESID 16      /* such terms at most */
 #define PAR_JOIN_MAX_TAB 8
+#define PAR_SORT_MAX_ORD 16        /* index columns a table is sorted by */
 #define PAR_JOIN_MAX_KEY 4   /* keys per table: two words each at most, and the
                              ** kernel takes 8 (kernels/join.h) */
 
@@ -277,6 +285,10 @@ struct ParPlan {
   ParPlanJoin *pJoin;   /* the extraction's FROM is a join the kernels run
                         ** (PAR_OP_JOIN), or NULL: SQLite reads it */
   char *zJoinWhy;       /* ...why not, when the FROM joins tables */
+  char *zJoinOnly;      /* the join operator visits the rows in SQLite's
+                        ** order and the extraction query does not (its
+                        ** plan differs; this says how): where the join
+                        ** is left to SQLite, SQLite runs the SELECT */
   ParPlanWindow *pWindow;   /* the window operator (aDirect picks its
                             ** columns), or NULL */
   int nOp;              /* the pipeline: PAR_OP_* in the order they run */

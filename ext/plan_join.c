@@ -933,6 +933,9 @@ void parPlanJoinFree(ParPlanJoin *pJoin){
     parPlanFree(pT->pScan);
     parPlanFree(pT->pSub);
     sqlite3_free(pT->aSubCol);
+    for(k=0; pT->aOrd && k<PAR_SORT_MAX_ORD; k++) sqlite3_free(pT->aOrd[k].zText);
+    sqlite3_free(pT->aOrd);
+    sqlite3_free(pT->zOrdIdx);
     for(k=0; k<pT->nKey; k++) sqlite3_free(pT->aKey[k].zText);
     sqlite3_free(pT->aKey);
   }
@@ -976,6 +979,8 @@ static int joinPadsToNull(JoinBuild *pJ, int iTab, const char *zExpr){
 
 /* The operator from what pJ found: tables in join order, keys assigned to
 ** the later table of each, the columns, the scans. */
+static int joinIndexOrder(JoinBuild *pJ, int iTab, ParJoinTab *pT);
+
 static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
   ParBuild *pB = pJ->pB;
   ParPlan *pPlan = pB->pPlan;
@@ -1118,6 +1123,12 @@ static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
                      "(a cross product)", pT->zName);
     }
   }
+  for(i=0; i<pJ->nTab && bOrderMatters; i++){
+    /* (Its columns join the scan's before the scan is made.) */
+    if( pJ->apSub[pJ->aOrd[i]]==0 && joinIndexOrder(pJ, pJ->aOrd[i], &pJoin->aTab[i]) ){
+      return 1;
+    }
+  }
   for(i=0; i<pJ->nTab; i++){
     ParJoinTab *pT = &pJoin->aTab[i];
     int iTab = pJ->aOrd[i];
@@ -1147,7 +1158,7 @@ static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
 /* The order checks: see the header comment. */
 static int joinOrder(JoinBuild *pJ){
   ParPlanJoin *pJoin = pJ->pB->pPlan->pJoin;
-  int i, k;
+  int i, k, bIdxOrder;
   for(i=0; i<pJoin->nTab; i++){
     ParJoinTab *pT = &pJoin->aTab[i];
     char *zScan;
@@ -1173,9 +1184,46 @@ static int joinOrder(JoinBuild *pJ){
     }
     zScan = joinScanLoop(pJ->pB, pT->pScan);
     if( zScan==0 ) return joinWhy(pJ, "a table's scan has no plan SQLite tells%s", "");
+    bIdxOrder = 0;
+    if( pT->nOrd ){
+      /* In the order of the index SQLite walks: the scan walks all of it
+      ** (no sort), or reads in rowid order and is sorted into it, when
+      ** SQLite walks nothing backwards and no simpler order holds. */
+      char *zRowid = sqlite3_mprintf("SCAN %s", pT->zName);
+      char *zWalk = sqlite3_mprintf("SCAN %s USING INDEX %s", pT->zName, pT->zOrdIdx);
+      char *zCover = sqlite3_mprintf("SCAN %s USING COVERING INDEX %s", pT->zName, pT->zOrdIdx);
+      if( zRowid==0 || zWalk==0 || zCover==0 ){
+        sqlite3_free(zRowid);
+        sqlite3_free(zWalk);
+        sqlite3_free(zCover);
+        sqlite3_free(zScan);
+        buildNoMem(pJ->pB);
+        return 1;
+      }
+      if( strcmp(zScan, pT->zLoop)==0
+       || (i>0 && strcmp(zScan, zRowid)==0
+           && (joinLoopRowidOrder(pT->zLoop, pT->zName) || joinLoopKeyIndex(pJ, pT)))
+       || buildBackwardSteps(pJ->pB->db, pJ->pB->pPlan->zSql, pJ->pB->pPlan->pParams)!=0 ){
+        pT->nOrd = 0;
+      }else if( strcmp(zScan, zWalk)==0 || strcmp(zScan, zCover)==0 ){
+        pT->nOrd = 0;            /* (zOrdIdx stays: par_explain) */
+        bIdxOrder = 1;
+      }else if( strcmp(zScan, zRowid)==0 ){
+        bIdxOrder = 1;
+      }else{
+        pT->nOrd = 0;
+      }
+      if( !bIdxOrder ){
+        sqlite3_free(pT->zOrdIdx);
+        pT->zOrdIdx = 0;
+      }
+      sqlite3_free(zRowid);
+      sqlite3_free(zWalk);
+      sqlite3_free(zCover);
+    }
     if( i==0 ){
       pT->bOrderKnown = 1;
-      if( pJoin->bOrderMatters && strcmp(zScan, pT->zLoop)!=0 ){
+      if( pJoin->bOrderMatters && strcmp(zScan, pT->zLoop)!=0 && !bIdxOrder ){
         joinWhy(pJ, "SQLite's outer loop reads the rows in another order than the "
                 "table's scan, and the result depends on it (%s)", pT->zLoop);
         sqlite3_free(zScan);
@@ -1196,13 +1244,124 @@ static int joinOrder(JoinBuild *pJ){
           return 1;
         }
       }
-      pT->bOrderKnown = zRowid && strcmp(zScan, zRowid)==0
-                     && (joinLoopRowidOrder(pT->zLoop, pT->zName)
-                         || joinLoopKeyIndex(pJ, pT));
+      pT->bOrderKnown = bIdxOrder
+                     || (zRowid && strcmp(zScan, zRowid)==0
+                         && (joinLoopRowidOrder(pT->zLoop, pT->zName)
+                             || joinLoopKeyIndex(pJ, pT)));
       pT->bRowidKey = zRowid && strcmp(zScan, zRowid)==0 && joinRowidKey(pJ, pT);
       sqlite3_free(zRowid);
     }
     sqlite3_free(zScan);
+  }
+  return 0;
+}
+
+/* Does text z hold an IN or an OR (SQLite may turn "x=1 OR x=2" into an
+** IN list)?  A loop that uses an IN list on an index column visits the
+** list's values in the list's order. */
+static int joinHasInOr(const char *z){
+  ParToken *a;
+  int n = 0, i, bHas = 0;
+  if( z==0 ) return 0;
+  a = parTokenize(z, &n);
+  if( a==0 ) return 1;
+  for(i=0; i<n && !bHas; i++) bHas = parTokIs(z, &a[i], "IN") || parTokIs(z, &a[i], "OR");
+  sqlite3_free(a);
+  return bHas;
+}
+
+/* When SQLite's loop over table iTab (FROM order; pT its place in the
+** plan) walks an index of it, "SCAN t USING [COVERING] INDEX i" or
+** "SEARCH t USING [COVERING] INDEX i (...)", and the order matters: the
+** index's key columns as scan columns in pT->aOrd, with its collations
+** and directions.  Its entries are in that order, then by rowid, so the
+** table's rows read in rowid order and sorted stably by them come in the
+** order the loop visits them, a range or an equality on its first
+** columns only leaving some out (op_join.c sorts them when joinOrder
+** keeps it).  Nothing when the loop could walk an IN list (its values'
+** order: an IN or OR among the table's terms or those over several
+** tables), skips (ANY), or the index has an expression, or the table has
+** no rowid. */
+static int joinIndexOrder(JoinBuild *pJ, int iTab, ParJoinTab *pT){
+  sqlite3 *db = pJ->pB->db;
+  const char *zLoop = pT->zLoop, *z, *zEnd;
+  const char *zSchema = pJ->azSchema[iTab];
+  const ParFromSrc *pS = pJ->apSrc[iTab];
+  const char *zN = pS->zAlias ? pS->zAlias : pS->zName;
+  char *zIdx = 0;
+  sqlite3_stmt *pStmt = 0;
+  int bUtf8 = parDbIsUtf8(db), mReplaced = parCollReplaced(db), n = 0, rc, bOk = 1, k;
+  if( zLoop==0 ) return 0;
+  z = zLoop + (zLoop[1]=='C' ? 5 : 7) + strlen(zN);         /* past "SCAN t" */
+  if( strncmp(z, " USING ", 7)!=0 ) return 0;
+  z += 7;
+  if( strncmp(z, "COVERING ", 9)==0 ) z += 9;
+  if( strncmp(z, "INDEX ", 6)!=0 ) return 0;
+  z += 6;
+  zEnd = strstr(z, " (");
+  if( zEnd==0 ) zEnd = z + strlen(z);
+  if( strstr(zEnd, "ANY(") ) return 0;
+  if( joinHasInOr(pJ->apWhere[iTab] ? sqlite3_str_value(pJ->apWhere[iTab]) : 0)
+   || joinHasInOr(pJ->pB->pPlan->pJoin->zResidText) ){
+    return 0;
+  }
+  zIdx = sqlite3_mprintf("%.*s", (int)(zEnd - z), z);
+  if( zIdx==0 ){ buildNoMem(pJ->pB); return 1; }
+  /* A rowid table (a WITHOUT ROWID one is read in its key's order). */
+  rc = sqlite3_prepare_v2(db, "SELECT NOT wr FROM pragma_table_list(?1) WHERE schema=?2", -1, &pStmt, 0);
+  if( rc==SQLITE_OK ){
+    sqlite3_bind_text(pStmt, 1, pS->zName, -1, SQLITE_STATIC);
+    sqlite3_bind_text(pStmt, 2, zSchema, -1, SQLITE_STATIC);
+    bOk = sqlite3_step(pStmt)==SQLITE_ROW && sqlite3_column_int(pStmt, 0);
+  }
+  sqlite3_finalize(pStmt);
+  pStmt = 0;
+  if( rc==SQLITE_NOMEM ){ sqlite3_free(zIdx); buildNoMem(pJ->pB); return 1; }
+  if( bOk ){
+    rc = sqlite3_prepare_v2(db, "SELECT cid, name, desc, coll FROM pragma_index_xinfo(?1, ?2) "
+                                "WHERE key ORDER BY seqno", -1, &pStmt, 0);
+  }
+  if( bOk && rc==SQLITE_OK ){
+    sqlite3_bind_text(pStmt, 1, zIdx, -1, SQLITE_STATIC);
+    sqlite3_bind_text(pStmt, 2, zSchema, -1, SQLITE_STATIC);
+    pT->aOrd = sqlite3_malloc64(sizeof(ParSortKey)*PAR_SORT_MAX_ORD);
+    if( pT->aOrd==0 ) rc = SQLITE_NOMEM;
+    else memset(pT->aOrd, 0, sizeof(ParSortKey)*PAR_SORT_MAX_ORD);
+    while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+      const char *zCol = (const char*)sqlite3_column_text(pStmt, 1);
+      const char *zColl = (const char*)sqlite3_column_text(pStmt, 3);
+      ParSortKey *pK;
+      char *zExpr;
+      int e;
+      if( sqlite3_column_int(pStmt, 0)<0 || zCol==0 || n>=PAR_SORT_MAX_ORD ){ n = 0; break; }
+      pK = &pT->aOrd[n];
+      /* (The column itself when the scan reads it already, by its name.) */
+      zExpr = sqlite3_mprintf("%s.%s", zN, zCol);
+      if( zExpr==0 ){ rc = SQLITE_NOMEM; break; }
+      for(k=0; k<pJ->nCol[iTab] && sqlite3_stricmp(pJ->aazCol[iTab][k], zCol)!=0
+                                && sqlite3_stricmp(pJ->aazCol[iTab][k], zExpr)!=0; k++){}
+      sqlite3_free(zExpr);
+      zExpr = k<pJ->nCol[iTab] ? sqlite3_mprintf("%s", pJ->aazCol[iTab][k])
+                               : sqlite3_mprintf("\"%w\".\"%w\"", zN, zCol);
+      pK->zText = sqlite3_mprintf("%s", zCol);
+      if( zExpr==0 || pK->zText==0 ){ sqlite3_free(zExpr); rc = SQLITE_NOMEM; break; }
+      pK->iCol = joinScanCol(pJ, iTab, zExpr);
+      sqlite3_free(zExpr);
+      if( pK->iCol<0 ){ rc = SQLITE_NOMEM; break; }
+      e = zColl ? parCollFromName(zColl) : PAR_COLL_BINARY;
+      pK->eColl = bUtf8 && e>=0 ? buildKnownColl(e, mReplaced) : PAR_COLL_UNKNOWN;
+      /* (DESC reverses the whole order: NULLs, the least, last.) */
+      pK->flags = sqlite3_column_int(pStmt, 2) ? PAR_KEY_DESC|PAR_KEY_NULLS_LAST : 0;
+      n++;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_NOMEM ){ sqlite3_free(zIdx); buildNoMem(pJ->pB); return 1; }
+  pT->nOrd = n;
+  if( n>0 ){
+    pT->zOrdIdx = zIdx;
+  }else{
+    sqlite3_free(zIdx);
   }
   return 0;
 }

@@ -49,6 +49,9 @@ typedef struct ParBuild {
                          ** call (plan_window.c winSpecOf), shallow copies */
   int bOrderMatters;     /* the result depends on the order the rows are
                          ** read in, whatever the aggregates (the sort) */
+  char *zOrderWhy;       /* the extraction query visits the rows in another
+                         ** order than SQLite: native unless the join
+                         ** operator visits them in SQLite's (buildCheckOrder) */
   int rc;
 } ParBuild;
 
