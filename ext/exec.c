@@ -81,6 +81,89 @@ static int execOp(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, int eOp, 
   return SQLITE_INTERNAL;
 }
 
+/* The value of uncorrelated scalar subquery k of pPlan (ParPlan.apBind),
+** computed by its own plan, or by SQLite where that plan is native: its
+** first row's one column, NULL without rows, in *ppVal.  *pbFail (rc
+** SQLITE_OK) when it fails: SQLite then runs the SELECT, and says what it
+** says where it evaluates the subquery. */
+static int execScalar(ParContext *pCtx, sqlite3 *db, const ParPlan *pSub, const ParStamp *pStamp,
+                      sqlite3_value **ppVal, int *pbFail){
+  ParExec x;
+  sqlite3_stmt *pStmt = 0;
+  char *zErr = 0, *zSql = 0;
+  int rc;
+  *ppVal = 0;
+  rc = parExecRun(pCtx, db, pSub, pStamp, &x, &zErr);
+  sqlite3_free(zErr);
+  if( rc ){
+    if( rc==SQLITE_NOMEM || rc==SQLITE_INTERRUPT ) return rc;
+    *pbFail = 1;
+    return SQLITE_OK;
+  }
+  if( x.bNative ){
+    rc = parExecFinalStmt(db, pSub, 0, &pStmt);
+  }else if( pSub->aDirect ){
+    /* The last operator's batch: its column of the result's one column. */
+    zSql = sqlite3_mprintf("SELECT _p%c%c%d FROM par_rows(:par_rows) LIMIT 1",
+                           PAR_ROWS_AFF[0], PAR_ROWS_COLL[0], pSub->aDirect[0]);
+    rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0) : SQLITE_NOMEM;
+    if( rc==SQLITE_OK ){
+      rc = sqlite3_bind_pointer(pStmt, sqlite3_bind_parameter_index(pStmt, ":par_rows"),
+                                x.pOut ? x.pOut : x.pIn, PAR_BATCH_PTR, 0);
+    }
+  }else{
+    rc = parExecFinalStmt(db, pSub, x.pOut ? x.pOut : x.pIn, &pStmt);
+  }
+  if( rc==SQLITE_OK ){
+    int r = sqlite3_step(pStmt);
+    if( r==SQLITE_ROW ){
+      *ppVal = sqlite3_value_dup(sqlite3_column_value(pStmt, 0));
+    }else if( r==SQLITE_DONE ){
+      /* No row: NULL, as SQLite's subquery gives. */
+      sqlite3_finalize(pStmt);
+      pStmt = 0;
+      rc = sqlite3_prepare_v2(db, "SELECT NULL", -1, &pStmt, 0);
+      if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+        *ppVal = sqlite3_value_dup(sqlite3_column_value(pStmt, 0));
+      }
+    }else{
+      rc = r;
+    }
+    if( rc==SQLITE_OK && *ppVal==0 ) rc = SQLITE_NOMEM;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  parExecClear(&x);
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && rc!=SQLITE_INTERRUPT ){
+    *pbFail = 1;
+    rc = SQLITE_OK;
+  }
+  return rc;
+}
+
+/* Compute pPlan's uncorrelated scalar subqueries and set their values in
+** the parameters of the plan and of each scan of its join.  *pbFail when
+** one fails (SQLite runs the SELECT). */
+static int execBind(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
+                    int *pbFail){
+  int k, t, rc = SQLITE_OK;
+  for(k=0; k<pPlan->nBind && rc==SQLITE_OK && !*pbFail; k++){
+    sqlite3_value *v = 0;
+    int i = pPlan->iBind - 1 + k;
+    rc = execScalar(pCtx, db, pPlan->apBind[k], pStamp, &v, pbFail);
+    if( rc || *pbFail ) break;
+    for(t=-1; t<(pPlan->pJoin ? pPlan->pJoin->nTab : 0) && rc==SQLITE_OK; t++){
+      ParParams *p = t<0 ? pPlan->pParams : pPlan->pJoin->aTab[t].pScan->pParams;
+      if( p==0 || i>=p->n ) continue;
+      sqlite3_value_free(p->apVal[i]);
+      p->apVal[i] = t<0 ? v : sqlite3_value_dup(v);
+      if( p->apVal[i]==0 ) rc = SQLITE_NOMEM;
+    }
+    if( pPlan->pParams==0 || i>=pPlan->pParams->n ) sqlite3_value_free(v);
+  }
+  return rc;
+}
+
 int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParStamp *pStamp,
                ParExec *pX, char **pzErr){
   double t0 = parNowMs(), t1;
@@ -97,6 +180,16 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
   if( pPlan->zWhy || pPlan->nOp<1 || pPlan->aOp[0]!=PAR_OP_SCAN ){
     pX->bNative = 1;
     return SQLITE_OK;
+  }
+  if( pPlan->nBind ){
+    int bFail = 0;
+    rc = execBind(pCtx, db, pPlan, pStamp, &bFail);
+    if( rc ) return rc;
+    if( bFail ){
+      pX->bNative = 1;
+      pX->iNativeOp = 0;
+      return SQLITE_OK;
+    }
   }
   if( pPlan->zJoinOnly && pCtx->eJoinStrategy!=PAR_JOIN_AUTO ){
     /* Only the join operator reads the rows in SQLite's order. */

@@ -167,6 +167,7 @@ void parPlanFree(ParPlan *p){
   parPlanJoinFree(p->pJoin);
   sqlite3_free(p->zJoinWhy);
   sqlite3_free(p->zJoinOnly);
+  for(i=0; i<p->nBind; i++) parPlanFree(p->apBind[i]);
   parPlanWindowFree(p->pWindow);
   if( p->pSort ){
     ParPlanSort *pS = p->pSort;
@@ -782,6 +783,37 @@ int buildOrderSensitive(ParBuild *pB){
   return 0;
 }
 
+/* May SQLite stop reading before the last row?  A LIMIT where no temp
+** b-tree sorts the rows it keeps (the loops give ORDER BY's order, or
+** the groups come in order): then it reads only the rows it returns,
+** which the join operator, reading whole tables, would not beat. */
+static int buildStopsEarly(ParBuild *pB){
+  sqlite3_stmt *pStmt;
+  int bSorter = 0;
+  if( !pB->pSel->bLimit ) return 0;
+  pStmt = buildExplainStmt(pB->db, pB->pSel->zSql, pB->pPlan->pParams);
+  if( pStmt==0 ) return 1;
+  while( sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zDetail = (const char*)sqlite3_column_text(pStmt, 3);
+    if( zDetail && sqlite3_column_int(pStmt, 1)==0
+     && strstr(zDetail, "USE TEMP B-TREE FOR ")
+     && (strstr(zDetail, "ORDER BY") || (pB->pSel->nOrder==0 && strstr(zDetail, "GROUP BY"))) ){
+      bSorter = 1;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  return !bSorter;
+}
+
+/* Can the check of the order wait for the join operator's plan (pB's
+** zOrderWhy)?  A FROM of tables the operator may run, SQLite walking
+** nothing backwards (nBack) and reading every row. */
+static int buildCanDefer(ParBuild *pB, int nBack){
+  const ParFrom *pFrom = pB->pSel->pFrom;
+  return pFrom && (pFrom->nSrc>=2 || (pFrom->nSrc==1 && pFrom->aSrc[0].eType==PAR_SRC_TABLE))
+      && nBack==0 && pB->zOrderWhy==0 && !buildStopsEarly(pB);
+}
+
 void buildCheckOrder(ParBuild *pB){
   ParPlan *pPlan = pB->pPlan;
   int bSort1 = 0, bSort2 = 0, nBack1, nBack2;
@@ -817,7 +849,7 @@ void buildCheckOrder(ParBuild *pB){
     int n = zLine ? (int)strlen(zLine) : 0;
     while( n>0 && zLine[n-1]=='\n' ) zLine[--n] = 0;
     for(z=zLine; z && *z; z++) if( *z=='\n' ) *z = ';';
-    if( pB->pSel->pFrom && pB->pSel->pFrom->nSrc>=2 && nBack1==0 && pB->zOrderWhy==0 ){
+    if( buildCanDefer(pB, nBack1) ){
       /* The join operator may still visit them in SQLite's order: it
       ** follows the SELECT's loops (plan_join.c joinOrder); decided after
       ** it is planned (parPlanBuild). */
@@ -838,6 +870,12 @@ void buildCheckOrder(ParBuild *pB){
   }else if( nBack1!=nBack2 ){
     buildWhy(pB, "SQLite walks an index or an IN list backwards where the extraction "
              "query walks it forwards, and the result depends on the order%s", "");
+  }else if( pPlan->nKey>0 && !bSort1 && buildCanDefer(pB, nBack1) ){
+    /* The join operator's scan walks the index as SQLite does (the same
+    ** loops), and its rows group as SQLite's (above). */
+    pB->zOrderWhy = sqlite3_mprintf("SQLite reads the groups in index order, and the result "
+                                    "depends on the order of rows inside groups");
+    if( pB->zOrderWhy==0 ) buildNoMem(pB);
   }else if( pPlan->nKey>0 && !bSort1 ){
     buildWhy(pB, "SQLite reads the groups in index order, and the result "
              "depends on the order of rows inside groups%s", "");
@@ -2122,6 +2160,68 @@ static char *planColumnSig(sqlite3 *db, sqlite3_stmt *pStmt){
   return sqlite3_str_finish(pStr);
 }
 
+/* The uncorrelated scalar subqueries of pPlan's SELECT (as flattened)
+** written as parameters after its own (plan_flatten.c parBindScalars),
+** each with a plan of its own to compute it (exec.c); nothing when one of
+** them has no plan (an error SQLite reports when it runs the SELECT). */
+static int planBindScalars(sqlite3 *db, ParPlan *pPlan){
+  char *azBind[PAR_MAX_BIND];
+  int nBind = 0, nParam = pPlan->pParams ? pPlan->pParams->n : 0, rc = SQLITE_OK, k;
+  char *zBound = parBindScalars(db, pPlan->zFlat ? pPlan->zFlat : pPlan->zSql, nParam,
+                                &nBind, azBind, &rc);
+  ParParams *pNew = 0;
+  if( zBound==0 ) return rc;
+  pNew = parParamsNew(nParam + nBind);
+  if( pNew==0 ) rc = SQLITE_NOMEM;
+  for(k=0; k<nParam && rc==SQLITE_OK; k++){
+    sqlite3_value *v = pPlan->pParams->apVal[k];
+    if( v && (pNew->apVal[k] = sqlite3_value_dup(v))==0 ) rc = SQLITE_NOMEM;
+  }
+  for(k=0; k<nBind && rc==SQLITE_OK; k++){
+    char *zErr = 0;
+    rc = parPlanBuild(db, azBind[k], pPlan->pParams, &pPlan->apBind[k], &zErr);
+    sqlite3_free(zErr);
+    if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
+      /* It does not plan: left to SQLite as written. */
+      rc = SQLITE_OK;
+      for(k=0; k<nBind; k++){ parPlanFree(pPlan->apBind[k]); pPlan->apBind[k] = 0; }
+      sqlite3_free(zBound);
+      zBound = 0;
+      break;
+    }
+    pPlan->nBind = k+1;
+  }
+  if( rc==SQLITE_OK && zBound ){
+    /* Kept where SQLite's loops stay the same (the subqueries' aside). */
+    int bSort0 = 0, bSort1 = 0;
+    char *zL0 = buildLoops(db, pPlan->zFlat ? pPlan->zFlat : pPlan->zSql, pPlan->pParams,
+                           &bSort0);
+    char *zL1 = buildLoops(db, zBound, pNew, &bSort1);
+    if( zL0==0 || zL1==0 || strcmp(zL0, zL1)!=0 || bSort0!=bSort1 ){
+      sqlite3_free(zBound);
+      zBound = 0;
+    }
+    sqlite3_free(zL0);
+    sqlite3_free(zL1);
+  }
+  if( rc==SQLITE_OK && zBound ){
+    sqlite3_free(pPlan->zFlat);
+    pPlan->zFlat = zBound;
+    pPlan->mFlat |= PAR_FLAT_BIND;
+    pPlan->iBind = nParam + 1;
+    parParamsFree(pPlan->pParams);
+    pPlan->pParams = pNew;
+    pNew = 0;
+  }else{
+    sqlite3_free(zBound);
+    for(k=0; k<PAR_MAX_BIND; k++){ parPlanFree(pPlan->apBind[k]); pPlan->apBind[k] = 0; }
+    pPlan->nBind = 0;
+  }
+  parParamsFree(pNew);
+  for(k=0; k<nBind; k++) sqlite3_free(azBind[k]);
+  return rc;
+}
+
 int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
                  ParPlan **ppPlan, char **pzErr){
   ParSelect sel;
@@ -2159,7 +2259,9 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
   ** planned as merged (plan_flatten.c); else native, saying why. */
   if( pPlan->zSql ){
     rc = parFlatten(db, zSql, pParams, &pPlan->zFlat, &pPlan->mFlat, &zFlatWhy);
+    if( rc==SQLITE_OK ) rc = planBindScalars(db, pPlan);
     if( rc ){
+      sqlite3_free(zFlatWhy);
       parPlanFree(pPlan);
       return rc;
     }
@@ -2245,15 +2347,26 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
 static void explainText(sqlite3_str *pStr, const char *z, const ParExplainIn *pIn){
   while( z && *z ){
     const char *zAt = strstr(z, ":par_p");
+    const ParPlan *pB = pIn->pBind;
     int i = 0, n = 6;
     if( zAt==0 ){
       sqlite3_str_appendall(pStr, z);
       break;
     }
-    while( zAt[n]>='0' && zAt[n]<='9' && i<=pIn->nParam ) i = i*10 + (zAt[n++] - '0');
+    while( zAt[n]>='0' && zAt[n]<='9' && n<14 ) i = i*10 + (zAt[n++] - '0');
     sqlite3_str_append(pStr, z, (int)(zAt - z));
-    if( i>=1 && i<=pIn->nParam && pIn->azParam[i-1] ){
-      sqlite3_str_appendall(pStr, pIn->azParam[i-1]);
+    if( (i>=1 && i<=pIn->nParam && pIn->azParam[i-1])
+     || (pB && i>=pB->iBind && i<pB->iBind + pB->nBind) ){
+      if( i>=1 && i<=pIn->nParam && pIn->azParam[i-1] ){
+        sqlite3_str_appendall(pStr, pIn->azParam[i-1]);
+      }else{
+        /* A subquery computed once (ParPlan.apBind), as written. */
+        ParExplainIn in = *pIn;
+        in.pBind = 0;
+        sqlite3_str_appendall(pStr, "(");
+        explainText(pStr, pB->apBind[i - pB->iBind]->zSql, &in);
+        sqlite3_str_appendall(pStr, ")");
+      }
       /* The blank parParamsRewrite added, unless a name follows it (the
       ** SQL had a blank there too: "?1 AS p" merged as "(:par_p1 )AS p"
       ** would read ":xAS p"). */
@@ -2396,8 +2509,13 @@ static void explainJoin(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn 
   const ParPlanJoin *pJ = p->pJoin;
   int i, k;
   if( pJ->nTab==1 ){
-    sqlite3_str_appendf(pStr, "from      subquery %s%s\n", pJ->aTab[0].zName,
-                        pJ->zResidText || pJ->zCalcText ? "" : ": no join");
+    if( pJ->aTab[0].pSub ){
+      sqlite3_str_appendf(pStr, "from      subquery %s%s\n", pJ->aTab[0].zName,
+                          pJ->zResidText || pJ->zCalcText ? "" : ": no join");
+    }else{
+      sqlite3_str_appendf(pStr, "from      table %s in SQLite's order, the order of an index "
+                          "(the result depends on it)\n", pJ->aTab[0].zName);
+    }
   }else{
     sqlite3_str_appendf(pStr, "join      hash join of %d tables in SQLite's loop order%s\n",
                         pJ->nTab, pJ->bOrderMatters ? " (the result depends on the order of "
@@ -2466,9 +2584,12 @@ static void explainJoin(sqlite3_str *pStr, const ParPlan *p, const ParExplainIn 
   }
 }
 
-char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
+char *parPlanExplain(const ParPlan *p, const ParExplainIn *pInArg){
   sqlite3_str *pStr = sqlite3_str_new(0);
+  ParExplainIn in = *pInArg;
+  const ParExplainIn *pIn = &in;
   int i;
+  in.pBind = p->nBind ? p : 0;
   if( p->zWhy || (p->zJoinOnly && pIn->bJoinSqlite) ){
     sqlite3_str_appendf(pStr, "native: SQLite runs the whole SELECT (%s%s)\n",
                         p->zWhy ? p->zWhy : "join_strategy is 1: ",
@@ -2501,6 +2622,14 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn){
   if( p->mFlat & PAR_FLAT_DECOR ){
     sqlite3_str_appendall(pStr, "where     a correlated subquery of aggregates as a table of "
                           "its groups (_pd<n>), joined on the correlated columns\n");
+  }
+  for(i=0; i<p->nBind; i++){
+    ParExplainIn inner = in;
+    inner.pBind = 0;
+    sqlite3_str_appendall(pStr, "value     (");
+    explainText(pStr, p->apBind[i]->zSql, &inner);
+    sqlite3_str_appendf(pStr, ") computed once before each scan, %s, and bound as a value\n",
+                        p->apBind[i]->zWhy ? "by SQLite" : "by its own plan (kernels)");
   }
   if( p->mFlat & PAR_FLAT_EXISTS ){
     sqlite3_str_appendall(pStr, "where     [NOT] EXISTS over a table scanned for each row, "

@@ -51,6 +51,7 @@ struct ParPlanAgg {
 #define PAR_OP_WINDOW 5   /* window functions over the extraction's rows:
                           ** op_window.c */
 #define PAR_MAX_OP    8
+#define PAR_MAX_BIND  8   /* scalar subqueries computed once, per SELECT */
 
 /* One key of the sort operator (plan_sort.c, op_sort.c): extraction
 ** column iCol under collation eColl (PAR_COLL_*, or PAR_COLL_UNKNOWN: the
@@ -237,6 +238,8 @@ typedef struct ParPlanWindow {
                             ** as derived tables of groups, joined */
 #define PAR_FLAT_SEMI  16   /* x IN (SELECT y ...) as a join with the
                             ** subquery's distinct values */
+#define PAR_FLAT_BIND  32   /* uncorrelated scalar subqueries as parameters
+                            ** (ParPlan.apBind) */
 
 struct ParPlan {
   char *zSql;        /* the SELECT as given (its parameters written as
@@ -289,6 +292,13 @@ struct ParPlan {
                         ** order and the extraction query does not (its
                         ** plan differs; this says how): where the join
                         ** is left to SQLite, SQLite runs the SELECT */
+  int nBind;            /* uncorrelated scalar subqueries written as
+                        ** parameters :par_p<iBind+k> (plan_flatten.c
+                        ** parBindScalars), each computed by its own plan
+                        ** apBind[k] before a run (exec.c), its value set in
+                        ** pParams and in the join's scans' */
+  int iBind;
+  ParPlan *apBind[PAR_MAX_BIND];
   ParPlanWindow *pWindow;   /* the window operator (aDirect picks its
                             ** columns), or NULL */
   int nOp;              /* the pipeline: PAR_OP_* in the order they run */
@@ -343,6 +353,8 @@ typedef struct ParExplainIn {
   int bVerbose;          /* add the extraction and final SQL */
   char **azJoinMode;     /* how each table of the join is read (or NULL) */
   int bJoinSqlite;       /* join_strategy says SQLite joins the tables */
+  const ParPlan *pBind;  /* (parPlanExplain: its bound subqueries, shown as
+                         ** they are written) */
 } ParExplainIn;
 
 /* The plan as a few lines of text, one per operator, for par_explain(). */

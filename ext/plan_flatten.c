@@ -1587,3 +1587,130 @@ int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
   }
   return f.rc;
 }
+
+/* ---- uncorrelated scalar subqueries, computed once ------------------------
+**
+** A comparison with a subquery that names nothing of the SELECT,
+**
+**   WHERE c_acctbal > (SELECT avg(c_acctbal) FROM customer WHERE ...)
+**   HAVING sum(v) > (SELECT sum(v) * 0.001 FROM ...)
+**
+** is evaluated by SQLite once per statement (its plan: SCALAR SUBQUERY),
+** by each statement that reads the rows: once per worker connection and
+** range, in SQLite, on one thread.  It is written as a parameter instead,
+** ":par_p<n>" after the SELECT's own, whose value exec.c computes before
+** each run through the subquery's own plan (the kernels where it has one)
+** and binds to every statement the plan makes.  The same value: the
+** subquery's first row's one column, NULL without rows, at the snapshot
+** of the scan.  The same comparison: SQLite compares with a subquery's
+** value under the affinity of its one result expression and no collation
+** (expr.c sqlite3ExprAffinity, sqlite3ExprCollSeq), and a parameter has
+** neither; so only subqueries whose result has no affinity are taken: a
+** function call (not likely(), unlikely(), likelihood(), which pass their
+** argument's on) or an expression whose top operator gives a number,
+** without COLLATE or CAST anywhere in it.  Where SQLite would never
+** evaluate it (no row reaches the comparison), computing it anyway changes
+** nothing but time, unless it fails: then the SELECT runs natively
+** (exec.c). */
+
+/* Does subquery text zInner (no parentheses) return one value of no
+** affinity, naming nothing outside itself? */
+static int flatBindable(sqlite3 *db, const char *zInner, int *pRc){
+  static const char *azPass[] = { "likely", "unlikely", "likelihood" };
+  ParSelect sel;
+  sqlite3_stmt *pStmt = 0;
+  int bOk, t0, t1, i, rc;
+  rc = sqlite3_prepare_v2(db, zInner, -1, &pStmt, 0);
+  bOk = rc==SQLITE_OK && pStmt && sqlite3_column_count(pStmt)==1
+     && sqlite3_column_decltype(pStmt, 0)==0 && sqlite3_stmt_readonly(pStmt);
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_NOMEM ){ *pRc = rc; return 0; }
+  if( !bOk ) return 0;
+  if( (*pRc = parSelectParse(zInner, &sel))!=SQLITE_OK ) return 0;
+  bOk = sel.zWhy==0 && sel.nCol==1 && sel.bFrom;
+  if( bOk ){
+    const ParToken *a = sel.aTok;
+    t0 = sel.aCol[0].span.iTok;
+    t1 = sel.aCol[0].span.iTokEnd;
+    buildStripParens(a, &t0, &t1);
+    for(i=t0; i<t1 && bOk; i++){
+      bOk = !parTokIs(zInner, &a[i], "COLLATE") && !parTokIs(zInner, &a[i], "CAST")
+         && !parTokIs(zInner, &a[i], "SELECT");
+    }
+    if( bOk && !flatNumeric(zInner, a, t0, t1) ){
+      /* name ( ... ) and nothing after it */
+      int d = 0;
+      bOk = t1-t0>=3 && a[t0].eType==PT_ID && a[t0+1].eType==PT_LP;
+      for(i=t0+1; bOk && i<t1; i++){
+        if( a[i].eType==PT_LP ) d++;
+        if( a[i].eType==PT_RP && --d==0 ) break;
+      }
+      bOk = bOk && i==t1-1;
+      for(i=0; bOk && i<(int)(sizeof(azPass)/sizeof(azPass[0])); i++){
+        bOk = !parTokIs(zInner, &a[t0], azPass[i]);
+      }
+    }
+  }
+  parSelectClear(&sel);
+  return bOk;
+}
+
+char *parBindScalars(sqlite3 *db, const char *zSql, int nParam, int *pnBind, char **azBind,
+                     int *pRc){
+  ParSelect sel;
+  sqlite3_str *pStr;
+  char *zOut = 0;
+  int iPrev = 0, c;
+  *pnBind = 0;
+  if( sqlite3_strlike("%SELECT%SELECT%", zSql, 0)!=0 ) return 0;
+  *pRc = parSelectParse(zSql, &sel);
+  if( *pRc || !sel.bFrom || (!sel.bWhere && !sel.bHaving) || sel.pFrom==0 ){
+    parSelectClear(&sel);
+    return 0;
+  }
+  pStr = sqlite3_str_new(db);
+  for(c=0; c<2 && *pRc==SQLITE_OK; c++){
+    /* WHERE, then HAVING: each "(SELECT ...)" beside a comparison. */
+    const ParToken *a = sel.aTok;
+    int i0 = c==0 ? (sel.bWhere ? sel.where.iTok : 0) : (sel.bHaving ? sel.having.span.iTok : 0);
+    int i1 = c==0 ? (sel.bWhere ? sel.where.iTokEnd : 0)
+                  : (sel.bHaving ? sel.having.span.iTokEnd : 0);
+    int i;
+    for(i=i0; i<i1 && *pRc==SQLITE_OK; i++){
+      int j, d = 0;
+      char *zInner;
+      if( a[i].eType!=PT_LP || i+1>=i1 || !parTokIs(zSql, &a[i+1], "SELECT") ) continue;
+      for(j=i; j<i1; j++){
+        if( a[j].eType==PT_LP ) d++;
+        if( a[j].eType==PT_RP && --d==0 ) break;
+      }
+      if( j>=i1 ) break;
+      if( *pnBind<PAR_MAX_BIND
+       && ((i>i0 && flatIsCompare(zSql, &a[i-1])) || (j+1<i1 && flatIsCompare(zSql, &a[j+1])))
+       && (zInner = flatSubqueryText(zSql, a, i, j+1))!=0 ){
+        if( flatBindable(db, zInner, pRc) ){
+          azBind[*pnBind] = zInner;
+          ++*pnBind;
+          sqlite3_str_appendf(pStr, "%.*s:par_p%d ", a[i].i - iPrev, zSql + iPrev,
+                              nParam + *pnBind);
+          iPrev = a[j].i + a[j].n;
+        }else{
+          sqlite3_free(zInner);
+        }
+      }
+      i = j;      /* (not into the subquery) */
+    }
+  }
+  if( *pnBind>0 && *pRc==SQLITE_OK ){
+    sqlite3_str_appendall(pStr, zSql + iPrev);
+    zOut = sqlite3_str_finish(pStr);
+    if( zOut==0 ) *pRc = SQLITE_NOMEM;
+  }else{
+    sqlite3_free(sqlite3_str_finish(pStr));
+  }
+  if( zOut==0 ){
+    while( *pnBind>0 ) sqlite3_free(azBind[--*pnBind]);
+  }
+  parSelectClear(&sel);
+  return zOut;
+}

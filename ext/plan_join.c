@@ -1380,8 +1380,12 @@ void buildJoinPlan(ParBuild *pB){
     return;
   }
   /* (A subquery alone in FROM: its own plan's rows, as a join of one.) */
+  /* (A table alone whose rows SQLite reads in the order of an index when
+  ** the result depends on it: read, and sorted into that order, as a
+  ** join of one.) */
   if( pB->pSel->pFrom->nSrc<2 && (pB->pSel->pFrom->nSrc<1
-                                  || pB->pSel->pFrom->aSrc[0].eType!=PAR_SRC_SUBQUERY) ){
+                                  || (pB->pSel->pFrom->aSrc[0].eType!=PAR_SRC_SUBQUERY
+                                      && pB->zOrderWhy==0)) ){
     return;
   }
   memset(&j, 0, sizeof(j));

@@ -95,6 +95,12 @@ sqlite3_stmt *buildExplainStmt(sqlite3 *db, const char *zSql, const ParParams *p
 ** Strings sqlite3_malloc'd.  SQLITE_OK or SQLITE_NOMEM. */
 int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
                char **pzFlat, int *pmDone, char **pzWhy);
+/* zSql with each uncorrelated scalar subquery beside a comparison in its
+** WHERE and HAVING whose value has no affinity written as a parameter
+** ":par_p<nParam+k>" (k from 1), the subqueries' texts in azBind[k-1]
+** (*pnBind of them, at most PAR_MAX_BIND); NULL when there is none. */
+char *parBindScalars(sqlite3 *db, const char *zSql, int nParam, int *pnBind, char **azBind,
+                     int *pRc);
 /* zWhy unless the extraction query reads the rows in the order SQLite's
 ** plan for the SELECT does, when the result depends on it. */
 void buildCheckOrder(ParBuild *pB);
