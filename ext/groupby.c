@@ -1605,14 +1605,83 @@ static int groupSorted(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParB
   return rc;
 }
 
+/* Row i of pCol as a class and 64 bits: equal pairs are the same value,
+** byte for byte (text by its dictionary code: one code per value). */
+static inline void keyCell(const ParColumn *p, size_t i, uint8_t *pCls, uint64_t *pBits){
+  if( p->aNull && (p->aNull[i>>3] >> (i&7)) & 1 ){
+    *pCls = SQLITE_NULL;
+    *pBits = 0;
+    return;
+  }
+  switch( p->eStore ){
+    case PAR_COL_INT:  *pCls = SQLITE_INTEGER; *pBits = (uint64_t)p->aInt[i]; return;
+    case PAR_COL_REAL: *pCls = SQLITE_FLOAT; memcpy(pBits, &p->aReal[i], 8); return;
+    case PAR_COL_TEXT: *pCls = SQLITE_TEXT; *pBits = p->aCode[i]; return;
+    case PAR_COL_MIXED: *pCls = p->aType[i]; *pBits = p->aVal[i]; return;
+  }
+  *pCls = SQLITE_NULL;
+  *pBits = 0;
+}
+
+/* Does the first GROUP BY key, an INTEGER column, decide the others: do
+** the rows of each of its values hold the same value of every other key,
+** byte for byte?  (TPC-H's Q10: GROUP BY c_custkey, c_name, c_acctbal,
+** c_phone, n_name, c_address, c_comment.)  Then the groups of the first
+** key alone are the groups, in the same order (ascending keys: the first
+** decides), and the other keys, bare columns of the result, are any row's
+** values: the group-by runs on the first key alone, sparing the others'
+** sort keys (text ranks: a sort of each dictionary).  Two passes over the
+** rows: each value's first row claimed (any one will do), then every row
+** compared with it. */
+static int keyDecides(const ParPlan *pPlan, ParBatch *pIn, int nThread){
+  const ParColumn *p0 = &pIn->aCol[0];
+  size_t n = (size_t)pIn->nRow, i;
+  uint32_t nBin = 0, *aFirst;
+  sqlite3_int64 iLo = 0;
+  int bSame = 1, k;
+  if( pPlan->nKey<2 || p0->eStore!=PAR_COL_INT || n<2 || n>=UINT32_MAX ) return 0;
+  intKeyRange(p0, n, nThread, &nBin, &iLo);
+  if( nBin==0 || nBin>4*n + 1024 ) return 0;
+  aFirst = sqlite3_malloc64((sqlite3_int64)nBin*sizeof(uint32_t));
+  if( aFirst==0 ) return 0;
+  memset(aFirst, 0xff, (size_t)nBin*sizeof(uint32_t));
+  #pragma omp parallel for num_threads(nThread) schedule(static)
+  for(i=0; i<n; i++){
+    int bNull = p0->aNull && (p0->aNull[i>>3] >> (i&7)) & 1;
+    uint32_t b = bNull ? 0 : (uint32_t)((sqlite3_uint64)p0->aInt[i] - (sqlite3_uint64)iLo)
+                                + (p0->aNull ? 1 : 0);
+    uint32_t e = UINT32_MAX;
+    __atomic_compare_exchange_n(&aFirst[b], &e, (uint32_t)i, 0, __ATOMIC_RELAXED,
+                                __ATOMIC_RELAXED);
+  }
+  #pragma omp parallel for num_threads(nThread) schedule(static) private(k) \
+          reduction(&&:bSame)
+  for(i=0; i<n; i++){
+    int bNull = p0->aNull && (p0->aNull[i>>3] >> (i&7)) & 1;
+    uint32_t b = bNull ? 0 : (uint32_t)((sqlite3_uint64)p0->aInt[i] - (sqlite3_uint64)iLo)
+                                + (p0->aNull ? 1 : 0);
+    size_t f = aFirst[b];
+    for(k=1; k<pPlan->nKey && bSame && f!=i; k++){
+      uint8_t c1, c2;
+      uint64_t v1, v2;
+      keyCell(&pIn->aCol[k], i, &c1, &v1);
+      keyCell(&pIn->aCol[k], f, &c2, &v2);
+      bSame = c1==c2 && v1==v2;
+    }
+  }
+  sqlite3_free(aFirst);
+  return bSame;
+}
+
 int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
                ParBatch **ppOut, int *pbNative, char **pzErr,
                const char **pzStrategy){
   int nThread = parThreadsFor(pCtx, pIn->nRow);
   int eForce = pCtx->eGroupStrategy;
-  int rc, k, bOverflow = 0, bOrdered = 0;
+  int rc, k, bOverflow = 0, bOrdered = 0, bDecides = 0;
   size_t n = (size_t)pIn->nRow;
   ParGroupHow how;
+  ParPlan one;
 
   *ppOut = 0;
   *pbNative = 0;
@@ -1630,6 +1699,13 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
   for(k=0; k<pPlan->nAgg; k++){
     const ParPlanAgg *pA = &pPlan->aAgg[k];
     if( pA->bDistinct || pA->eFunc==PAR_AGG_GROUP_CONCAT ) bOrdered = 1;
+  }
+  if( eForce==PAR_GROUP_AUTO && keyDecides(pPlan, pIn, nThread) ){
+    /* The first key alone: the others come out as bare columns. */
+    one = *pPlan;
+    one.nKey = 1;
+    pPlan = &one;
+    bDecides = 1;
   }
 
   rc = groupBins(pPlan, pIn, nThread, eForce, &how);
@@ -1660,6 +1736,22 @@ int parGroupBy(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
 done:
   for(k=0; k<how.nWord; k++) sqlite3_free(how.aaWord[k]);
   sqlite3_free(how.aBin);
+  if( bDecides && *pzStrategy ){
+    /* (par_profile: the same strategy, by the first key.) */
+    static const char *azBy[][2] = {
+      { "per-chunk accumulators per key value (few key values)",
+        "per-chunk accumulators per value of the first key, which decides the others" },
+      { "per-thread accumulators per key value (dense key values)",
+        "per-thread accumulators per value of the first key, which decides the others" },
+      { "counting sort, then segments",
+        "counting sort by the first key, which decides the others, then segments" },
+      { "radix sort, then segments",
+        "radix sort by the first key, which decides the others, then segments" },
+    };
+    for(k=0; k<(int)(sizeof(azBy)/sizeof(azBy[0])); k++){
+      if( strcmp(*pzStrategy, azBy[k][0])==0 ) *pzStrategy = azBy[k][1];
+    }
+  }
   if( rc==SQLITE_OK && bOverflow ){
     /* Whether SQLite reports "integer overflow" depends on which groups
     ** its plan finalizes (HAVING moved to WHERE, LIMIT stopping early):

@@ -258,6 +258,54 @@ def test_random_group_sort():
     cases.done(min_sorted=0.5)
 
 
+def test_first_key_decides():
+    """GROUP BY g, h, w, ... where the first key, an INTEGER column,
+    decides the others in the rows (each g one h, one w: a customer's id,
+    name, address): grouped by g alone, the others taken from any row
+    (par_profile names it); where some g holds two values of another key,
+    even ones its collation finds equal ('a' and 'A' under NOCASE, 1 and
+    1.0, 0.0 and -0.0) or NULL and a value, grouped by all the keys.
+    SQLite's rows either way."""
+    c = world().conn
+    rng = random.Random(SEED + 5)
+    c.execute("CREATE TABLE tk(g INTEGER, h TEXT COLLATE NOCASE, w, x REAL, v)")
+    rows = []
+    for g in range(600):
+        h, w, x = rng.choice(["p", "P", "q", None]), rng.choice([1, 2.5, "z", None, b"b"]), \
+            rng.choice([0.5, -1.0, None])
+        for _ in range(rng.choice([1, 2, 3])):
+            rows.append((None if g == 101 else g, h, w, x, rng.choice([1, 0.1, 1e16, -1e16])))
+    rng.shuffle(rows)
+    c.executemany("INSERT INTO tk VALUES(?,?,?,?,?)", rows)
+    c.commit()
+    cases = Cases("first key decides")
+    decided = []
+    sqls = ["SELECT g, h, w, count(*), sum(v) FROM tk GROUP BY g, h, w",
+            "SELECT g, h, w, x, total(v) FROM tk GROUP BY g, h, w, x ORDER BY 5 DESC LIMIT 30",
+            "SELECT h, g, max(v) FROM tk GROUP BY g, h ORDER BY 3, 1",
+            "SELECT g, w, group_concat(v) FROM tk GROUP BY g, w"]
+    for sql in sqls:
+        cases.check(sql)
+        prof = json.loads(c.execute("SELECT par_profile(?)", (sql,)).fetchone()[0])
+        decided.append("which decides the others" in json.dumps(prof))
+    assert all(decided), decided
+    # One g with 'a' and 'A' (NOCASE: one group), one with 1 and 1.0, one
+    # with 0.0 and -0.0, one with NULL and a value: every key groups.
+    for bad in [(7, "a", "A", "h"), (8, 1, 1.0, "w"), (9, 0.0, -0.0, "x"), (10, None, 2, "w")]:
+        g, a, b, col = bad
+        c.execute("UPDATE tk SET %s = ? WHERE g = ? AND rowid = (SELECT min(rowid) FROM tk "
+                  "WHERE g = ?)" % col, (a, g, g))
+        c.execute("INSERT INTO tk(g, h, w, x, v) SELECT g, h, w, x, v FROM tk WHERE g = ? "
+                  "LIMIT 1", (g,))
+        c.execute("UPDATE tk SET %s = ? WHERE rowid = (SELECT max(rowid) FROM tk)" % col, (b,))
+        c.commit()
+        for sql in sqls:
+            cases.check(sql)
+    c.execute("DROP TABLE tk")
+    c.commit()
+    cases.done()
+
+
 def test_many_groups_ties():
     cases = Cases("many groups")
     shapes = ["SELECT g, count(*) AS n FROM tg GROUP BY g ORDER BY n DESC",
