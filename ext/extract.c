@@ -315,7 +315,7 @@ static int parHasTable(sqlite3 *db, const char *zSchema, const char *zTab){
 /* The schema an unqualified table name zTab resolves to, as SQLite
 ** resolves it (temp, main, then attached databases in order), or NULL
 ** (also for zTab NULL: out of memory before). */
-static char *parResolveSchema(sqlite3 *db, const char *zTab){
+char *parResolveSchema(sqlite3 *db, const char *zTab){
   const char *zName;
   int i;
   if( parHasTable(db, "temp", zTab) ) return sqlite3_mprintf("temp");

@@ -900,7 +900,7 @@ static int buildKeyIsRowid(ParBuild *pB, const char *z, int n){
   ParSelect *pSel = pB->pSel;
   const ParFromSrc *pS = 0;
   sqlite3_stmt *pStmt = 0;
-  char *zCol = 0, *zQual = 0;
+  char *zCol = 0, *zQual = 0, *zSchema = 0;
   int t0, t1, k, i, bOk = 0;
   for(i=0; pSel->pFrom && i<pSel->pFrom->nSrc && pS==0; i++){
     const ParFromSrc *p = &pSel->pFrom->aSrc[i];
@@ -919,21 +919,49 @@ static int buildKeyIsRowid(ParBuild *pB, const char *z, int n){
     if( zQual && sqlite3_strnicmp(zQual, z, n)!=0 ){ sqlite3_free(zCol); zCol = 0; }
     if( zQual && (int)strlen(zQual)!=n ){ sqlite3_free(zCol); zCol = 0; }
   }
-  /* The table's one primary key column, declared INTEGER, of a rowid table. */
-  if( zCol && sqlite3_prepare_v2(pB->db,
+  /* The table's one primary key column, declared INTEGER, of a rowid table
+  ** (in its schema, named to the pragmas: see buildGroupOrder). */
+  zSchema = zCol ? (pS->zSchema ? sqlite3_mprintf("%s", pS->zSchema)
+                                : parResolveSchema(pB->db, pS->zName)) : 0;
+  if( zSchema && sqlite3_prepare_v2(pB->db,
         "SELECT count(*)=1 AND max(upper(i.type)='INTEGER' AND i.name=?3 COLLATE NOCASE) "
-        "AND (SELECT count(*)=1 AND max(NOT wr) FROM pragma_table_list(?1) "
-        "     WHERE ?2 IS NULL OR schema=?2) "
+        "AND (SELECT NOT wr FROM pragma_table_list(?1) WHERE schema=?2) "
         "FROM pragma_table_info(?1, ?2) AS i WHERE i.pk", -1, &pStmt, 0)==SQLITE_OK ){
     sqlite3_bind_text(pStmt, 1, pS->zName, -1, SQLITE_STATIC);
-    if( pS->zSchema ) sqlite3_bind_text(pStmt, 2, pS->zSchema, -1, SQLITE_STATIC);
+    sqlite3_bind_text(pStmt, 2, zSchema, -1, SQLITE_STATIC);
     sqlite3_bind_text(pStmt, 3, zCol, -1, SQLITE_STATIC);
     bOk = sqlite3_step(pStmt)==SQLITE_ROW && sqlite3_column_int(pStmt, 0)==1;
   }
   sqlite3_finalize(pStmt);
+  sqlite3_free(zSchema);
   sqlite3_free(zCol);
   sqlite3_free(zQual);
   return bOk;
+}
+
+/* Does db hold a write transaction?  Then the planner reads no index's
+** columns (pragma index_xinfo): inside CREATE TEMP TABLE ... AS SELECT
+** over a view, after another connection changed a schema, that read made
+** SQLite reload the schemas and abort the statement ("abort due to
+** ROLLBACK"); a plan that needs them runs natively. */
+int buildWriting(sqlite3 *db){
+  return sqlite3_txn_state(db, 0)==SQLITE_TXN_WRITE;
+}
+
+/* The schema of the table SQLite's loop (z, n) reads (its name in the
+** plan: the table's or its alias), as the FROM clause names it or SQLite
+** resolves it; NULL when not one of the FROM's tables. */
+static char *buildLoopSchema(ParBuild *pB, const char *z, int n){
+  ParSelect *pSel = pB->pSel;
+  int i;
+  for(i=0; pSel->pFrom && i<pSel->pFrom->nSrc; i++){
+    const ParFromSrc *p = &pSel->pFrom->aSrc[i];
+    const char *zN = p->zAlias ? p->zAlias : p->zName;
+    if( p->eType==PAR_SRC_TABLE && zN && (int)strlen(zN)==n && strncmp(zN, z, n)==0 ){
+      return p->zSchema ? sqlite3_mprintf("%s", p->zSchema) : parResolveSchema(pB->db, p->zName);
+    }
+  }
+  return 0;
 }
 
 static int buildGroupOrder(ParBuild *pB, const int *aKeyColl){
@@ -996,8 +1024,13 @@ static int buildGroupOrder(ParBuild *pB, const int *aKeyColl){
   if( zIdx ){
     sqlite3_stmt *pStmt = 0;
     int n = 0, bMatch = 1;
-    if( sqlite3_prepare_v2(pB->db, "SELECT name, desc, coll FROM pragma_index_xinfo(?1) "
-                           "WHERE key ORDER BY seqno", -1, &pStmt, 0)==SQLITE_OK ){
+    /* The index's schema, its table's; not while the connection writes
+    ** (buildWriting). */
+    const char *zLoopTab = zLoops + (zLoops[1]=='C' ? 5 : 7);
+    char *zSchema = buildLoopSchema(pB, zLoopTab, (int)strcspn(zLoopTab, " \n"));
+    char *zQ = zSchema && !buildWriting(pB->db) ? sqlite3_mprintf("SELECT name, desc, coll FROM \"%w\".pragma_index_xinfo(?1) "
+                                         "WHERE key ORDER BY seqno", zSchema) : 0;
+    if( zQ && sqlite3_prepare_v2(pB->db, zQ, -1, &pStmt, 0)==SQLITE_OK ){
       sqlite3_bind_text(pStmt, 1, zIdx, -1, SQLITE_STATIC);
       while( n<pSel->nGroup && bMatch && sqlite3_step(pStmt)==SQLITE_ROW ){
         const char *zCol = (const char*)sqlite3_column_text(pStmt, 0);
@@ -1027,6 +1060,8 @@ static int buildGroupOrder(ParBuild *pB, const int *aKeyColl){
       }
     }
     sqlite3_finalize(pStmt);
+    sqlite3_free(zSchema);
+    sqlite3_free(zQ);
     if( bMatch && n==pSel->nGroup ) eOrder = 1;
     sqlite3_free(zIdx);
   }
@@ -2606,6 +2641,10 @@ char *parPlanExplain(const ParPlan *p, const ParExplainIn *pInArg){
     sqlite3_str_appendall(pStr, ": each table by a scan of its own (join, below)\n");
   }else{
     sqlite3_str_appendf(pStr, ": %s\n", pIn->zMode ? pIn->zMode : "?");
+  }
+  if( p->mFlat & PAR_FLAT_WITH ){
+    sqlite3_str_appendall(pStr, "from      the WITH clause's common table expressions as "
+                          "subqueries where they are used\n");
   }
   if( p->mFlat & PAR_FLAT_MERGED ){
     sqlite3_str_appendall(pStr, "from      the subquery in FROM merged into the SELECT, "

@@ -240,6 +240,8 @@ typedef struct ParPlanWindow {
                             ** subquery's distinct values */
 #define PAR_FLAT_BIND  32   /* uncorrelated scalar subqueries as parameters
                             ** (ParPlan.apBind) */
+#define PAR_FLAT_WITH  64   /* common table expressions written where they
+                            ** are used */
 
 struct ParPlan {
   char *zSql;        /* the SELECT as given (its parameters written as
@@ -359,6 +361,11 @@ typedef struct ParExplainIn {
 
 /* The plan as a few lines of text, one per operator, for par_explain(). */
 char *parPlanExplain(const ParPlan *p, const ParExplainIn *pIn);
+
+/* The schema an unqualified table name zTab resolves to, as SQLite
+** resolves it (temp, main, then attached databases in order), found
+** without SQL or pragmas (extract.c); NULL when none has it. */
+char *parResolveSchema(sqlite3 *db, const char *zTab);
 
 /* Check that zSql is one read-only SELECT statement; on success
 ** returns SQLITE_OK and, if ppStmt is not NULL, the prepared statement. */

@@ -551,6 +551,237 @@ done:
   return zOut;
 }
 
+/* ---- common table expressions written where they are used ----------------
+**
+**   WITH revenue0 (supplier_no, total_revenue) AS (SELECT l_suppkey,
+**     sum(...) FROM lineitem WHERE ... GROUP BY l_suppkey)
+**   SELECT ... FROM supplier, revenue0 WHERE ... AND total_revenue =
+**     (SELECT max(total_revenue) FROM revenue0)
+**
+** becomes the SELECT with each use of a name in FROM (of the SELECT or of
+** a subquery in it) written as the body in parentheses, "(SELECT l_suppkey
+** AS "supplier_no", sum(...) AS "total_revenue" FROM ...) AS revenue0",
+** which the other rewrites and planners then take as any subquery in FROM
+** (TPC-H's Q15: a derived table joined, its maximum a scalar subquery
+** computed once).  The same rows: a common table expression is a subquery
+** with a name (select.c: its columns, their affinities and collations are
+** a subquery's, renamed by the column list), SQLite materializes one used
+** twice and each use reads the same rows, a deterministic SELECT's at one
+** snapshot, which each inlined copy makes again; the same order: kept only
+** where SQLite's loops over the SELECT's own tables stay the same
+** (parFlatten).  Taken: WITH without RECURSIVE, without MATERIALIZED
+** hints, each body a plain SELECT (not compound) naming no common table
+** expression after it nor itself; with a column list, a select list of as
+** many items without aliases (an alias the body's own clauses might use)
+** and no "*"; no other WITH in the text. */
+
+#define FLAT_MAX_CTE 8
+
+/* zName as an identifier in SQL: as it is when it is a plain one (letters,
+** digits, "_", not a keyword), else in double quotes.  (Other rewrites
+** leave subqueries with double-quoted names alone: "x" may be a string.) */
+static void flatAppendName(sqlite3_str *pStr, const char *zName){
+  int i, bPlain = zName[0] && !(zName[0]>='0' && zName[0]<='9')
+               && !sqlite3_keyword_check(zName, (int)strlen(zName));
+  for(i=0; zName[i] && bPlain; i++){
+    char c = zName[i];
+    bPlain = (c>='a' && c<='z') || (c>='A' && c<='Z') || (c>='0' && c<='9') || c=='_';
+  }
+  if( bPlain ) sqlite3_str_appendall(pStr, zName);
+  else sqlite3_str_appendf(pStr, "\"%w\"", zName);
+}
+
+/* Is token i of a a name that can stand after a source in FROM as its
+** alias (an identifier, not a keyword that goes on the FROM clause)? */
+static int flatIsAliasTok(const char *z, const ParToken *a, int i){
+  return a[i].eType==PT_QID || (a[i].eType==PT_ID && !sqlite3_keyword_check(z + a[i].i, a[i].n));
+}
+
+/* zText with every use in FROM of a name of aName[0..nName-1] (dequoted)
+** written as "(azBody[k])" with its alias, or as "(azBody[k]) AS name";
+** NULL when out of memory. */
+static char *flatUseBodies(const char *zText, int nName, char **azName, char **azBody){
+  int nTok, i, d = 0, iPrev = 0;
+  ParToken *a = parTokenize(zText, &nTok);
+  unsigned char aFrom[64], aExpect[64];
+  sqlite3_str *pStr;
+  if( a==0 ) return 0;
+  memset(aFrom, 0, sizeof(aFrom));
+  memset(aExpect, 0, sizeof(aExpect));
+  pStr = sqlite3_str_new(0);
+  for(i=0; i<nTok && a[i].eType!=PT_EOF; i++){
+    const ParToken *t = &a[i];
+    int bExpect = d<64 && aExpect[d];
+    if( d<64 ) aExpect[d] = 0;
+    if( t->eType==PT_LP ){
+      d++;
+      if( d<64 ) aFrom[d] = aExpect[d] = 0;
+      continue;
+    }
+    if( t->eType==PT_RP ){ if( d>0 ) d--; continue; }
+    if( d>=64 ) continue;
+    if( parTokIs(zText, t, "FROM") ){
+      aFrom[d] = 1;
+      aExpect[d] = 1;
+    }else if( parTokIs(zText, t, "WHERE") || parTokIs(zText, t, "GROUP")
+           || parTokIs(zText, t, "HAVING") || parTokIs(zText, t, "ORDER")
+           || parTokIs(zText, t, "LIMIT") || parTokIs(zText, t, "WINDOW")
+           || parTokIs(zText, t, "UNION") || parTokIs(zText, t, "EXCEPT")
+           || parTokIs(zText, t, "INTERSECT") || parTokIs(zText, t, "SELECT") ){
+      aFrom[d] = 0;
+    }else if( aFrom[d] && (t->eType==PT_COMMA || parTokIs(zText, t, "JOIN")) ){
+      aExpect[d] = 1;
+    }else if( bExpect && (t->eType==PT_ID || t->eType==PT_QID)
+           && a[i+1].eType!=PT_DOT && a[i+1].eType!=PT_LP ){
+      char *zN = parDequote(zText + t->i, t->n);
+      int k;
+      if( zN==0 ) break;
+      for(k=0; k<nName && sqlite3_stricmp(zN, azName[k])!=0; k++){}
+      sqlite3_free(zN);
+      if( k<nName ){
+        int bAlias = isKwAt(zText, a, i+1, "AS") || flatIsAliasTok(zText, a, i+1);
+        sqlite3_str_appendf(pStr, "%.*s(%s)", t->i - iPrev, zText + iPrev, azBody[k]);
+        if( !bAlias ){
+          sqlite3_str_appendall(pStr, " AS ");
+          flatAppendName(pStr, azName[k]);
+        }
+        iPrev = t->i + t->n;
+      }
+    }
+  }
+  sqlite3_str_appendall(pStr, zText + iPrev);
+  sqlite3_free(a);
+  return sqlite3_str_finish(pStr);
+}
+
+/* zSql (a WITH statement) with its common table expressions written where
+** they are used (see above), or NULL: *pzWhy says why not (or *pRc). */
+static char *flatInlineWith(const char *zSql, char **pzWhy, int *pRc){
+  int nTok, i, n = 0, k, iMain;
+  ParToken *a = parTokenize(zSql, &nTok);
+  char *azName[FLAT_MAX_CTE], *azBody[FLAT_MAX_CTE], *zOut = 0;
+  const char *zWhy = 0;
+  memset(azName, 0, sizeof(azName));
+  memset(azBody, 0, sizeof(azBody));
+  if( a==0 ){ *pRc = SQLITE_NOMEM; return 0; }
+  if( !isKwAt(zSql, a, 0, "WITH") ){
+    sqlite3_free(a);
+    return 0;
+  }
+  i = 1;
+  if( isKwAt(zSql, a, i, "RECURSIVE") ){ zWhy = "WITH RECURSIVE"; goto done; }
+  for(;;){
+    int iName = i, iCols = -1, iBody, iEnd, dd = 0, nCol = 0, j;
+    ParSelect sel;
+    sqlite3_str *pB;
+    if( n>=FLAT_MAX_CTE ){ zWhy = "a WITH clause of many common table expressions"; goto done; }
+    if( a[iName].eType!=PT_ID && a[iName].eType!=PT_QID ){ zWhy = "a WITH clause"; goto done; }
+    i++;
+    if( a[i].eType==PT_LP ){
+      iCols = i;
+      for(; a[i].eType!=PT_EOF && a[i].eType!=PT_RP; i++){
+        if( a[i].eType==PT_ID || a[i].eType==PT_QID ) nCol++;
+      }
+      i++;
+    }
+    if( !isKwAt(zSql, a, i, "AS") ){ zWhy = "a WITH clause"; goto done; }
+    i++;
+    if( isKwAt(zSql, a, i, "MATERIALIZED") || isKwAt(zSql, a, i, "NOT") ){
+      zWhy = "a MATERIALIZED or NOT MATERIALIZED common table expression";
+      goto done;
+    }
+    if( a[i].eType!=PT_LP || !isKwAt(zSql, a, i+1, "SELECT") ){
+      zWhy = "a WITH clause";
+      goto done;
+    }
+    iBody = i;
+    for(; a[i].eType!=PT_EOF; i++){
+      if( a[i].eType==PT_LP ) dd++;
+      if( a[i].eType==PT_RP && --dd==0 ) break;
+    }
+    if( a[i].eType==PT_EOF ){ zWhy = "a WITH clause"; goto done; }
+    iEnd = i;
+    azName[n] = parDequote(zSql + a[iName].i, a[iName].n);
+    azBody[n] = sqlite3_mprintf("%.*s", a[iEnd].i - a[iBody+1].i, zSql + a[iBody+1].i);
+    if( azName[n]==0 || azBody[n]==0 ){ *pRc = SQLITE_NOMEM; n++; goto done; }
+    n++;
+    *pRc = parSelectParse(azBody[n-1], &sel);
+    if( *pRc ) goto done;
+    if( sel.zWhy && (strstr(sel.zWhy, "compound") || strstr(sel.zWhy, "WITH")) ){
+      zWhy = "a common table expression of a compound SELECT or a WITH of its own";
+    }else if( iCols>=0 ){
+      /* The column list as aliases of the select list's items. */
+      if( sel.nCol!=nCol || sel.bStar ){
+        zWhy = "a common table expression whose column list and select list differ";
+      }
+      for(j=0; j<sel.nCol && !zWhy; j++){
+        if( sel.aCol[j].zAlias || sel.aCol[j].alias.iTokEnd ){
+          zWhy = "a common table expression naming its columns twice";
+        }
+      }
+      if( !zWhy ){
+        int c = 0, iPrev = 0;
+        const char *zB = azBody[n-1];
+        pB = sqlite3_str_new(0);
+        for(j=iCols+1; a[j].eType!=PT_RP && c<sel.nCol; j++){
+          char *zCol;
+          if( a[j].eType!=PT_ID && a[j].eType!=PT_QID ) continue;
+          zCol = parDequote(zSql + a[j].i, a[j].n);
+          if( zCol==0 ){ *pRc = SQLITE_NOMEM; break; }
+          sqlite3_str_appendf(pB, "%.*s AS ", sel.aCol[c].span.iEnd - iPrev, zB + iPrev);
+          flatAppendName(pB, zCol);
+          iPrev = sel.aCol[c].span.iEnd;
+          sqlite3_free(zCol);
+          c++;
+        }
+        sqlite3_str_appendall(pB, zB + iPrev);
+        sqlite3_free(azBody[n-1]);
+        azBody[n-1] = sqlite3_str_finish(pB);
+        if( azBody[n-1]==0 && *pRc==SQLITE_OK ) *pRc = SQLITE_NOMEM;
+      }
+    }
+    parSelectClear(&sel);
+    if( zWhy || *pRc ) goto done;
+    /* Earlier names used in this body: their bodies. */
+    if( n>1 ){
+      char *z = flatUseBodies(azBody[n-1], n-1, azName, azBody);
+      if( z==0 ){ *pRc = SQLITE_NOMEM; goto done; }
+      sqlite3_free(azBody[n-1]);
+      azBody[n-1] = z;
+    }
+    i = iEnd + 1;
+    if( a[i].eType==PT_COMMA ){ i++; continue; }
+    break;
+  }
+  iMain = i;
+  if( !isKwAt(zSql, a, iMain, "SELECT") ){ zWhy = "a WITH clause"; goto done; }
+  for(k=iMain; a[k].eType!=PT_EOF; k++){
+    if( parTokIs(zSql, &a[k], "WITH") ){ zWhy = "a WITH inside the SELECT"; goto done; }
+  }
+  for(k=0; k<n; k++){
+    /* Not recursive: no name used in its own body (or a later one's,
+    ** which SQLite does not allow either). */
+    char *z = flatUseBodies(azBody[k], 1, &azName[k], &azBody[k]);
+    int bSelf = z && strcmp(z, azBody[k])!=0;
+    sqlite3_free(z);
+    if( z==0 ){ *pRc = SQLITE_NOMEM; goto done; }
+    if( bSelf ){ zWhy = "a common table expression that names itself"; goto done; }
+  }
+  zOut = flatUseBodies(zSql + a[iMain].i, n, azName, azBody);
+  if( zOut==0 ) *pRc = SQLITE_NOMEM;
+done:
+  for(k=0; k<n; k++){
+    sqlite3_free(azName[k]);
+    sqlite3_free(azBody[k]);
+  }
+  sqlite3_free(a);
+  if( zWhy && *pRc==SQLITE_OK ){
+    *pzWhy = sqlite3_mprintf("%s", zWhy);
+    if( *pzWhy==0 ) *pRc = SQLITE_NOMEM;
+  }
+  return zOut;
+}
+
 /* One merge of zSql (see the header comment): the merged SELECT, or NULL
 ** with p->zWhy set (or p->rc), or NULL and no zWhy when zSql has no
 ** subquery in FROM and no WITH. */
@@ -1485,13 +1716,35 @@ static void flatDerivedStep(sqlite3 *db, const char *zSql, const ParParams *pPar
 int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
                char **pzFlat, int *pmDone, char **pzWhy){
   Flat f;
-  char *zCur = 0, *zPlan0 = 0, *zPlan1 = 0;
+  char *zCur = 0, *zPlan0 = 0, *zPlan1 = 0, *zInl = 0;
   int nDepth;
   *pzFlat = 0;
   *pzWhy = 0;
   *pmDone = 0;
   memset(&f, 0, sizeof(f));
   f.db = db;
+  if( sqlite3_strlike("%WITH%", zSql, 0)==0 ){
+    /* Common table expressions where they are used, when SQLite's loops
+    ** over the SELECT's own tables stay the same. */
+    char *zWhyInl = 0;
+    zInl = flatInlineWith(zSql, &zWhyInl, &f.rc);
+    sqlite3_free(zWhyInl);
+    if( zInl ){
+      int bSort0 = 0, bSort1 = 0;
+      char *zL0 = buildLoops(db, zSql, pParams, &bSort0);
+      char *zL1 = buildLoops(db, zInl, pParams, &bSort1);
+      if( zL0 && zL1 && strcmp(zL0, zL1)==0 && bSort0==bSort1 ){
+        zSql = zInl;
+        *pmDone |= PAR_FLAT_WITH;
+      }else{
+        sqlite3_free(zInl);
+        zInl = 0;
+      }
+      sqlite3_free(zL0);
+      sqlite3_free(zL1);
+    }
+    if( f.rc ) return f.rc;
+  }
   /* A subquery to merge needs a second SELECT (or a WITH). */
   for(nDepth=(sqlite3_strnicmp(zSql, "WITH", 4)
               && sqlite3_strlike("%SELECT%SELECT%", zSql, 0)) ? FLAT_MAX_DEPTH : 0;
@@ -1579,6 +1832,11 @@ int parFlatten(sqlite3 *db, const char *zSql, const ParParams *pParams,
     flatDerivedStep(db, zSql, pParams, &zCur, "%SELECT%IN%SELECT%", flatSemiJoinTerm, "_ps", 1,
                     PAR_FLAT_SEMI, pmDone, &f.rc);
   }
+  if( zCur==0 && zInl ){
+    zCur = zInl;
+    zInl = 0;
+  }
+  sqlite3_free(zInl);
   *pzFlat = zCur;
   *pzWhy = f.zWhy;
   if( f.rc ){
@@ -1627,7 +1885,9 @@ static int flatBindable(sqlite3 *db, const char *zInner, int *pRc){
   if( rc==SQLITE_NOMEM ){ *pRc = rc; return 0; }
   if( !bOk ) return 0;
   if( (*pRc = parSelectParse(zInner, &sel))!=SQLITE_OK ) return 0;
-  bOk = sel.zWhy==0 && sel.nCol==1 && sel.bFrom;
+  /* (Whatever else the parser says of it: SQLite runs it, or its plan.) */
+  bOk = sel.nCol==1 && sel.bFrom && !sel.bStar
+     && !(sel.zWhy && (strstr(sel.zWhy, "compound") || strstr(sel.zWhy, "plain SELECT")));
   if( bOk ){
     const ParToken *a = sel.aTok;
     t0 = sel.aCol[0].span.iTok;

@@ -484,8 +484,12 @@ static int joinTerm(JoinBuild *pJ, int t0, int t1){
     rc = joinWhy(pJ, "a LEFT JOIN's ON term that names several tables: %s", zTerm);
   }else if( pJ->iOn>=0 && iTab!=pJ->iOn ){
     rc = joinWhy(pJ, "a LEFT JOIN's ON term that filters the rows on its left: %s", zTerm);
-  }else if( pJ->iOn<0 && pJ->aNullable[iTab] ){
-    rc = joinWhy(pJ, "a term on the NULL-padded side of a LEFT JOIN: %s", zTerm);
+  }else if( pJ->iOn<0 && (pJ->aNullable[iTab] || pJ->apSub[iTab]) ){
+    /* A WHERE term of a table a LEFT JOIN pads with NULLs is true or not of
+    ** the joined rows, padding included; one of a subquery filters its
+    ** rows, which its own plan makes whole: both over the joined rows, in
+    ** their order, as a term over several tables. */
+    rc = joinResid(pJ, t0, t1, zTerm);
   }else{
     sqlite3_str_appendf(pJ->apWhere[iTab], "%s(%s)", pJ->nWhere[iTab] ? " AND " : "", zTerm);
     pJ->nWhere[iTab]++;
@@ -1291,7 +1295,7 @@ static int joinIndexOrder(JoinBuild *pJ, int iTab, ParJoinTab *pT){
   char *zIdx = 0;
   sqlite3_stmt *pStmt = 0;
   int bUtf8 = parDbIsUtf8(db), mReplaced = parCollReplaced(db), n = 0, rc, bOk = 1, k;
-  if( zLoop==0 ) return 0;
+  if( zLoop==0 || buildWriting(db) ) return 0;
   z = zLoop + (zLoop[1]=='C' ? 5 : 7) + strlen(zN);         /* past "SCAN t" */
   if( strncmp(z, " USING ", 7)!=0 ) return 0;
   z += 7;

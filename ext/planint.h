@@ -56,6 +56,9 @@ typedef struct ParBuild {
 } ParBuild;
 
 /* The builder's helpers (plan.c). */
+/* Does db hold a write transaction (the planner then reads no index's
+** columns)? */
+int buildWriting(sqlite3 *db);
 void buildNoMem(ParBuild *pB);
 /* Set the plan's zWhy (the first reason given wins); returns 1. */
 int buildWhy(ParBuild *pB, const char *zFmt, const char *zArg);

@@ -2998,6 +2998,31 @@ def test_view_table_created_again():
     c.close()
 
 
+def test_create_table_as_join_after_index_elsewhere():
+    """CREATE TEMP TABLE ... AS SELECT * FROM a join view, after another
+    connection made an index SQLite then walks: planning it read the
+    index's columns (pragma index_xinfo), which made SQLite reload the
+    schemas and abort the statement ("abort due to ROLLBACK"; found in
+    this session's make test).  While the connection writes, the planner
+    reads no index's columns: the view runs natively, SQLite's rows."""
+    path, c = fresh("ctas_join.db")
+    c.execute("CREATE TABLE t(k, g)")
+    c.execute("CREATE TABLE u(id INTEGER PRIMARY KEY, w)")
+    c.execute("INSERT INTO t VALUES(1, 2), (1, 3), (2, 4)")
+    c.execute("INSERT INTO u VALUES(2, 'a'), (3, 'b'), (4, 'c')")
+    c.execute("SELECT par_config('min_rows', 0)")
+    sql = "SELECT t.k, group_concat(u.w) AS n FROM t JOIN u ON u.id = t.g GROUP BY t.k"
+    c.execute("CREATE VIRTUAL TABLE temp.vj USING parallel(%s)" % repr(sql))
+    other = connect(path)
+    want = c.execute(sql).fetchall()
+    for i in range(3):
+        other.execute("CREATE INDEX IF NOT EXISTS i%d ON t(k)" % i)
+        c.execute("CREATE TEMP TABLE j%d AS SELECT * FROM vj" % i)
+        assert c.execute("SELECT * FROM j%d" % i).fetchall() == want
+    c.close()
+    other.close()
+
+
 def test_create_table_as_after_schema_changed_elsewhere():
     """CREATE TEMP TABLE ... AS SELECT * FROM v, the first statement after
     another connection changed a schema: it failed with "malformed database

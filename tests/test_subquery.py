@@ -864,6 +864,65 @@ def test_scalar_subqueries_bound():
     run_generated("scalar bound", 2800, gen_bound_query, "computed once before each scan")
 
 
+# ---- common table expressions written where they are used --------------------
+
+def gen_with_query(w, rng):
+    """(SQL, FROM, inlined as far as the text tells): a WITH of one or two
+    common table expressions (a GROUP BY, a filter, a column list or
+    aliases, the second reading the first) used once or twice: joined
+    with a table, alone in FROM, in a scalar subquery compared in WHERE
+    (TPC-H's Q15 shape); a column list over aliased items is left alone."""
+    t1, t2 = rng.choice(w.tables), rng.choice(w.tables)
+    o = J.Ref(t2, "o", True)
+    k2, v2, z2 = o.c(rng.choice(t2.keys)), o.stem("v"), o.stem("z")
+    filt = " WHERE " + J.table_filter(rng, o) if rng.random() < 0.4 else ""
+    shape = rng.random()
+    ok = True
+    if shape < 0.4:
+        body = "c1(ck, cv) AS (SELECT %s, %s FROM %s AS o%s GROUP BY 1)" % (
+            k2, rng.choice(["sum(%s)" % v2, "total(%s)" % v2, "count(*)", "max(%s)" % z2]),
+            t2.name, filt)
+    elif shape < 0.7:
+        body = "c1 AS (SELECT %s AS ck, %s AS cv FROM %s AS o%s)" % (k2, v2, t2.name, filt)
+    elif shape < 0.85:
+        body = "c1(ck, cv) AS (SELECT %s, %s + 1 FROM %s AS o%s)" % (k2, z2, t2.name, filt)
+    else:
+        body = "c1(ck, cv) AS (SELECT %s AS x, %s FROM %s AS o%s)" % (k2, v2, t2.name, filt)
+        ok = False
+    ctes = [body]
+    src = "c1"
+    if rng.random() < 0.3:
+        ctes.append("c2 AS (SELECT ck, cv FROM c1 WHERE cv IS NOT NULL)")
+        src = "c2"
+    a = J.Ref(t1, "a", True)
+    form = rng.random()
+    if form < 0.35:
+        extra = (" AND c.cv = (SELECT max(cv) FROM %s)" % src) if rng.random() < 0.6 else ""
+        main = "SELECT %s, c.cv FROM %s AS a, %s AS c WHERE c.ck = %s%s ORDER BY 1, 2" % (
+            a.c("k"), t1.name, src, a.c(rng.choice(t1.keys)), extra)
+        frm = "%s AS a" % t1.name
+    elif form < 0.6:
+        main = "SELECT %s, count(*), sum(c.cv) FROM %s AS a JOIN %s AS c ON c.ck = %s GROUP BY 1" % (
+            a.c("k"), t1.name, src, a.c(rng.choice(t1.keys)))
+        frm = "%s AS a" % t1.name
+    elif form < 0.8:
+        main = "SELECT ck, cv FROM %s ORDER BY cv, ck%s" % (src, J.limit(rng))
+        frm = "%s AS o" % t2.name
+    else:
+        main = ("SELECT %s, %s FROM %s AS a WHERE %s > (SELECT avg(cv) FROM %s) ORDER BY 1, 2"
+                % (a.c("k"), a.stem("v"), t1.name, a.stem("v"), src))
+        frm = "%s AS a" % t1.name
+    return "WITH %s %s" % (", ".join(ctes), main), frm, ok
+
+
+def test_with_inlined():
+    """WITH's common table expressions written as subqueries where they
+    are used (par_explain: "from      the WITH clause's common table
+    expressions"), each then planned as any subquery: SQLite's rows at 1,
+    2 and 3 threads."""
+    run_generated("WITH inlined", 3100, gen_with_query, "the WITH clause's common table")
+
+
 def report():
     print("queries by par_explain outcome (information only):")
     for kind, n in sorted(STATS.items(), key=lambda kv: (-kv[1], kv[0])):
