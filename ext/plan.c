@@ -998,7 +998,12 @@ static int buildGroupOrder(ParBuild *pB, const int *aKeyColl){
     /* One loop: "SCAN t", or "SCAN|SEARCH t USING [COVERING] INDEX i ...". */
     const char *zU = strstr(zLoops, " USING ");
     if( zU==0 || strncmp(zU, " USING INTEGER PRIMARY KEY", 26)==0 ){
-      if( strncmp(zLoops, "SCAN ", 5)==0 && !strstr(zLoops, " VIRTUAL TABLE") ){
+      /* (With several keys and no sorter, one is the rowid, which makes
+      ** each row its group: in rowid order, the keys' order only when the
+      ** first key is that rowid.) */
+      if( strncmp(zLoops, "SCAN ", 5)==0 && !strstr(zLoops, " VIRTUAL TABLE")
+       && (pSel->nGroup<2 || buildKeyIsRowid(pB, zLoops + 5,
+                                             (int)strcspn(zLoops + 5, " \n"))) ){
         sqlite3_stmt *pStmt = 0;
         char *zTab = sqlite3_mprintf("%.*s", (int)strcspn(zLoops + 5, " \n"), zLoops + 5);
         /* A rowid table is read in rowid order. */

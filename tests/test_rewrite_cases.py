@@ -21,6 +21,7 @@ Tests (each failed on the code it was written against):
                                               SQLite's answer differs by rowid range
   test_parameters_inside_subqueries_run_by_their_own_plan
                                               :m, :zz inside rewritten subqueries
+  test_group_by_with_the_rowid_not_first      GROUP BY s, id: SQLite's groups in rowid order
 """
 import os
 import sys
@@ -178,6 +179,24 @@ def test_parameters_inside_subqueries_run_by_their_own_plan():
         c.execute("DROP TABLE temp.pv")
     c.close()
     assert not bad, "\n".join(bad)
+
+
+def test_group_by_with_the_rowid_not_first():
+    """GROUP BY s, id (id the INTEGER PRIMARY KEY, not the first key): SQLite
+    reads "SCAN g" without a sorter, each row its own group, in rowid order;
+    the view returned the groups sorted by (s, id) (plan.c buildGroupOrder
+    took a rowid scan without a sorter for the keys' order)."""
+    c = world("group_rowid", """
+        CREATE TABLE g(id INTEGER PRIMARY KEY, k INTEGER, s TEXT, v REAL);
+        INSERT INTO g(k, s, v) VALUES (1, 'a', 0.1), (1, 'b', 1e16), (2, 'a', -1e16),
+                                      (NULL, 'c', 3), (0, 'a', 4), (1, 'a', 5);""")
+    check_all(c, [
+        "SELECT k, id, count(*), sum(v) FROM g GROUP BY k, id",
+        "SELECT s, id, count(*) FROM g GROUP BY s, id",
+        "SELECT s, count(*) FROM g WHERE k > 0 GROUP BY s, id",
+        "SELECT s, count(*) FROM g GROUP BY s, id LIMIT 2",
+        "SELECT id, s, count(*) FROM g GROUP BY id, s",
+    ])
 
 
 if __name__ == "__main__":
