@@ -810,7 +810,8 @@ static int buildStopsEarly(ParBuild *pB){
 ** nothing backwards (nBack) and reading every row. */
 static int buildCanDefer(ParBuild *pB, int nBack){
   const ParFrom *pFrom = pB->pSel->pFrom;
-  return pFrom && (pFrom->nSrc>=2 || (pFrom->nSrc==1 && pFrom->aSrc[0].eType==PAR_SRC_TABLE))
+  return pFrom && (pFrom->nSrc>=2 || (pFrom->nSrc==1 && (pFrom->aSrc[0].eType==PAR_SRC_TABLE
+                                                           || pFrom->aSrc[0].eType==PAR_SRC_SUBQUERY)))
       && nBack==0 && pB->zOrderWhy==0 && !buildStopsEarly(pB);
 }
 

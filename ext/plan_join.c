@@ -1183,6 +1183,17 @@ static int joinOrder(JoinBuild *pJ){
         }
       }
       pT->bOrderKnown = i==0 || strcmp(pT->zLoop, zRowid)==0;
+      if( i==0 && pJoin->bOrderMatters && strcmp(pT->zLoop, zRowid)!=0
+       && strcmp(pT->zLoop, zRowid+1)!=0 && !(strncmp(pT->zLoop, "SEARCH ", 7)==0
+                                              && strcmp(pT->zLoop+7, pT->zName)==0) ){
+        /* The outer loop reads the subquery's rows in their order: "SCAN
+        ** s", or "SEARCH s" (min() or max() over it, read whole); through
+        ** an automatic index, in the index's. */
+        joinWhy(pJ, "SQLite reads subquery %s through an index, and the result depends "
+                "on the order", pT->zName);
+        sqlite3_free(zRowid);
+        return 1;
+      }
       sqlite3_free(zRowid);
       continue;
     }
