@@ -75,6 +75,9 @@ typedef struct JoinBuild {
   int nResid;                      /* terms over the joined rows (joinResid) */
   char *azResid[PAR_JOIN_MAX_RESID];  /* each rewritten for par_rows */
   sqlite3_str *pResidText;         /* the terms as written */
+  sqlite3_str *pExpose;            /* ", _p..N AS name": columns of the joined
+                                   ** rows under the names a term with a
+                                   ** subquery reads (joinResidScoped) */
   sqlite3_str *pCalc;              /* columns over several tables (joinCalc): */
   sqlite3_str *pCalcText;          /* the SELECT over par_rows, the columns */
   int nResidCol;                   /* the columns they read: */
@@ -384,7 +387,9 @@ static int joinRewriteRefs(JoinBuild *pJ, const char *z, const ParToken *a, int 
 ** of the joined rows under its table's affinity and collation.  Only for
 ** terms of WHERE and of inner joins' ON, over tables no LEFT JOIN pads.
 ** Returns 1 when the join cannot be planned. */
-static int joinResid(JoinBuild *pJ, int t0, int t1, const char *zTerm){
+static int joinResidScoped(JoinBuild *pJ, int t0, int t1, const char *zTerm, int bPadded);
+
+static int joinResid(JoinBuild *pJ, int t0, int t1, const char *zTerm, int bPadded){
   ParSelect *pSel = pJ->pB->pSel;
   sqlite3_str *pStr;
   char *zWhat;
@@ -394,18 +399,108 @@ static int joinResid(JoinBuild *pJ, int t0, int t1, const char *zTerm){
   }
   if( sqlite3_strlike("%(%SELECT%", zTerm, 0)==0 ){
     /* (Its names inside the subquery are the subquery's own.) */
-    return joinWhy(pJ, "a term over several tables with a subquery: %s", zTerm);
+    return joinResidScoped(pJ, t0, t1, zTerm, bPadded);
   }
   zWhat = sqlite3_mprintf("a term over several tables: %s", zTerm);
   if( zWhat==0 ){ buildNoMem(pJ->pB); return 1; }
   pStr = sqlite3_str_new(0);
-  rc = joinRewriteRefs(pJ, pSel->zSql, pSel->aTok, t0, t1, 0, zWhat, pStr);
+  rc = joinRewriteRefs(pJ, pSel->zSql, pSel->aTok, t0, t1, bPadded, zWhat, pStr);
   sqlite3_free(zWhat);
   if( rc ){
     sqlite3_free(sqlite3_str_finish(pStr));
     return 1;
   }
   pJ->azResid[pJ->nResid] = sqlite3_str_finish(pStr);
+  if( pJ->azResid[pJ->nResid]==0 ){ buildNoMem(pJ->pB); return 1; }
+  pJ->nResid++;
+  if( pJ->pResidText==0 ) pJ->pResidText = sqlite3_str_new(0);
+  sqlite3_str_appendf(pJ->pResidText, "%s%s", pJ->nResid>1 ? " AND " : "", zTerm);
+  return 0;
+}
+
+/* A term over several tables that holds a subquery (TPC-H's Q2: ps_supplycost
+** = (SELECT min(ps_supplycost) FROM partsupp, ... WHERE p_partkey =
+** ps_partkey ...)): kept as written, and SQLite evaluates it over the joined
+** rows with each column of the SELECT's tables it names, unqualified, a
+** column of the joined rows under that name (ParPlanJoin.zResid: "SELECT
+** _prow FROM (SELECT rowid AS _prow, *, _p..N AS name ... FROM par_rows)"),
+** under its table's affinity and collation.  Inside the subquery SQLite
+** finds a name in the subquery's own tables first, as in the SELECT, and
+** else the joined rows' column: the name the SELECT's table has.  Refused:
+** a name qualified by a table of the SELECT (the joined rows have no such
+** table), a column of the SELECT's tables named ambiguously, names that
+** clash with the joined rows' own. */
+static int joinResidScoped(JoinBuild *pJ, int t0, int t1, const char *zTerm, int bPadded){
+  ParSelect *pSel = pJ->pB->pSel;
+  const char *z = pSel->zSql;
+  const ParToken *a = pSel->aTok;
+  int i, k;
+  for(i=t0; i<t1; i++){
+    char *zRef;
+    int iTab;
+    char cAff = 0, cColl = 0;
+    if( a[i].eType!=PT_ID && a[i].eType!=PT_QID ) continue;
+    if( i+1<t1 && a[i+1].eType==PT_LP ) continue;                    /* a function */
+    if( i>t0 && (parTokIs(z, &a[i-1], "COLLATE") || parTokIs(z, &a[i-1], "AS")) ) continue;
+    if( (i+1<t1 && a[i+1].eType==PT_DOT) || (i>t0 && a[i-1].eType==PT_DOT) ){
+      /* A qualified name: not one qualified by a table of the SELECT. */
+      int m;
+      if( i+1<t1 && a[i+1].eType==PT_DOT ){
+        char *zQ = parDequote(z + a[i].i, a[i].n);
+        if( zQ==0 ){ buildNoMem(pJ->pB); return 1; }
+        for(m=0; m<pJ->nTab; m++){
+          const ParFromSrc *pS = pJ->apSrc[m];
+          if( sqlite3_stricmp(zQ, pS->zAlias ? pS->zAlias : pS->zName)==0 ) break;
+        }
+        sqlite3_free(zQ);
+        if( m<pJ->nTab ){
+          return joinWhy(pJ, "a term with a subquery naming a table of the SELECT: %s", zTerm);
+        }
+      }
+      continue;
+    }
+    zRef = parDequote(z + a[i].i, a[i].n);
+    if( zRef==0 ){ buildNoMem(pJ->pB); return 1; }
+    iTab = joinExprTab(pJ, zRef, 0);
+    if( iTab<0 ){
+      /* Not a column of the SELECT's tables (a keyword, a name of the
+      ** subquery's own), or ambiguous there: SQLite finds it inside. */
+      sqlite3_free(zRef);
+      continue;
+    }
+    if( (pJ->aNullable[iTab] && !bPadded) || !joinColumnLetters(pJ, iTab, zRef, &cAff, &cColl)
+     || sqlite3_strnicmp(zRef, "_p", 2)==0 || sqlite3_stricmp(zRef, "rowid")==0 ){
+      sqlite3_free(zRef);
+      return joinWhy(pJ, "a term with a subquery over columns not known: %s", zTerm);
+    }
+    for(k=0; k<pJ->nResidCol; k++){
+      if( pJ->aResidTab[k]==iTab && sqlite3_stricmp(pJ->azResidCol[k], zRef)==0 ) break;
+    }
+    if( k==pJ->nResidCol ){
+      if( k>=(int)(sizeof(pJ->aResidTab)/sizeof(pJ->aResidTab[0])) ){
+        sqlite3_free(zRef);
+        return joinWhy(pJ, "more columns in terms and expressions over several tables "
+                       "than the join operator takes%s", "");
+      }
+      pJ->aResidTab[k] = iTab;
+      pJ->azResidCol[k] = sqlite3_mprintf("%s", zRef);
+      if( pJ->azResidCol[k]==0 ){ sqlite3_free(zRef); buildNoMem(pJ->pB); return 1; }
+      pJ->nResidCol++;
+    }
+    if( pJ->pExpose==0 ) pJ->pExpose = sqlite3_str_new(0);
+    {
+      char *zAs = sqlite3_mprintf(" AS \"%w\"", zRef);
+      const char *zHave = sqlite3_str_value(pJ->pExpose);
+      if( zAs==0 ){ sqlite3_free(zRef); buildNoMem(pJ->pB); return 1; }
+      if( zHave==0 || strstr(zHave, zAs)==0 ){
+        sqlite3_str_appendf(pJ->pExpose, ", _p%c%c%d%s", cAff, cColl,
+                            pJ->pB->pPlan->nExtractCol + k, zAs);
+      }
+      sqlite3_free(zAs);
+    }
+    sqlite3_free(zRef);
+  }
+  pJ->azResid[pJ->nResid] = sqlite3_mprintf("%s", zTerm);
   if( pJ->azResid[pJ->nResid]==0 ){ buildNoMem(pJ->pB); return 1; }
   pJ->nResid++;
   if( pJ->pResidText==0 ) pJ->pResidText = sqlite3_str_new(0);
@@ -479,7 +574,7 @@ static int joinTerm(JoinBuild *pJ, int t0, int t1){
   iTab = joinExprTab(pJ, zTerm, 1);
   if( iTab==-1 ) iTab = pJ->iOn>=0 ? pJ->iOn : 0;
   if( iTab==-2 && pJ->iOn<0 ){
-    rc = joinResid(pJ, t0, t1, zTerm);
+    rc = joinResid(pJ, t0, t1, zTerm, 1);
   }else if( iTab==-2 ){
     rc = joinWhy(pJ, "a LEFT JOIN's ON term that names several tables: %s", zTerm);
   }else if( pJ->iOn>=0 && iTab!=pJ->iOn ){
@@ -489,7 +584,7 @@ static int joinTerm(JoinBuild *pJ, int t0, int t1){
     ** the joined rows, padding included; one of a subquery filters its
     ** rows, which its own plan makes whole: both over the joined rows, in
     ** their order, as a term over several tables. */
-    rc = joinResid(pJ, t0, t1, zTerm);
+    rc = joinResid(pJ, t0, t1, zTerm, 1);
   }else{
     sqlite3_str_appendf(pJ->apWhere[iTab], "%s(%s)", pJ->nWhere[iTab] ? " AND " : "", zTerm);
     pJ->nWhere[iTab]++;
@@ -1072,7 +1167,17 @@ static int joinAssemble(JoinBuild *pJ, int bOrderMatters){
     sqlite3_str *pStr = sqlite3_str_new(0);
     /* Under a CASE: SQLite plans OR terms of a virtual table's WHERE one
     ** by one, without par_rows' argument, which par_rows refuses. */
-    sqlite3_str_appendall(pStr, "SELECT rowid FROM par_rows(:par_rows) WHERE CASE WHEN ");
+    if( pJ->pExpose ){
+      /* (Terms with a subquery read the columns under their names.) */
+      char *zExp = sqlite3_str_finish(pJ->pExpose);
+      pJ->pExpose = 0;
+      if( zExp==0 ){ sqlite3_free(sqlite3_str_finish(pStr)); buildNoMem(pB); return 1; }
+      sqlite3_str_appendf(pStr, "SELECT _prow FROM (SELECT rowid AS _prow, *%s "
+                          "FROM par_rows(:par_rows)) WHERE CASE WHEN ", zExp);
+      sqlite3_free(zExp);
+    }else{
+      sqlite3_str_appendall(pStr, "SELECT rowid FROM par_rows(:par_rows) WHERE CASE WHEN ");
+    }
     for(j=0; j<pJ->nResid; j++) sqlite3_str_appendf(pStr, "%s(%s)", j ? " AND " : "", pJ->azResid[j]);
     sqlite3_str_appendall(pStr, " THEN 1 END");
     pJoin->zResid = sqlite3_str_finish(pStr);
@@ -1427,6 +1532,7 @@ void buildJoinPlan(ParBuild *pB){
   for(i=0; i<j.nResid; i++) sqlite3_free(j.azResid[i]);
   for(i=0; i<j.nResidCol; i++) sqlite3_free(j.azResidCol[i]);
   sqlite3_free(sqlite3_str_finish(j.pResidText));
+  sqlite3_free(sqlite3_str_finish(j.pExpose));
   sqlite3_free(sqlite3_str_finish(j.pCalc));
   sqlite3_free(sqlite3_str_finish(j.pCalcText));
   for(e=0; e<j.nEdge; e++){

@@ -798,8 +798,13 @@ def test_terms_over_several_tables():
         ("SELECT ti.tag, dl.tag, dr.tag FROM ti JOIN dl ON dl.k = ti.i LEFT JOIN dr ON dr.k = dl.k "
          "WHERE dl.z > ti.id ORDER BY 1", True),
         ("SELECT count(*), total(dr.z), total(dl.z) FROM dl JOIN dr USING (k) WHERE dr.z <> dl.z", True),
-        # On the side a LEFT JOIN pads: SQLite joins.
-        ("SELECT dl.tag, dr.tag FROM dl LEFT JOIN dr ON dr.k = dl.k WHERE dr.z < dl.z ORDER BY 1", False),
+        # On the side a LEFT JOIN pads: over the joined rows, NULL padding
+        # included (the padded rows fail dr.z < dl.z, as in SQLite).
+        ("SELECT dl.tag, dr.tag FROM dl LEFT JOIN dr ON dr.k = dl.k WHERE dr.z < dl.z ORDER BY 1", True),
+        ("SELECT dl.tag, dr.tag FROM dl LEFT JOIN dr ON dr.k = dl.k WHERE dr.k IS NULL ORDER BY 1",
+         True),
+        ("SELECT dl.tag, count(dr.z) FROM dl LEFT JOIN dr ON dr.k = dl.k "
+         "WHERE coalesce(dr.z, 0) + dl.z > 1 GROUP BY 1", True),
         # A term that fails on a joined row (abs(-2^63) overflows).
         ("SELECT count(*) FROM big JOIN ti ON ti.i = big.k WHERE abs(big.v) + ti.i > 0", True),
     ]
