@@ -1635,6 +1635,7 @@ static inline void keyCell(const ParColumn *p, size_t i, uint8_t *pCls, uint64_t
 ** compared with it. */
 static int keyDecides(const ParPlan *pPlan, ParBatch *pIn, int nThread){
   const ParColumn *p0 = &pIn->aCol[0];
+  const uint8_t *aNull = p0->nNull ? p0->aNull : 0;    /* (as intKeyRange) */
   size_t n = (size_t)pIn->nRow, i;
   uint32_t nBin = 0, *aFirst;
   sqlite3_int64 iLo = 0;
@@ -1647,9 +1648,9 @@ static int keyDecides(const ParPlan *pPlan, ParBatch *pIn, int nThread){
   memset(aFirst, 0xff, (size_t)nBin*sizeof(uint32_t));
   #pragma omp parallel for num_threads(nThread) schedule(static)
   for(i=0; i<n; i++){
-    int bNull = p0->aNull && (p0->aNull[i>>3] >> (i&7)) & 1;
+    int bNull = aNull && (aNull[i>>3] >> (i&7)) & 1;
     uint32_t b = bNull ? 0 : (uint32_t)((sqlite3_uint64)p0->aInt[i] - (sqlite3_uint64)iLo)
-                                + (p0->aNull ? 1 : 0);
+                                + (aNull ? 1 : 0);
     uint32_t e = UINT32_MAX;
     __atomic_compare_exchange_n(&aFirst[b], &e, (uint32_t)i, 0, __ATOMIC_RELAXED,
                                 __ATOMIC_RELAXED);
@@ -1657,9 +1658,9 @@ static int keyDecides(const ParPlan *pPlan, ParBatch *pIn, int nThread){
   #pragma omp parallel for num_threads(nThread) schedule(static) private(k) \
           reduction(&&:bSame)
   for(i=0; i<n; i++){
-    int bNull = p0->aNull && (p0->aNull[i>>3] >> (i&7)) & 1;
+    int bNull = aNull && (aNull[i>>3] >> (i&7)) & 1;
     uint32_t b = bNull ? 0 : (uint32_t)((sqlite3_uint64)p0->aInt[i] - (sqlite3_uint64)iLo)
-                                + (p0->aNull ? 1 : 0);
+                                + (aNull ? 1 : 0);
     size_t f = aFirst[b];
     for(k=1; k<pPlan->nKey && bSame && f!=i; k++){
       uint8_t c1, c2;

@@ -303,6 +303,25 @@ def test_first_key_decides():
             cases.check(sql)
     c.execute("DROP TABLE tk")
     c.commit()
+    # The first key gathered by a join from a column with NULLs, none of
+    # them among the joined rows: a NULL bitmap and no NULL (its bins then
+    # have no NULL bin: a bin past the end crashed, JOIN_CASES=3
+    # JOIN_SEED=99 in test_join).
+    c.execute("CREATE TABLE kl(id INTEGER PRIMARY KEY, rid INTEGER, v REAL)")
+    c.execute("CREATE TABLE kr(id INTEGER PRIMARY KEY, g INTEGER, h TEXT)")
+    c.executemany("INSERT INTO kr VALUES(?,?,?)", [(i, i % 50, "h%d" % (i % 50)) for i in range(200)]
+                  + [(i, None, None) for i in range(200, 260)])
+    c.executemany("INSERT INTO kl VALUES(?,?,?)", [(i, i % 200, i * 0.5) for i in range(3000)])
+    c.commit()
+    for sql in ["SELECT kr.g, kr.h, count(*), sum(kl.v) FROM kl LEFT JOIN kr ON kr.id = kl.rid "
+                "GROUP BY kr.g, kr.h",
+                "SELECT kr.g, kr.h, count(*) FROM kl JOIN kr ON kr.id = kl.rid GROUP BY kr.g, kr.h",
+                "SELECT kr.g, kr.h, total(kl.v) FROM kl LEFT JOIN kr ON kr.id = kl.rid "
+                "GROUP BY kr.g, kr.h ORDER BY 3 DESC LIMIT 5"]:
+        cases.check(sql)
+    c.execute("DROP TABLE kl")
+    c.execute("DROP TABLE kr")
+    c.commit()
     cases.done()
 
 
