@@ -31,6 +31,7 @@ const char *parOpName(int eOp){
     case PAR_OP_SORT:  return "sort";
     case PAR_OP_JOIN:  return "join";
     case PAR_OP_WINDOW: return "window";
+    case PAR_OP_VALUE: return "value";
     default:           return "final";
   }
 }
@@ -185,6 +186,11 @@ int parExecRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, const ParSta
     int bFail = 0;
     rc = execBind(pCtx, db, pPlan, pStamp, &bFail);
     if( rc ) return rc;
+    pStat = &pX->aStat[pX->nStat++];
+    pStat->eOp = PAR_OP_VALUE;
+    pStat->ms = parNowMs() - t0;
+    pStat->nRow = pPlan->nBind;
+    t0 = parNowMs();
     if( bFail ){
       pX->bNative = 1;
       pX->iNativeOp = 0;

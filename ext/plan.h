@@ -48,6 +48,8 @@ struct ParPlanAgg {
 #define PAR_OP_JOIN   4   /* the tables of a join, each read by a scan of
                           ** its own, joined into the extraction's columns:
                           ** op_join.c (it follows PAR_OP_SCAN) */
+#define PAR_OP_VALUE  6   /* (par_profile only) the uncorrelated scalar
+                          ** subqueries computed before the scan (exec.c) */
 #define PAR_OP_WINDOW 5   /* window functions over the extraction's rows:
                           ** op_window.c */
 #define PAR_MAX_OP    8
