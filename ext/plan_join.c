@@ -316,6 +316,29 @@ static int joinColumnLetters(JoinBuild *pJ, int iTab, const char *zCol, char *pc
   return 1;
 }
 
+/* The column of the joined rows, after the extraction's, that holds
+** column zRef of table iTab (FROM order) for the terms and expressions over
+** several tables: added (a copy) when new; -1 when the join cannot be
+** planned (too many, or out of memory). */
+static int joinResidColumn(JoinBuild *pJ, int iTab, const char *zRef){
+  int k;
+  for(k=0; k<pJ->nResidCol; k++){
+    if( pJ->aResidTab[k]==iTab && sqlite3_stricmp(pJ->azResidCol[k], zRef)==0 ) return k;
+  }
+  if( k>=(int)(sizeof(pJ->aResidTab)/sizeof(pJ->aResidTab[0])) ){
+    joinWhy(pJ, "more columns in terms and expressions over several tables than the join "
+            "operator takes%s", "");
+    return -1;
+  }
+  if( (pJ->azResidCol[k] = sqlite3_mprintf("%s", zRef))==0 ){
+    buildNoMem(pJ->pB);
+    return -1;
+  }
+  pJ->aResidTab[k] = iTab;
+  pJ->nResidCol++;
+  return k;
+}
+
 /* Append to pStr the expression of tokens [t0, t1) of z with each column
 ** reference written as the column of the joined rows that holds it (added
 ** to azResidCol when new), under its table's affinity and collation.  A
@@ -355,21 +378,9 @@ static int joinRewriteRefs(JoinBuild *pJ, const char *z, const ParToken *a, int 
                      ? "a term on the NULL-padded side of a LEFT JOIN: %s"
                      : "%s whose columns are not known", zWhat);
     }
-    for(k=0; k<pJ->nResidCol; k++){
-      if( pJ->aResidTab[k]==iTab && strcmp(pJ->azResidCol[k], zRef)==0 ) break;
-    }
-    if( k==pJ->nResidCol ){
-      if( k>=(int)(sizeof(pJ->aResidTab)/sizeof(pJ->aResidTab[0])) ){
-        sqlite3_free(zRef);
-        return joinWhy(pJ, "more columns in terms and expressions over several tables "
-                       "than the join operator takes%s", "");
-      }
-      pJ->aResidTab[k] = iTab;
-      pJ->azResidCol[k] = zRef;
-      pJ->nResidCol++;
-    }else{
-      sqlite3_free(zRef);
-    }
+    k = joinResidColumn(pJ, iTab, zRef);
+    sqlite3_free(zRef);
+    if( k<0 ) return 1;
     /* The joined rows hold the extraction's columns, then these. */
     sqlite3_str_appendf(pStr, "%.*s_p%c%c%d", a[i].i - iPrev, z + iPrev, cAff, cColl,
                         pJ->pB->pPlan->nExtractCol + k);
@@ -473,20 +484,8 @@ static int joinResidScoped(JoinBuild *pJ, int t0, int t1, const char *zTerm, int
       sqlite3_free(zRef);
       return joinWhy(pJ, "a term with a subquery over columns not known: %s", zTerm);
     }
-    for(k=0; k<pJ->nResidCol; k++){
-      if( pJ->aResidTab[k]==iTab && sqlite3_stricmp(pJ->azResidCol[k], zRef)==0 ) break;
-    }
-    if( k==pJ->nResidCol ){
-      if( k>=(int)(sizeof(pJ->aResidTab)/sizeof(pJ->aResidTab[0])) ){
-        sqlite3_free(zRef);
-        return joinWhy(pJ, "more columns in terms and expressions over several tables "
-                       "than the join operator takes%s", "");
-      }
-      pJ->aResidTab[k] = iTab;
-      pJ->azResidCol[k] = sqlite3_mprintf("%s", zRef);
-      if( pJ->azResidCol[k]==0 ){ sqlite3_free(zRef); buildNoMem(pJ->pB); return 1; }
-      pJ->nResidCol++;
-    }
+    k = joinResidColumn(pJ, iTab, zRef);
+    if( k<0 ){ sqlite3_free(zRef); return 1; }
     if( pJ->pExpose==0 ) pJ->pExpose = sqlite3_str_new(0);
     {
       char *zAs = sqlite3_mprintf(" AS \"%w\"", zRef);
