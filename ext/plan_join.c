@@ -1018,6 +1018,33 @@ static ParPlan *joinScanPlan(JoinBuild *pJ, int iTab){
     parPlanFree(p);
     return 0;
   }
+  if( pJ->apSub[iTab]==0 ){
+    /* A scan that walks a whole index (a covering one, for few columns)
+    ** reads every row either way: in rowid order instead, on the worker
+    ** connections in parallel (an index's order, where it counts, comes
+    ** from a sort: joinIndexOrder). */
+    char *zLoop = joinScanLoop(pJ->pB, p);
+    char *zPre = sqlite3_mprintf("SCAN %s USING ", pJ->apSrc[iTab]->zAlias
+                                 ? pJ->apSrc[iTab]->zAlias : pJ->apSrc[iTab]->zName);
+    if( zLoop && zPre && strncmp(zLoop, zPre, strlen(zPre))==0 && strstr(zLoop, "INDEX ")
+     && !strstr(zLoop, "(") ){
+      char *zFrom = sqlite3_mprintf("%s NOT INDEXED", p->zExtractFrom);
+      char *zSql = zFrom ? (p->zExtractWhere
+          ? sqlite3_mprintf("SELECT %s FROM %s WHERE %s", p->zExtractCols, zFrom,
+                            p->zExtractWhere)
+          : sqlite3_mprintf("SELECT %s FROM %s", p->zExtractCols, zFrom)) : 0;
+      if( zSql ){
+        sqlite3_free(p->zExtractFrom);
+        sqlite3_free(p->zExtract);
+        p->zExtractFrom = zFrom;
+        p->zExtract = zSql;
+      }else{
+        sqlite3_free(zFrom);
+      }
+    }
+    sqlite3_free(zLoop);
+    sqlite3_free(zPre);
+  }
   return p;
 }
 
