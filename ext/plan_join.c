@@ -797,7 +797,9 @@ static int joinSources(JoinBuild *pJ){
 /* Every key and filter: ON terms, USING and NATURAL columns, WHERE. */
 static int joinConditions(JoinBuild *pJ){
   ParSelect *pSel = pJ->pB->pSel;
-  int i, j;
+  char *azOn[PAR_JOIN_MAX_TAB];     /* each table's ON terms, WHERE's read */
+  int aOn[PAR_JOIN_MAX_TAB];
+  int i, j, bFail;
   pJ->iOn = -1;
   for(i=1; i<pJ->nTab; i++){
     const ParFromSrc *pS = pJ->apSrc[i];
@@ -824,8 +826,28 @@ static int joinConditions(JoinBuild *pJ){
       if( rc ) return 1;
     }
   }
+  /* A table's scan tests the WHERE terms before the ON terms, as SQLite
+  ** does (it appends each ON clause to the WHERE clause): which of two
+  ** failing terms is evaluated first (a scalar subquery's error) is
+  ** SQLite's. */
+  for(i=0; i<pJ->nTab; i++){
+    azOn[i] = pJ->nWhere[i] ? sqlite3_str_finish(pJ->apWhere[i]) : 0;
+    if( pJ->nWhere[i]==0 ) sqlite3_free(sqlite3_str_finish(pJ->apWhere[i]));
+    if( pJ->nWhere[i] && azOn[i]==0 ) buildNoMem(pJ->pB);
+    aOn[i] = pJ->nWhere[i];
+    pJ->apWhere[i] = sqlite3_str_new(pJ->pB->db);
+    pJ->nWhere[i] = 0;
+  }
   pJ->iOn = -1;
-  if( pSel->bWhere && joinTerms(pJ, pSel->where.iTok, pSel->where.iTokEnd) ) return 1;
+  bFail = pSel->bWhere && joinTerms(pJ, pSel->where.iTok, pSel->where.iTokEnd);
+  for(i=0; i<pJ->nTab; i++){
+    if( azOn[i] ){
+      sqlite3_str_appendf(pJ->apWhere[i], "%s%s", pJ->nWhere[i] ? " AND " : "", azOn[i]);
+      pJ->nWhere[i] += aOn[i];
+      sqlite3_free(azOn[i]);
+    }
+  }
+  if( bFail ) return 1;
   return pJ->pB->rc!=SQLITE_OK;
 }
 

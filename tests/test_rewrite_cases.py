@@ -22,6 +22,8 @@ Tests (each failed on the code it was written against):
   test_parameters_inside_subqueries_run_by_their_own_plan
                                               :m, :zz inside rewritten subqueries
   test_group_by_with_the_rowid_not_first      GROUP BY s, id: SQLite's groups in rowid order
+  test_where_terms_before_on_terms            a failing scalar subquery in WHERE, an ON term
+                                              false on every row: SQLite's error
 """
 import os
 import sys
@@ -196,6 +198,28 @@ def test_group_by_with_the_rowid_not_first():
         "SELECT s, count(*) FROM g WHERE k > 0 GROUP BY s, id",
         "SELECT s, count(*) FROM g GROUP BY s, id LIMIT 2",
         "SELECT id, s, count(*) FROM g GROUP BY id, s",
+    ])
+
+
+def test_where_terms_before_on_terms():
+    """An ON term false on every row of b (b.z < 0) and a WHERE term whose
+    scalar subquery fails (malformed JSON, integer overflow): SQLite appends
+    the ON clause to the WHERE clause, so tests the WHERE term first and
+    fails; b's scan tested the ON term first and the view returned 0 (found
+    by a random stress run; plan_join.c joinConditions)."""
+    c = world("where_on", """
+        CREATE TABLE a(k INT, z INT);
+        CREATE TABLE b(d INT, z INT);
+        INSERT INTO a VALUES (1, 1), (2, 2);
+        INSERT INTO b VALUES (1, 1), (2, 2);""")
+    check_all(c, [
+        "SELECT count(*) FROM a JOIN b ON a.k = b.d AND b.z < 0 WHERE b.z = (SELECT json('x'))",
+        "SELECT a.k, count(*) FROM a JOIN b ON a.k = b.d AND b.z < 0 "
+        "WHERE b.z = (SELECT json('x')) GROUP BY a.k",
+        "SELECT count(*) FROM a JOIN b ON a.k = b.d AND a.z < 0 "
+        "WHERE a.z = (SELECT abs(-9223372036854775807 - 1))",
+        "SELECT count(*) FROM a JOIN b ON a.k = b.d WHERE b.z < 0 AND b.z = (SELECT json('x'))",
+        "SELECT count(*) FROM a JOIN b ON a.k = b.d AND b.z > 0 WHERE b.z = (SELECT 1)",
     ])
 
 
