@@ -810,6 +810,17 @@ static int buildStopsEarly(ParBuild *pB){
 ** nothing backwards (nBack) and reading every row. */
 static int buildCanDefer(ParBuild *pB, int nBack){
   const ParFrom *pFrom = pB->pSel->pFrom;
+  if( pB->pSel->bWhere ){
+    /* A subquery left in WHERE (not computed once: exec.c) is evaluated
+    ** where SQLite's loops reach it, whose failure is SQLite's to report:
+    ** another order of the tables' reads (an index's) would reach it on
+    ** other rows, or none (a review's stress run). */
+    const ParSpan *pW = &pB->pSel->where;
+    int i;
+    for(i=pW->iTok; i<pW->iTokEnd; i++){
+      if( parTokIs(pB->pSel->zSql, &pB->pSel->aTok[i], "SELECT") ) return 0;
+    }
+  }
   return pFrom && (pFrom->nSrc>=2 || (pFrom->nSrc==1 && (pFrom->aSrc[0].eType==PAR_SRC_TABLE
                                                            || pFrom->aSrc[0].eType==PAR_SRC_SUBQUERY)))
       && nBack==0 && pB->zOrderWhy==0 && !buildStopsEarly(pB);
