@@ -2212,6 +2212,101 @@ static char *planColumnSig(sqlite3 *db, sqlite3_stmt *pStmt){
   return sqlite3_str_finish(pStr);
 }
 
+/* The loops of each subquery in an expression of zSql's plan, in plan
+** order ("SCALAR SUBQUERY", "LIST SUBQUERY" and their kin: the SCAN and
+** SEARCH lines under each), one subquery a line of ';'-joined loops; NULL
+** when the plan cannot be read. */
+static char *planSubqueryLoops(sqlite3 *db, const char *zSql, const ParParams *pParams,
+                               int bTop){
+  sqlite3_stmt *pStmt = buildExplainStmt(db, zSql, pParams);
+  sqlite3_str *pStr;
+  int aSub[64], nSub = 0, k;
+  if( pStmt==0 ) return 0;
+  pStr = sqlite3_str_new(db);
+  if( bTop ) sqlite3_str_appendall(pStr, "\n");
+  while( sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zDetail = (const char*)sqlite3_column_text(pStmt, 3);
+    int iId = sqlite3_column_int(pStmt, 0), iParent = sqlite3_column_int(pStmt, 1);
+    if( zDetail==0 ) continue;
+    if( strstr(zDetail, "SCALAR SUBQUERY") || strstr(zDetail, "LIST SUBQUERY") ){
+      if( nSub<64 ) aSub[nSub++] = iId;
+      if( !bTop ) sqlite3_str_appendall(pStr, "\n");
+      continue;
+    }
+    for(k=0; k<nSub && aSub[k]!=iParent; k++){}
+    if( (bTop ? iParent==0 : k<nSub)
+     && (strncmp(zDetail, "SCAN ", 5)==0 || strncmp(zDetail, "SEARCH ", 7)==0
+         || strncmp(zDetail, "USE TEMP B-TREE", 15)==0) ){
+      sqlite3_str_appendf(pStr, "%s;", zDetail);
+    }
+  }
+  sqlite3_finalize(pStmt);
+  return sqlite3_str_finish(pStr);
+}
+
+/* Is subquery loops entry zOne ("\nLOOPS;") one of zAll's entries? */
+static int planLoopsHas(const char *zAll, const char *zOne){
+  int n = (int)strlen(zOne);
+  const char *z = zAll;
+  while( z && (z = strstr(z, "\n"))!=0 ){
+    if( strncmp(z, zOne, n)==0 && (z[n]==0 || z[n]=='\n') ) return 1;
+    z++;
+  }
+  return 0;
+}
+
+/* Does the SELECT (as planned: subqueries computed once are parameters)
+** keep a scalar subquery, one not after EXISTS or IN, while SQLite's plan
+** runs one of its subqueries through an automatic index?  Each reading
+** statement (a worker's range) plans it anew and may or may not build the
+** index, whose order decides a first row or a REAL sum (a review's stress
+** run: total() over an automatic partial index). */
+static int planAutomaticScalar(sqlite3 *db, const ParPlan *pPlan){
+  const char *z = pPlan->zFlat ? pPlan->zFlat : pPlan->zSql;
+  ParToken *a;
+  int n = 0, i, bScalar = 0, bAuto = 0;
+  char *zIn;
+  if( sqlite3_strlike("%(%SELECT%", z, 0)!=0 ) return 0;
+  a = parTokenize(z, &n);
+  if( a==0 ) return 1;
+  for(i=1; i+1<n && !bScalar; i++){
+    if( a[i].eType==PT_LP && parTokIs(z, &a[i+1], "SELECT")
+     && !parTokIs(z, &a[i-1], "EXISTS") && !parTokIs(z, &a[i-1], "IN")
+     && !parTokIs(z, &a[i-1], "FROM") && !parTokIs(z, &a[i-1], "JOIN")
+     && a[i-1].eType!=PT_COMMA && !parTokIs(z, &a[i-1], "AS") ){
+      bScalar = 1;
+    }
+  }
+  sqlite3_free(a);
+  if( !bScalar ) return 0;
+  zIn = planSubqueryLoops(db, pPlan->zSql, pPlan->pParams, 0);
+  bAuto = zIn==0 || strstr(zIn, "AUTOMATIC")!=0;
+  sqlite3_free(zIn);
+  return bAuto;
+}
+
+/* Does SQLite run each subquery of pPlan's final SQL (select list, HAVING,
+** ORDER BY, over par_rows) by the loops it has in the SELECT?  Over the
+** grouped rows, a virtual table, SQLite may look an uncorrelated
+** subquery's rows up through an automatic index, where the SELECT scans
+** them: a "first row" or a REAL sum then differs.  Each subquery's loops
+** in the final SQL must be those of one of the SELECT's subqueries. */
+static int planSubqueriesSame(sqlite3 *db, const ParPlan *pPlan){
+  char *zF = planSubqueryLoops(db, pPlan->zFinal, pPlan->pParams, 0);
+  char *zS = planSubqueryLoops(db, pPlan->zSql, pPlan->pParams, 0);
+  int bSame = zF && zS;
+  char *z;
+  for(z=zF; bSame && z && *z; ){
+    char *zEnd = strchr(z+1, '\n'), c = 0;
+    if( zEnd ){ c = *zEnd; *zEnd = 0; }
+    bSame = planLoopsHas(zS, z);
+    if( zEnd ){ *zEnd = c; z = zEnd; }else{ z += strlen(z); }
+  }
+  sqlite3_free(zF);
+  sqlite3_free(zS);
+  return bSame;
+}
+
 /* The uncorrelated scalar subqueries of pPlan's SELECT (as flattened)
 ** written as parameters after its own (plan_flatten.c parBindScalars),
 ** each with a plan of its own to compute it (exec.c); nothing when one of
@@ -2228,6 +2323,27 @@ static int planBindScalars(sqlite3 *db, ParPlan *pPlan){
   for(k=0; k<nParam && rc==SQLITE_OK; k++){
     sqlite3_value *v = pPlan->pParams->apVal[k];
     if( v && (pNew->apVal[k] = sqlite3_value_dup(v))==0 ) rc = SQLITE_NOMEM;
+  }
+  {
+    /* Computed alone, each runs by the loops it has alone: kept where
+    ** those are its loops in the SELECT (there SQLite may look its rows up
+    ** through an automatic index, and a REAL sum or a first row differs). */
+    char *zIn = planSubqueryLoops(db, pPlan->zFlat ? pPlan->zFlat : pPlan->zSql,
+                                  pPlan->pParams, 0);
+    for(k=0; k<nBind && zBound && rc==SQLITE_OK; k++){
+      char *zAlone = planSubqueryLoops(db, azBind[k], pPlan->pParams, 1);
+      if( zIn==0 || zAlone==0 || !planLoopsHas(zIn, zAlone) ){
+        sqlite3_free(zBound);
+        zBound = 0;
+      }
+      sqlite3_free(zAlone);
+    }
+    sqlite3_free(zIn);
+    if( zBound==0 ){
+      parParamsFree(pNew);
+      for(k=0; k<nBind; k++) sqlite3_free(azBind[k]);
+      return rc;
+    }
   }
   for(k=0; k<nBind && rc==SQLITE_OK; k++){
     char *zErr = 0;
@@ -2353,6 +2469,22 @@ int parPlanBuild(sqlite3 *db, const char *zSql, const ParParams *pParams,
         b.zOrderWhy = 0;
       }
       sqlite3_free(b.zOrderWhy);
+      if( rc==SQLITE_OK && pPlan->zWhy==0 && planAutomaticScalar(db, pPlan) ){
+        pPlan->zWhy = sqlite3_mprintf("a scalar subquery SQLite runs through an automatic "
+                                      "index (its answer, a first row or a REAL sum, "
+                                      "depends on the plan of each statement that reads "
+                                      "the rows)");
+        if( pPlan->zWhy==0 ) rc = SQLITE_NOMEM;
+      }
+      if( rc==SQLITE_OK && pPlan->zWhy==0 && pPlan->zFinal
+       && sqlite3_strlike("%(%SELECT%", pPlan->zFinal, 0)==0
+       && !planSubqueriesSame(db, pPlan) ){
+        pPlan->zWhy = sqlite3_mprintf("SQLite would run a subquery of the select list, "
+                                      "HAVING or ORDER BY by another plan over the "
+                                      "grouped rows than in the SELECT (its answer "
+                                      "depends on the plan)");
+        if( pPlan->zWhy==0 ) rc = SQLITE_NOMEM;
+      }
       if( rc==SQLITE_OK && pPlan->zWhy==0 ){
         /* The pipeline: the scan (and the join of its tables), the
         ** group-by and/or the sort, the cursor. */

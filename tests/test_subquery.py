@@ -864,6 +864,31 @@ def test_scalar_subqueries_bound():
     run_generated("scalar bound", 2800, gen_bound_query, "computed once before each scan")
 
 
+def test_scalar_subqueries_by_their_plan_in_context():
+    """The two worlds of SUBQUERY_SEED=21 where SQLite runs an uncorrelated
+    subquery through an automatic partial index in some statements and
+    scans its table in others, so that its answer (a first row of several,
+    a REAL total) depends on the statement: the final SQL over the grouped
+    rows, a worker's range.  A subquery whose loops differ there stays out
+    of the final SQL and is not computed alone; a scalar subquery SQLite
+    runs through an automatic index keeps the SELECT native (plan.c
+    planSubqueriesSame, planAutomaticScalar).  Found by a helper's stress
+    run (worlds 2821 and 2822 differed; the old code too)."""
+    fails = []
+    for k in (0, 1):
+        w = J.World(21 + 2800 + k)
+        rng = random.Random("scalar bound %d" % k)
+        for case in range(CASES):
+            sql, frm, ok = gen_bound_query(w, rng)
+            if J.join_rows(w.conn, frm, "") is None:
+                continue
+            why = J.check(w.conn, sql)
+            if why:
+                fails.append("world %d case %d: %s\n    %s" % (21 + 2800 + k, case, sql, why))
+        w.conn.close()
+    assert not fails, "%d differ:\n%s" % (len(fails), "\n".join(fails[:6]))
+
+
 # ---- common table expressions written where they are used --------------------
 
 def gen_with_query(w, rng):
