@@ -36,8 +36,8 @@
 #include "op_join.h"
 #include "join.h"
 #include "gather.h"
-#include "keys.h"
 #include "sort.h"
+#include "op_sort.h"
 #include "exec.h"
 
 #include <stdlib.h>
@@ -1200,28 +1200,13 @@ static int joinIndexPerm(JoinRun *pR, int iTab){
   sqlite3_int64 n = pB->nRow, i;
   uint64_t *aaWord[2*PAR_SORT_MAX_ORD];
   uint32_t *aPerm = 0;
-  int nWord = 0, k, w, rc = SQLITE_OK, bSorted = 1;
-  for(k=0; k<pT->nOrd; k++){
-    const ParDict *pD = pB->aCol[pT->aOrd[k].iCol].pDict;
-    uint32_t e;
-    if( pT->aOrd[k].eColl>=0 || pD==0 ) continue;
-    for(e=0; e<pD->nEntry; e++){
-      if( pD->aKind[e]==SQLITE_TEXT ){
-        pR->zSqlite = sqlite3_mprintf("text under a collation not known here orders the "
-                                      "index SQLite walks over %s", pT->zName);
-        return pR->zSqlite ? SQLITE_OK : SQLITE_NOMEM;
-      }
-    }
+  int nWord = 0, w, rc, bSorted = 1;
+  if( parSortUnknownText(pB, pT->aOrd, pT->nOrd) ){
+    pR->zSqlite = sqlite3_mprintf("text under a collation not known here orders the "
+                                  "index SQLite walks over %s", pT->zName);
+    return pR->zSqlite ? SQLITE_OK : SQLITE_NOMEM;
   }
-  for(k=0; k<pT->nOrd && rc==SQLITE_OK; k++){
-    const ParSortKey *pK = &pT->aOrd[k];
-    uint64_t *a1 = 0, *a2 = 0;
-    rc = parColumnKeys(&pB->aCol[pK->iCol], n, pK->eColl>=0 ? pK->eColl : PAR_COLL_BINARY,
-                       pK->flags, pR->nThread, &a1, &a2);
-    if( a1 ) aaWord[nWord++] = a1;
-    if( a2 ) aaWord[nWord++] = a2;
-  }
-  if( rc==SQLITE_OK && parStopped() ) rc = SQLITE_INTERRUPT;
+  rc = parSortWords(pB, pT->aOrd, pT->nOrd, 0, (size_t)n, pR->nThread, aaWord, &nWord);
   if( rc==SQLITE_OK ){
     /* Read in that order already (a table loaded in its key's order)? */
     #pragma omp parallel for num_threads(pR->nThread) schedule(static) private(w) \
@@ -1235,15 +1220,8 @@ static int joinIndexPerm(JoinRun *pR, int iTab){
     }
   }
   if( rc==SQLITE_OK && !bSorted ){
-    int nOut = 0;
-    rc = parRcFromPx(px_keys_pack((const uint64_t *const*)aaWord, nWord, (size_t)n, aaWord,
-                                  &nOut, pR->nThread));
-    if( rc==SQLITE_OK ){
-      for(w=nOut; w<nWord; w++){ parBigFree(aaWord[w]); aaWord[w] = 0; }
-      nWord = nOut;
-      aPerm = parBigMalloc((n ? n : 1)*4);
-      if( aPerm==0 ) rc = SQLITE_NOMEM;
-    }
+    rc = parSortPack(aaWord, &nWord, (size_t)n, pR->nThread);
+    if( rc==SQLITE_OK && (aPerm = parBigMalloc((n ? n : 1)*4))==0 ) rc = SQLITE_NOMEM;
     if( rc==SQLITE_OK ){
       rc = parRcFromPx(px_sort_words_perm((const uint64_t *const*)aaWord, nWord, (size_t)n,
                                           aPerm, 0, pR->nThread));
@@ -1253,7 +1231,7 @@ static int joinIndexPerm(JoinRun *pR, int iTab){
       aPerm = 0;
     }
   }
-  for(w=0; w<nWord; w++) parBigFree(aaWord[w]);
+  parSortWordsFree(aaWord, nWord);
   parBigFree(aPerm);
   return rc;
 }

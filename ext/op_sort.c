@@ -68,7 +68,7 @@ int parLimitEval(sqlite3 *db, const ParPlan *pPlan, const char *zLimit, sqlite3_
 
 /* Does a key of unknown collation meet text?  Then SQLite's order is not
 ** known here. */
-static int sortUnknownText(const ParBatch *pIn, const ParSortKey *aKey, int nKey){
+int parSortUnknownText(const ParBatch *pIn, const ParSortKey *aKey, int nKey){
   int k;
   uint32_t e;
   for(k=0; k<nKey; k++){
@@ -83,8 +83,8 @@ static int sortUnknownText(const ParBatch *pIn, const ParSortKey *aKey, int nKey
 ** (all of pIn's rows, in order, when aRow is NULL): *pnWord arrays of
 ** nRow words in aaWord, most significant first (parBigMalloc, the
 ** caller frees them, also on error). */
-static int sortWords(ParBatch *pIn, const ParSortKey *aKey, int nKey, const uint32_t *aRow,
-                     size_t nRow, int nThread, uint64_t **aaWord, int *pnWord){
+int parSortWords(ParBatch *pIn, const ParSortKey *aKey, int nKey, const uint32_t *aRow,
+                 size_t nRow, int nThread, uint64_t **aaWord, int *pnWord){
   int k, rc = SQLITE_OK;
   *pnWord = 0;
   for(k=0; k<nKey && rc==SQLITE_OK; k++){
@@ -117,7 +117,7 @@ static int sortWords(ParBatch *pIn, const ParSortKey *aKey, int nKey, const uint
 /* Several key words whose values span few bits, packed in place into
 ** fewer words (the same order and equality: kernels/keys.h), so the radix
 ** sort makes fewer passes; the words left over are freed. */
-static int sortPack(uint64_t **aaWord, int *pnWord, size_t nRow, int nThread){
+int parSortPack(uint64_t **aaWord, int *pnWord, size_t nRow, int nThread){
   int nOut = 0, k, rc;
   if( *pnWord<2 ) return SQLITE_OK;
   rc = parRcFromPx(px_keys_pack((const uint64_t *const*)aaWord, *pnWord, nRow, aaWord, &nOut,
@@ -131,7 +131,7 @@ static int sortPack(uint64_t **aaWord, int *pnWord, size_t nRow, int nThread){
   return SQLITE_OK;
 }
 
-static void sortWordsFree(uint64_t **aaWord, int nWord){
+void parSortWordsFree(uint64_t **aaWord, int nWord){
   int k;
   for(k=0; k<nWord; k++) parBigFree(aaWord[k]);
 }
@@ -147,14 +147,14 @@ static int sortDistinct(ParBatch *pIn, const ParPlanSort *pS, int nThread, uint3
   int nWord = 0, rc, k;
   *paRow = 0;
   *pnRow = 0;
-  rc = sortWords(pIn, pS->aDistinct, pS->nDistinct, 0, n, nThread, aaWord, &nWord);
+  rc = parSortWords(pIn, pS->aDistinct, pS->nDistinct, 0, n, nThread, aaWord, &nWord);
   if( rc==SQLITE_OK ){
     aPerm = parBigMalloc((sqlite3_int64)(n ? n : 1)*4);
     aRow = parBigMalloc((sqlite3_int64)(n ? n : 1)*4);
     aFirst = parBigMalloc((sqlite3_int64)(n ? n : 1));
     if( aPerm==0 || aRow==0 || aFirst==0 ) rc = SQLITE_NOMEM;
   }
-  if( rc==SQLITE_OK ) rc = sortPack(aaWord, &nWord, n, nThread);
+  if( rc==SQLITE_OK ) rc = parSortPack(aaWord, &nWord, n, nThread);
   if( rc==SQLITE_OK ){
     rc = parRcFromPx(px_sort_words_perm((const uint64_t *const*)aaWord, nWord, n, aPerm, 0,
                                         nThread));
@@ -173,7 +173,7 @@ static int sortDistinct(ParBatch *pIn, const ParPlanSort *pS, int nThread, uint3
     *paRow = aRow;
     aRow = 0;
   }
-  sortWordsFree(aaWord, nWord);
+  parSortWordsFree(aaWord, nWord);
   parBigFree(aPerm);
   parBigFree(aRow);
   parBigFree(aFirst);
@@ -212,7 +212,7 @@ static int sortOrder(ParBatch *pIn, const ParPlanSort *pS, const uint32_t *aRow,
       return SQLITE_OK;
     }
   }
-  rc = sortWords(pIn, pS->aKey, pS->nKey, aRow, nRow, nThread, aaWord, &nWord);
+  rc = parSortWords(pIn, pS->aKey, pS->nKey, aRow, nRow, nThread, aaWord, &nWord);
   if( rc==SQLITE_OK ){
     aPerm = parBigMalloc((sqlite3_int64)(nRow ? nRow : 1)*4);
     if( aPerm==0 ) rc = SQLITE_NOMEM;
@@ -225,7 +225,7 @@ static int sortOrder(ParBatch *pIn, const ParPlanSort *pS, const uint32_t *aRow,
                                         aPerm, nThread));
   }else if( rc==SQLITE_OK ){
     *pzStrategy = "sort";
-    rc = sortPack(aaWord, &nWord, nRow, nThread);
+    rc = parSortPack(aaWord, &nWord, nRow, nThread);
     if( rc==SQLITE_OK ){
       rc = parRcFromPx(px_sort_words_perm((const uint64_t *const*)aaWord, nWord, nRow, aPerm,
                                           0, nThread));
@@ -236,7 +236,7 @@ static int sortOrder(ParBatch *pIn, const ParPlanSort *pS, const uint32_t *aRow,
     #pragma omp parallel for num_threads(nThread) schedule(static)
     for(j=0; j<nWant; j++) aPerm[j] = aRow[aPerm[j]];
   }
-  sortWordsFree(aaWord, nWord);
+  parSortWordsFree(aaWord, nWord);
   if( rc ){
     parBigFree(aPerm);
     return rc;
@@ -323,8 +323,8 @@ int parSortRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pI
     return SQLITE_OK;
   }
   if( n>(size_t)UINT32_MAX ) return SQLITE_TOOBIG;
-  if( sortUnknownText(pIn, pS->aKey, pS->nKey)
-   || sortUnknownText(pIn, pS->aDistinct, pS->nDistinct) ){
+  if( parSortUnknownText(pIn, pS->aKey, pS->nKey)
+   || parSortUnknownText(pIn, pS->aDistinct, pS->nDistinct) ){
     *pbNative = 1;
     return SQLITE_OK;
   }

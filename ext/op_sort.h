@@ -24,6 +24,19 @@
 int parLimitEval(sqlite3 *db, const ParPlan *pPlan, const char *zLimit, sqlite3_int64 *piLimit,
                  sqlite3_int64 *piOffset, int *pbNative);
 
+/* The sort's pieces, shared with the join's index order (op_join.c).
+** parSortUnknownText: does a key of unknown collation meet text (SQLite's
+** order then not known here)?  parSortWords: the key words of aKey over
+** the rows aRow (all rows, in order, when NULL), most significant first,
+** *pnWord arrays of nRow words in aaWord (the caller frees them with
+** parSortWordsFree, also on error).  parSortPack: words spanning few
+** bits packed into fewer, the same order and equality. */
+int parSortUnknownText(const ParBatch *pIn, const ParSortKey *aKey, int nKey);
+int parSortWords(ParBatch *pIn, const ParSortKey *aKey, int nKey, const uint32_t *aRow,
+                 size_t nRow, int nThread, uint64_t **aaWord, int *pnWord);
+int parSortPack(uint64_t **aaWord, int *pnWord, size_t nRow, int nThread);
+void parSortWordsFree(uint64_t **aaWord, int nWord);
+
 int parSortRun(ParContext *pCtx, sqlite3 *db, const ParPlan *pPlan, ParBatch *pIn,
                ParBatch **ppOut, int *pbNative, char **pzErr, const char **pzStrategy);
 

@@ -905,21 +905,38 @@ static void buildKeyRange(ParBuild *pB, const ParExpr *pTerm, int *piTok, int *p
 ** ascending, under their collations, or in rowid order (par_rows' order
 ** either way); else -1, with why not (zWhy).  aKeyColl: the keys'
 ** collations. */
+/* The table of the FROM clause SQLite's loop (z, n) reads (its name in the
+** plan: the table's or its alias), or NULL. */
+static const ParFromSrc *buildLoopSource(ParBuild *pB, const char *z, int n){
+  ParSelect *pSel = pB->pSel;
+  int i;
+  for(i=0; pSel->pFrom && i<pSel->pFrom->nSrc; i++){
+    const ParFromSrc *p = &pSel->pFrom->aSrc[i];
+    const char *zN = p->zAlias ? p->zAlias : p->zName;
+    if( p->eType==PAR_SRC_TABLE && zN && (int)strlen(zN)==n && strncmp(zN, z, n)==0 ) return p;
+  }
+  return 0;
+}
+
+/* The schema of the table SQLite's loop (z, n) reads (its name in the
+** plan: the table's or its alias), as the FROM clause names it or SQLite
+** resolves it; NULL when not one of the FROM's tables. */
+static char *buildLoopSchema(ParBuild *pB, const char *z, int n){
+  const ParFromSrc *p = buildLoopSource(pB, z, n);
+  if( p==0 ) return 0;
+  return p->zSchema ? sqlite3_mprintf("%s", p->zSchema) : parResolveSchema(pB->db, p->zName);
+}
+
 /* Is the one GROUP BY key of pB's SELECT the INTEGER PRIMARY KEY of
 ** table (z, n) (its name in the plan: the table's or its alias), named
 ** alone or qualified by that name? */
 static int buildKeyIsRowid(ParBuild *pB, const char *z, int n){
   ParSelect *pSel = pB->pSel;
-  const ParFromSrc *pS = 0;
+  const ParFromSrc *pS = buildLoopSource(pB, z, n);
   sqlite3_stmt *pStmt = 0;
   char *zCol = 0, *zQual = 0, *zSchema = 0;
-  int t0, t1, k, i, bOk = 0;
-  for(i=0; pSel->pFrom && i<pSel->pFrom->nSrc && pS==0; i++){
-    const ParFromSrc *p = &pSel->pFrom->aSrc[i];
-    const char *zN = p->zAlias ? p->zAlias : p->zName;
-    if( p->eType==PAR_SRC_TABLE && zN && (int)strlen(zN)==n && strncmp(zN, z, n)==0 ) pS = p;
-  }
-  if( pS==0 ) return 0;
+  int t0, t1, k, bOk = 0;
+  if( pS==0 || buildWriting(pB->db) ) return 0;
   buildKeyRange(pB, &pSel->aGroup[0], &t0, &t1, &k);
   buildStripParens(pSel->aTok, &t0, &t1);
   if( t1-t0==1 && (pSel->aTok[t0].eType==PT_ID || pSel->aTok[t0].eType==PT_QID) ){
@@ -933,8 +950,7 @@ static int buildKeyIsRowid(ParBuild *pB, const char *z, int n){
   }
   /* The table's one primary key column, declared INTEGER, of a rowid table
   ** (in its schema, named to the pragmas: see buildGroupOrder). */
-  zSchema = zCol ? (pS->zSchema ? sqlite3_mprintf("%s", pS->zSchema)
-                                : parResolveSchema(pB->db, pS->zName)) : 0;
+  zSchema = zCol ? buildLoopSchema(pB, z, n) : 0;
   if( zSchema && sqlite3_prepare_v2(pB->db,
         "SELECT count(*)=1 AND max(upper(i.type)='INTEGER' AND i.name=?3 COLLATE NOCASE) "
         "AND (SELECT NOT wr FROM pragma_table_list(?1) WHERE schema=?2) "
@@ -960,21 +976,6 @@ int buildWriting(sqlite3 *db){
   return sqlite3_txn_state(db, 0)==SQLITE_TXN_WRITE;
 }
 
-/* The schema of the table SQLite's loop (z, n) reads (its name in the
-** plan: the table's or its alias), as the FROM clause names it or SQLite
-** resolves it; NULL when not one of the FROM's tables. */
-static char *buildLoopSchema(ParBuild *pB, const char *z, int n){
-  ParSelect *pSel = pB->pSel;
-  int i;
-  for(i=0; pSel->pFrom && i<pSel->pFrom->nSrc; i++){
-    const ParFromSrc *p = &pSel->pFrom->aSrc[i];
-    const char *zN = p->zAlias ? p->zAlias : p->zName;
-    if( p->eType==PAR_SRC_TABLE && zN && (int)strlen(zN)==n && strncmp(zN, z, n)==0 ){
-      return p->zSchema ? sqlite3_mprintf("%s", p->zSchema) : parResolveSchema(pB->db, p->zName);
-    }
-  }
-  return 0;
-}
 
 static int buildGroupOrder(ParBuild *pB, const int *aKeyColl){
   ParSelect *pSel = pB->pSel;
